@@ -1,0 +1,98 @@
+//! One file per subcommand: its `Args` (the help text) and one function that resolves
+//! the arguments, does the work through the library, and reports.
+
+pub mod log;
+pub mod restore;
+pub mod save;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use git_checkpoint::repo::Repo;
+use git_checkpoint::store::{Store, DEFAULT_LOCK_TIMEOUT};
+
+use crate::cli::{Cli, Command};
+
+/// What every command needs: the worktree and the output switches.
+pub struct Context {
+    /// The worktree.
+    pub repo: Repo,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+impl Context {
+    /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows.
+    pub fn open_store(&self) -> anyhow::Result<Store> {
+        let timeout = match self.repo.config("checkpoint.locktimeout") {
+            Some(value) => Duration::from_secs_f64(
+                value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .with_context(|| {
+                        format!("checkpoint.lockTimeout must be a number of seconds, not '{value}'")
+                    })?,
+            ),
+            None => DEFAULT_LOCK_TIMEOUT,
+        };
+        let quiet = self.quiet;
+        let path = self.repo.checkpoint_dir().join("store.redb");
+        Ok(Store::open(&path, timeout, &mut || {
+            if !quiet {
+                eprintln!("waiting for another git-checkpoint to finish...");
+            }
+        })?)
+    }
+
+    /// The zstd level for new chunks (`checkpoint.compression`, default 3).
+    pub fn compression_level(&self) -> anyhow::Result<i32> {
+        match self.repo.config("checkpoint.compression") {
+            Some(value) => value
+                .parse::<i32>()
+                .ok()
+                .filter(|l| (1..=19).contains(l))
+                .with_context(|| format!("checkpoint.compression must be 1 to 19, not '{value}'")),
+            None => Ok(3),
+        }
+    }
+
+    /// Prints a warning to stderr unless quiet.
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("warning: {message}");
+        }
+    }
+
+    /// Prints a line of chatter to stdout unless quiet or producing JSON.
+    pub fn say(&self, line: &str) {
+        if !self.quiet && !self.json {
+            println!("{line}");
+        }
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let start = cli.directory.as_deref().unwrap_or(Path::new("."));
+    let repo = Repo::discover(start)?;
+    let context = Context {
+        repo,
+        quiet: cli.quiet,
+        json: cli.json,
+    };
+    match cli.command {
+        Command::Save(args) => save::run(&context, args),
+        Command::Restore(args) => restore::run(&context, args),
+        Command::Log(args) => log::run(&context, args),
+    }
+}
+
+/// Prints a value as the one JSON document on stdout.
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

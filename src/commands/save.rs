@@ -1,0 +1,91 @@
+//! `git checkpoint save`
+
+use git_checkpoint::dag;
+use git_checkpoint::output::{human_bytes, CheckpointJson};
+use git_checkpoint::save::{save, SaveOptions, SaveOutcome};
+use redb::ReadableDatabase;
+
+use super::{print_json, Context};
+
+/// Save the worktree as a new checkpoint.
+///
+/// Captures every file `git add -A` would see (untracked and dot files included, plus
+/// files git tracks despite an ignore rule), never anything inside `.git`. The new
+/// checkpoint is a child of the current one, and the current branch moves to it. When
+/// nothing changed, nothing is made and the exit status is still 0.
+///
+/// Examples:
+///
+///   git checkpoint save -m "before the agent refactors parser.rs"
+///
+///   git checkpoint save -q --meta agent=claude --meta session=4f2a
+///
+///   id=$(git checkpoint save --json | jq -r .id)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint message.
+    #[arg(short, long, default_value = "")]
+    message: String,
+    /// Metadata to record, as key=value (repeatable).
+    #[arg(long = "meta", value_name = "key=value", value_parser = parse_meta)]
+    meta: Vec<(String, String)>,
+    /// Make a checkpoint even if nothing changed.
+    #[arg(long)]
+    allow_empty: bool,
+}
+
+fn parse_meta(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("'{text}' is not key=value")),
+    }
+}
+
+/// Runs `save`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let store = context.open_store()?;
+    let options = SaveOptions {
+        message: args.message,
+        meta: args.meta,
+        allow_empty: args.allow_empty,
+        compression_level: context.compression_level()?,
+    };
+    let report = save(&context.repo, &store, &options)?;
+    for warning in &report.warnings {
+        context.warn(warning);
+    }
+    let read = store.db.begin_read()?;
+    let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
+    match report.outcome {
+        SaveOutcome::Saved { id, checkpoint } => {
+            let short = dag::short_id(&checkpoints, id)?;
+            if context.json {
+                print_json(&CheckpointJson::new(id, short, &checkpoint))?;
+            } else {
+                let branch = checkpoint
+                    .branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default();
+                context.say(&format!(
+                    "Saved checkpoint {short}{branch} ({} files, {})",
+                    checkpoint.files,
+                    human_bytes(checkpoint.bytes)
+                ));
+            }
+        }
+        SaveOutcome::Unchanged { current } => {
+            if context.json {
+                print_json(&serde_json::json!({
+                    "id": null,
+                    "unchanged": true,
+                    "current": current.hex(),
+                }))?;
+            } else {
+                let short = dag::short_id(&checkpoints, current)?;
+                context.say(&format!("Nothing changed since checkpoint {short}"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! Comparing two trees: the files and symlinks that differ, found by walking both trees
+//! together and skipping every pair of subtrees with equal ids without reading them.
+
+use redb::ReadableTable;
+
+use crate::tree::{Entry, Node, TreeReader};
+use crate::Result;
+
+/// One path whose content differs. `old`/`new` are `None` where the path is absent;
+/// neither is ever a `Dir` (a directory that appears or goes shows as its files).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Path relative to the worktree root.
+    pub path: Vec<u8>,
+    /// The file or symlink on the old side.
+    pub old: Option<Node>,
+    /// The file or symlink on the new side.
+    pub new: Option<Node>,
+}
+
+/// Which paths an operation covers: everything, or the given files and directories.
+#[derive(Clone, Debug, Default)]
+pub struct PathFilter {
+    paths: Vec<Vec<u8>>,
+}
+
+impl PathFilter {
+    /// Covers `paths` (root-relative, no trailing `/`; an empty path is the whole
+    /// worktree) and everything below them. No paths means everything.
+    pub fn new(paths: Vec<Vec<u8>>) -> Self {
+        if paths.iter().any(Vec::is_empty) {
+            PathFilter::default()
+        } else {
+            PathFilter { paths }
+        }
+    }
+
+    /// Whether the filter covers everything.
+    pub fn is_everything(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// Whether `path` is one of the paths or below one.
+    pub fn covers(&self, path: &[u8]) -> bool {
+        self.is_everything()
+            || self
+                .paths
+                .iter()
+                .any(|p| path.starts_with(p) && (path.len() == p.len() || path[p.len()] == b'/'))
+    }
+
+    /// Whether anything inside the directory `dir` (ending in `/`) may be covered.
+    fn may_cover_below(&self, dir: &[u8]) -> bool {
+        self.is_everything()
+            || self.paths.iter().any(|p| {
+                let within = &dir[..dir.len() - 1];
+                p.starts_with(dir) || self.covers(within)
+            })
+    }
+}
+
+/// The changes from tree `old` to tree `new` (`None` is an empty tree), sorted by path.
+pub fn diff_trees<T: ReadableTable<u128, &'static [u8]>>(
+    reader: &TreeReader<'_, T>,
+    old: Option<u128>,
+    new: Option<u128>,
+    filter: &PathFilter,
+) -> Result<Vec<Change>> {
+    let mut out = Vec::new();
+    diff_dirs(reader, old, new, b"", filter, &mut out)?;
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn entries<T: ReadableTable<u128, &'static [u8]>>(
+    reader: &TreeReader<'_, T>,
+    id: Option<u128>,
+) -> Result<Vec<Entry>> {
+    Ok(match id {
+        Some(id) => reader.get(id)?.entries,
+        None => Vec::new(),
+    })
+}
+
+fn diff_dirs<T: ReadableTable<u128, &'static [u8]>>(
+    reader: &TreeReader<'_, T>,
+    old: Option<u128>,
+    new: Option<u128>,
+    prefix: &[u8],
+    filter: &PathFilter,
+    out: &mut Vec<Change>,
+) -> Result<()> {
+    if old == new {
+        return Ok(());
+    }
+    let old = entries(reader, old)?;
+    let new = entries(reader, new)?;
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => a.name.cmp(&b.name),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let (a, b) = match order {
+            std::cmp::Ordering::Less => (old.get(i), None),
+            std::cmp::Ordering::Greater => (None, new.get(j)),
+            std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
+        };
+        if a.is_some() {
+            i += 1;
+        }
+        if b.is_some() {
+            j += 1;
+        }
+        let name = &a.or(b).expect("one side is present").name;
+        let mut path = prefix.to_vec();
+        path.extend_from_slice(name);
+        diff_entry(
+            reader,
+            path,
+            a.map(|e| &e.node),
+            b.map(|e| &e.node),
+            filter,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+fn diff_entry<T: ReadableTable<u128, &'static [u8]>>(
+    reader: &TreeReader<'_, T>,
+    path: Vec<u8>,
+    old: Option<&Node>,
+    new: Option<&Node>,
+    filter: &PathFilter,
+    out: &mut Vec<Change>,
+) -> Result<()> {
+    if old == new {
+        return Ok(());
+    }
+    let dir_id = |n: Option<&Node>| match n {
+        Some(Node::Dir { tree }) => Some(*tree),
+        _ => None,
+    };
+    let leaf = |n: Option<&Node>| n.filter(|n| !matches!(n, Node::Dir { .. })).cloned();
+    let (old_dir, new_dir) = (dir_id(old), dir_id(new));
+    if old_dir.is_some() || new_dir.is_some() {
+        let mut dir = path.clone();
+        dir.push(b'/');
+        if filter.may_cover_below(&dir) {
+            diff_dirs(reader, old_dir, new_dir, &dir, filter, out)?;
+        }
+    }
+    let (old_leaf, new_leaf) = (leaf(old), leaf(new));
+    if (old_leaf.is_some() || new_leaf.is_some()) && filter.covers(&path) {
+        out.push(Change {
+            path,
+            old: old_leaf,
+            new: new_leaf,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PathFilter;
+
+    #[test]
+    fn filter_covers_paths_and_what_is_below_them() {
+        let f = PathFilter::new(vec![b"src/a".to_vec()]);
+        assert!(f.covers(b"src/a"));
+        assert!(f.covers(b"src/a/b"));
+        assert!(!f.covers(b"src/ab"));
+        assert!(!f.covers(b"src"));
+        assert!(f.may_cover_below(b"src/"));
+        assert!(f.may_cover_below(b"src/a/"));
+        assert!(f.may_cover_below(b"src/a/x/"));
+        assert!(!f.may_cover_below(b"lib/"));
+        assert!(PathFilter::new(vec![Vec::new()]).covers(b"anything"));
+    }
+}

@@ -1,0 +1,136 @@
+//! The library's error type. Every variant reads as one line a user can act on.
+
+use std::path::PathBuf;
+
+/// Errors from the library. Messages are complete sentences without a trailing period,
+/// meant to follow `error: ` on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Not inside a git worktree (or inside a bare repository).
+    #[error("{0}")]
+    NotAWorktree(String),
+    /// A git command failed.
+    #[error("git {command} failed: {message}")]
+    Git {
+        /// The git subcommand that failed.
+        command: String,
+        /// What git said.
+        message: String,
+    },
+    /// Another process holds the store for longer than the configured wait.
+    #[error("another git-checkpoint has held the store for {seconds} s; giving up (raise checkpoint.lockTimeout to wait longer)")]
+    StoreBusy {
+        /// How long we waited.
+        seconds: u64,
+    },
+    /// The store was written by a newer version of git-checkpoint.
+    #[error("the store {path} uses format {found}, newer than this git-checkpoint understands ({supported}); upgrade git-checkpoint")]
+    NewerFormat {
+        /// The store file.
+        path: PathBuf,
+        /// The format version found on disk.
+        found: u8,
+        /// The newest version this build reads.
+        supported: u8,
+    },
+    /// A record on disk does not decode or fails its checks.
+    #[error("the store is damaged: {0}")]
+    Corrupt(String),
+    /// A revision that names no checkpoint.
+    #[error("unknown revision '{0}'")]
+    UnknownRevision(String),
+    /// A revision that does not parse.
+    #[error("malformed revision '{rev}': {why}")]
+    MalformedRevision {
+        /// The revision as given.
+        rev: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A `~N` that walks past a checkpoint without parents.
+    #[error("revision '{rev}' reaches past checkpoint {root}, which has no parent")]
+    PastRoot {
+        /// The revision as given.
+        rev: String,
+        /// The parentless checkpoint reached.
+        root: String,
+    },
+    /// A hex prefix that matches several checkpoints.
+    #[error("ambiguous revision '{rev}': it matches {}", candidates.join(", "))]
+    AmbiguousRevision {
+        /// The prefix as given.
+        rev: String,
+        /// Full ids of some of the matching checkpoints.
+        candidates: Vec<String>,
+    },
+    /// The store holds no checkpoint yet.
+    #[error("no checkpoint yet: run 'git checkpoint save' first")]
+    NoCheckpoints,
+    /// A stored file name that restore refuses to write.
+    #[error("refusing to restore unsafe stored name {0:?}")]
+    UnsafeName(String),
+    /// Restore would have to write through a symlink or replace something it does not own.
+    #[error("refusing to restore {path}: {why}")]
+    RestoreBlocked {
+        /// The worktree path involved.
+        path: PathBuf,
+        /// Why restore stops.
+        why: String,
+    },
+    /// A path argument outside the worktree.
+    #[error("path '{0}' is outside the worktree")]
+    PathOutsideWorktree(String),
+    /// A bad command-line value that the library checks.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// An I/O error with the path it concerns.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// An error from the storage engine.
+    #[error("store: {0}")]
+    Store(String),
+}
+
+/// Shorthand for results with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The process exit code for this error: 128 outside a worktree, like git; 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::NotAWorktree(_) => 128,
+            _ => 1,
+        }
+    }
+}
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::Store(e.to_string())
+            }
+        }
+    )*};
+}
+from_redb!(
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    redb::SetDurabilityError
+);

@@ -1,0 +1,51 @@
+//! git-checkpoint: cheap, branching save points of a git worktree, kept outside git's
+//! own history in a deduplicating redb store at `<git-dir>/checkpoint/store.redb`.
+//!
+//! The library holds all logic; the `git-checkpoint` binary only parses arguments and
+//! reports. One module per concern:
+//!
+//! - [`repo`]: finding the worktree and asking git what it knows (config, HEAD).
+//! - [`store`]: the redb file, its tables, the bounded wait for the writer lock.
+//! - [`codec`]: the versioned record encoding shared by every table.
+//! - [`chunk`]: content-defined chunking, keyed hashing and compression of content.
+//! - [`walk`]: the set of files git would see in the worktree.
+//! - [`stat_cache`]: file metadata that lets a save skip unchanged files.
+//! - [`tree`]: directory records and building them from a flat file list.
+//! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
+//! - [`save`], [`restore`], [`diff`]: the operations.
+//! - [`output`]: the JSON shapes and human formatting shared by the commands.
+
+pub mod chunk;
+pub mod codec;
+pub mod dag;
+pub mod diff;
+pub mod error;
+pub mod fault;
+pub mod output;
+pub mod repo;
+pub mod restore;
+pub mod save;
+pub mod stat_cache;
+pub mod store;
+pub mod tree;
+pub mod walk;
+
+pub use error::{Error, Result};
+
+/// A 128-bit identifier of a chunk, a tree or a checkpoint: a keyed BLAKE3 hash of the
+/// bytes it names, truncated to 128 bits. Printed as 32 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Id(pub u128);
+
+impl Id {
+    /// The full 32-digit hex form.
+    pub fn hex(self) -> String {
+        format!("{:032x}", self.0)
+    }
+}
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}

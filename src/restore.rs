@@ -1,0 +1,358 @@
+//! Restoring: make the worktree equal to a checkpoint (or some of its paths), writing
+//! only the files that differ.
+//!
+//! Order of work, chosen so that nothing is lost and nothing escapes the worktree:
+//! 1. Unless told not to, save the worktree first (DESIGN invariant 1), so the restore
+//!    can be undone; the diff is then taken from exactly what was saved.
+//! 2. Delete captured files the target lacks, deepest first. Only paths that are in the
+//!    current snapshot are ever deleted, so ignored files are never touched.
+//! 3. Create missing directories, checking with `lstat` that no parent is a symlink.
+//! 4. Write files in parallel, each into a temporary file in its own directory that is
+//!    synced and renamed over the old one; symlinks likewise; then sync each directory.
+//! 5. Remove directories that step 2 emptied.
+//! 6. Move the branch and drop the rewritten paths from the stat cache, in one commit.
+
+use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use redb::{ReadableDatabase, ReadableTable};
+
+use crate::chunk::{self, Hasher};
+use crate::dag;
+use crate::diff::{self, Change, PathFilter};
+use crate::repo::Repo;
+use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
+use crate::store::{Store, CHECKPOINTS, CHUNKS, TREES};
+use crate::tree::{Node, TreeReader};
+use crate::{Error, Id, Result};
+
+/// How a restore runs.
+#[derive(Clone, Debug, Default)]
+pub struct RestoreOptions {
+    /// Print the plan only.
+    pub dry_run: bool,
+    /// Do not save the worktree first.
+    pub no_save: bool,
+    /// Restore only these root-relative paths (and what is below them).
+    pub paths: Vec<Vec<u8>>,
+    /// zstd level for the safety save.
+    pub compression_level: i32,
+}
+
+/// What a restore did (or, in a dry run, would do).
+#[derive(Clone, Debug, Default)]
+pub struct RestoreReport {
+    /// The checkpoint restored.
+    pub target: Option<Id>,
+    /// The checkpoint the worktree was saved as first, if it had unsaved changes.
+    pub safety_checkpoint: Option<Id>,
+    /// Whether a dry run found unsaved changes that a real run would save first.
+    pub would_save: bool,
+    /// Paths written (files and symlinks), sorted.
+    pub written: Vec<Vec<u8>>,
+    /// Paths deleted, sorted.
+    pub deleted: Vec<Vec<u8>>,
+    /// Whether nothing was changed because this was a dry run.
+    pub dry_run: bool,
+    /// Things the user should hear about.
+    pub warnings: Vec<String>,
+}
+
+/// Restores the checkpoint named by `rev` into the worktree.
+pub fn restore(
+    repo: &Repo,
+    store: &Store,
+    rev: &str,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    let (target, target_tree) = {
+        let read = store.db.begin_read()?;
+        let target = dag::resolve(&read, rev)?;
+        let record = dag::load(&read.open_table(CHECKPOINTS)?, target)?;
+        (target, record.tree)
+    };
+    let mut report = RestoreReport {
+        target: Some(target),
+        dry_run: options.dry_run,
+        ..RestoreReport::default()
+    };
+    let short = {
+        let read = store.db.begin_read()?;
+        dag::short_id(&read.open_table(CHECKPOINTS)?, target)?
+    };
+
+    // The worktree as it is now: saved first, or only scanned.
+    let (current_tree, scanned_trees) = if options.dry_run || options.no_save {
+        let snapshot = save::scan(repo, store, ScanMode::HashOnly)?;
+        report.warnings.extend(snapshot.warnings);
+        let read = store.db.begin_read()?;
+        let current = dag::current(
+            &read.open_table(crate::store::STATE)?,
+            &read.open_table(crate::store::BRANCHES)?,
+        )?;
+        let current_tree = match current {
+            Some(id) => Some(dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree),
+            None => None,
+        };
+        report.would_save = current_tree != Some(snapshot.root.0);
+        (snapshot.root.0, Some(snapshot.trees))
+    } else {
+        let saved = save::save(
+            repo,
+            store,
+            &SaveOptions {
+                message: format!("before restore to {short}"),
+                compression_level: options.compression_level,
+                ..SaveOptions::default()
+            },
+        )?;
+        report.warnings.extend(saved.warnings);
+        let id = match saved.outcome {
+            SaveOutcome::Saved { id, .. } => {
+                report.safety_checkpoint = Some(id);
+                id
+            }
+            SaveOutcome::Unchanged { current } => current,
+        };
+        let read = store.db.begin_read()?;
+        (dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree, None)
+    };
+
+    let filter = PathFilter::new(options.paths.clone());
+    let changes = {
+        let read = store.db.begin_read()?;
+        let trees = read.open_table(TREES)?;
+        let reader = TreeReader::new(&trees, scanned_trees.as_ref());
+        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
+    };
+    for change in &changes {
+        match change.new {
+            Some(_) => report.written.push(change.path.clone()),
+            None => report.deleted.push(change.path.clone()),
+        }
+    }
+    if options.dry_run {
+        return Ok(report);
+    }
+    {
+        let read = store.db.begin_read()?;
+        let chunks = read.open_table(CHUNKS)?;
+        apply(&repo.root, &store.hasher, &chunks, &changes)?;
+    }
+
+    let txn = store.db.begin_write()?;
+    if filter.is_everything() {
+        dag::move_head(&txn, target)?;
+    }
+    save::forget_cached(&txn, &report.written)?;
+    save::forget_cached(&txn, &report.deleted)?;
+    txn.commit()?;
+    Ok(report)
+}
+
+/// Carries out `changes` in the worktree at `root`.
+fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
+    root: &Path,
+    hasher: &Hasher,
+    chunks: &C,
+    changes: &[Change],
+) -> Result<()> {
+    let mut dirs = SafeDirs::new(root);
+    // 2. Deletions, deepest first.
+    let mut emptied: BTreeSet<Vec<u8>> = BTreeSet::new();
+    for change in changes.iter().rev().filter(|c| c.new.is_none()) {
+        let full = dirs.checked_path(&change.path, false)?;
+        match std::fs::remove_file(&full) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(full, e)),
+        }
+        let mut parent = change.path.as_slice();
+        while let Some(slash) = parent.iter().rposition(|&b| b == b'/') {
+            parent = &parent[..slash];
+            emptied.insert(parent.to_vec());
+        }
+    }
+    // 3. Directories, and clearing the way where a directory becomes a file.
+    let writes: Vec<&Change> = changes.iter().filter(|c| c.new.is_some()).collect();
+    let mut targets = Vec::with_capacity(writes.len());
+    for change in &writes {
+        let full = dirs.checked_path(&change.path, true)?;
+        if let Ok(meta) = std::fs::symlink_metadata(&full) {
+            if meta.is_dir() {
+                remove_empty_dirs(&full)?;
+            }
+        }
+        targets.push(full);
+    }
+    // 4. Files, in parallel; each directory synced once afterwards.
+    let umask = current_umask();
+    let done = AtomicUsize::new(0);
+    let half = writes.len() / 2;
+    writes
+        .par_iter()
+        .zip(targets.par_iter())
+        .map_init(Vec::new, |buf, (change, target)| {
+            let node = change.new.as_ref().expect("writes have a new side");
+            write_node(hasher, chunks, node, target, umask, buf)?;
+            if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
+                crate::fault::point("restore-mid-write");
+            }
+            Ok(())
+        })
+        .collect::<Result<()>>()?;
+    let parents: BTreeSet<&Path> = targets.iter().filter_map(|t| t.parent()).collect();
+    for dir in parents {
+        sync_dir(dir)?;
+    }
+    // 5. Directories the deletions emptied, deepest first; a directory that still holds
+    // anything (an ignored file, say) stays.
+    for dir in emptied.iter().rev() {
+        let full = root.join(OsStr::from_bytes(dir));
+        if std::fs::read_dir(&full).is_ok_and(|mut d| d.next().is_none()) {
+            let _ = std::fs::remove_dir(&full);
+        }
+    }
+    Ok(())
+}
+
+/// Builds worktree paths whose parents are checked to be real directories, never
+/// symlinks, so that a restore cannot be led outside the worktree.
+struct SafeDirs<'a> {
+    root: &'a Path,
+    checked: HashSet<Vec<u8>>,
+}
+
+impl<'a> SafeDirs<'a> {
+    fn new(root: &'a Path) -> Self {
+        SafeDirs {
+            root,
+            checked: HashSet::new(),
+        }
+    }
+
+    /// The full path of `rel`, after checking (and with `create`, creating) each parent.
+    fn checked_path(&mut self, rel: &[u8], create: bool) -> Result<PathBuf> {
+        let mut end = 0;
+        while let Some(slash) = rel[end..].iter().position(|&b| b == b'/') {
+            end += slash;
+            let dir = &rel[..end];
+            if !self.checked.contains(dir) {
+                let full = self.root.join(OsStr::from_bytes(dir));
+                match std::fs::symlink_metadata(&full) {
+                    Ok(meta) if meta.is_dir() => {}
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        return Err(Error::RestoreBlocked {
+                            path: full,
+                            why: "this directory of the checkpoint is a symlink in the worktree; restore never writes through one".into(),
+                        })
+                    }
+                    Ok(_) => {
+                        return Err(Error::RestoreBlocked {
+                            path: full,
+                            why: "a file that is not part of any checkpoint is where a directory belongs; move it away and retry".into(),
+                        })
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
+                        std::fs::create_dir(&full).map_err(|e| Error::io(&full, e))?;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(full, e)),
+                }
+                self.checked.insert(dir.to_vec());
+            }
+            end += 1;
+        }
+        Ok(self.root.join(OsStr::from_bytes(rel)))
+    }
+}
+
+/// Removes `dir` if it holds nothing but empty directories; fails otherwise, since what
+/// is left there is not part of any checkpoint.
+fn remove_empty_dirs(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+            remove_empty_dirs(&path)?;
+        } else {
+            return Err(Error::RestoreBlocked {
+                path,
+                why: "it is not part of any checkpoint, and the checkpoint has a file where its directory is; move it away and retry".into(),
+            });
+        }
+    }
+    std::fs::remove_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
+fn write_node<C: ReadableTable<u128, &'static [u8]>>(
+    hasher: &Hasher,
+    chunks: &C,
+    node: &Node,
+    target: &Path,
+    umask: u32,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    match node {
+        Node::File {
+            executable,
+            chunks: ids,
+            ..
+        } => {
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".checkpoint-")
+                .tempfile_in(dir)
+                .map_err(|e| Error::io(dir, e))?;
+            for &id in ids {
+                let stored = chunks
+                    .get(id)?
+                    .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))?;
+                buf.clear();
+                chunk::decode_chunk(hasher, Id(id), stored.value(), buf)?;
+                tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
+            }
+            let mode = if *executable { 0o777 } else { 0o666 } & !umask;
+            let file = tmp.as_file();
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(target, e))?;
+            file.sync_all().map_err(|e| Error::io(target, e))?;
+            tmp.persist(target)
+                .map_err(|e| Error::io(target, e.error))?;
+        }
+        Node::Symlink { target: link } => {
+            let tmp = dir.join(format!(".checkpoint-{:016x}.link", rand::random::<u64>()));
+            std::os::unix::fs::symlink(OsStr::from_bytes(link), &tmp)
+                .map_err(|e| Error::io(&tmp, e))?;
+            if let Err(e) = std::fs::rename(&tmp, target) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(Error::io(target, e));
+            }
+        }
+        Node::Dir { .. } => unreachable!("changes never carry directories"),
+    }
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// The process umask, which new files' modes honour as `open(2)` would.
+fn current_umask() -> u32 {
+    // SAFETY: umask has no memory effects; it is set back at once. Restore creates no
+    // file between the two calls.
+    unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old);
+        old as u32
+    }
+}

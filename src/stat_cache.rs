@@ -1,0 +1,85 @@
+//! The stat cache: per worktree path, the metadata and content ids seen when it was last
+//! read, so that a save never reads a file whose metadata did not change.
+//!
+//! Invariant (git's racy-git rule): an entry is written only when the file's mtime and
+//! ctime are older, by [`RACY_MARGIN_NS`], than the filesystem's clock at the start of
+//! the save that read it. A later write to the file then necessarily moves its mtime or
+//! ctime past the recorded value, so equal metadata means equal content. Entries that
+//! could still be racy are removed instead, and the file is read again next time.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Coarse filesystem clocks (FAT, SMB) and clock skew stay within this margin.
+pub const RACY_MARGIN_NS: i64 = 2_000_000_000;
+
+/// What `lstat` says about a file, reduced to what detects a change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStat {
+    /// Length in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// Status-change time, nanoseconds since the epoch.
+    pub ctime_ns: i64,
+    /// Inode number.
+    pub ino: u64,
+    /// Device number.
+    pub dev: u64,
+    /// Mode bits, including the file type.
+    pub mode: u32,
+}
+
+impl FileStat {
+    /// Reduces full metadata to a `FileStat`.
+    pub fn from_metadata(m: &std::fs::Metadata) -> FileStat {
+        use std::os::unix::fs::MetadataExt;
+        FileStat {
+            size: m.size(),
+            mtime_ns: m
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.mtime_nsec()),
+            ctime_ns: m
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.ctime_nsec()),
+            ino: m.ino(),
+            dev: m.dev(),
+            mode: m.mode(),
+        }
+    }
+
+    /// Whether the owner-executable bit is set.
+    pub fn executable(&self) -> bool {
+        self.mode & 0o100 != 0
+    }
+
+    /// Whether content read now can be trusted to stay described by this metadata:
+    /// see the module invariant. A zero or pre-epoch time is never trusted.
+    pub fn is_settled(&self, clock_ns: i64) -> bool {
+        let limit = clock_ns - RACY_MARGIN_NS;
+        self.mtime_ns > 0 && self.ctime_ns > 0 && self.mtime_ns < limit && self.ctime_ns < limit
+    }
+}
+
+/// One cached file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheEntry {
+    /// Metadata when the content was read.
+    pub stat: FileStat,
+    /// The content's chunk ids.
+    pub chunks: Vec<u128>,
+}
+
+/// The filesystem's own clock, read by writing a marker file in the store's directory:
+/// the worktree's file times come from the same clock, unlike `SystemTime::now`.
+pub fn filesystem_clock(dir: &Path) -> Result<i64> {
+    let marker = dir.join("clock");
+    std::fs::write(&marker, b"x").map_err(|e| Error::io(&marker, e))?;
+    let meta = std::fs::symlink_metadata(&marker).map_err(|e| Error::io(&marker, e))?;
+    Ok(FileStat::from_metadata(&meta).mtime_ns)
+}

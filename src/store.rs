@@ -1,0 +1,166 @@
+//! The store: one redb file per worktree at `<git-dir>/checkpoint/store.redb`.
+//!
+//! Tables (all values are versioned records, see [`crate::codec`]):
+//!
+//! | table | key | value |
+//! |---|---|---|
+//! | `meta` | name | format version, hashing key, chunk parameters |
+//! | `chunks` | chunk id | stored chunk ([`crate::chunk`]) |
+//! | `trees` | tree id | [`crate::tree::Tree`] |
+//! | `checkpoints` | checkpoint id | [`crate::dag::Checkpoint`] |
+//! | `branches` | name | checkpoint id |
+//! | `state` | `head` | [`crate::dag::Head`] |
+//! | `stat_cache` | worktree path | [`crate::stat_cache::CacheEntry`] |
+//! | `pins` | checkpoint id | unit (reserved for retention) |
+//!
+//! redb lets one process open the file at a time and fails at once otherwise; [`Store::open`]
+//! turns that into a bounded wait (DESIGN invariant 4).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rand::RngCore;
+use redb::{Database, DatabaseError, ReadableDatabase, TableDefinition};
+
+use crate::chunk::{ChunkParams, Hasher};
+use crate::codec::{self, FORMAT_VERSION};
+use crate::{Error, Result};
+
+/// Store-wide settings.
+pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// Stored chunks by id.
+pub const CHUNKS: TableDefinition<u128, &[u8]> = TableDefinition::new("chunks");
+/// Tree records by id.
+pub const TREES: TableDefinition<u128, &[u8]> = TableDefinition::new("trees");
+/// Checkpoint records by id.
+pub const CHECKPOINTS: TableDefinition<u128, &[u8]> = TableDefinition::new("checkpoints");
+/// Branch name to checkpoint id.
+pub const BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("branches");
+/// Small named records: `head`.
+pub const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("state");
+/// Worktree path to the metadata and content ids seen at the last save.
+pub const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");
+/// Pinned checkpoints.
+pub const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
+
+const META_FORMAT: &str = "format";
+const META_KEY: &str = "hash_key";
+const META_CHUNKING: &str = "chunking";
+
+/// How long a second process waits for the store by default.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
+/// When the waiting process says that it waits.
+const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// An open store, held exclusively by this process until dropped.
+pub struct Store {
+    /// The redb database.
+    pub db: Database,
+    /// The file it lives in.
+    pub path: PathBuf,
+    /// Names and cuts content with this store's key and parameters.
+    pub hasher: Hasher,
+}
+
+impl Store {
+    /// Opens (creating on first use) the store at `path`. While another process holds it,
+    /// retries with backoff for up to `timeout`, calling `on_wait` once after a second.
+    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let started = Instant::now();
+        let mut noticed = false;
+        let mut delay = Duration::from_millis(5);
+        let db = loop {
+            match Database::create(path) {
+                Ok(db) => break db,
+                Err(DatabaseError::DatabaseAlreadyOpen) => {
+                    let waited = started.elapsed();
+                    if waited >= timeout {
+                        return Err(Error::StoreBusy {
+                            seconds: waited.as_secs(),
+                        });
+                    }
+                    if !noticed && waited >= WAIT_NOTICE_AFTER {
+                        noticed = true;
+                        on_wait();
+                    }
+                    std::thread::sleep(delay.min(timeout.saturating_sub(waited)));
+                    delay = (delay * 2).min(Duration::from_millis(200));
+                }
+                Err(DatabaseError::Storage(redb::StorageError::Corrupted(msg))) => {
+                    return Err(Error::Corrupt(format!("{}: {msg}", path.display())))
+                }
+                Err(e) => return Err(Error::Store(format!("{}: {e}", path.display()))),
+            }
+        };
+        let hasher = init_meta(&db, path)?;
+        crate::fault::point("locked");
+        Ok(Store {
+            db,
+            path: path.to_path_buf(),
+            hasher,
+        })
+    }
+}
+
+/// Reads the meta table, creating it (and every other table) in a new store, and refuses
+/// a store written by a newer format.
+fn init_meta(db: &Database, path: &Path) -> Result<Hasher> {
+    {
+        let txn = db.begin_read()?;
+        match txn.open_table(META) {
+            Ok(meta) => return hasher_from_meta(&meta, path),
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut key = [0u8; 32];
+    rand::rng().fill_bytes(&mut key);
+    let params = ChunkParams::default();
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(META)?;
+        meta.insert(META_FORMAT, [FORMAT_VERSION].as_slice())?;
+        meta.insert(META_KEY, key.as_slice())?;
+        meta.insert(META_CHUNKING, codec::encode(&params).as_slice())?;
+        txn.open_table(CHUNKS)?;
+        txn.open_table(TREES)?;
+        txn.open_table(CHECKPOINTS)?;
+        txn.open_table(BRANCHES)?;
+        txn.open_table(STATE)?;
+        txn.open_table(STAT_CACHE)?;
+        txn.open_table(PINS)?;
+    }
+    txn.commit()?;
+    Ok(Hasher::new(key, params))
+}
+
+fn hasher_from_meta(
+    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
+    path: &Path,
+) -> Result<Hasher> {
+    let get = |name: &str| -> Result<Vec<u8>> {
+        meta.get(name)?
+            .map(|v| v.value().to_vec())
+            .ok_or_else(|| Error::Corrupt(format!("meta table lacks '{name}'")))
+    };
+    let format = get(META_FORMAT)?;
+    match format.as_slice() {
+        [FORMAT_VERSION] => {}
+        [found] if *found > FORMAT_VERSION => {
+            return Err(Error::NewerFormat {
+                path: path.to_path_buf(),
+                found: *found,
+                supported: FORMAT_VERSION,
+            })
+        }
+        _ => return Err(Error::Corrupt("meta format record is invalid".into())),
+    }
+    let key: [u8; 32] = get(META_KEY)?
+        .try_into()
+        .map_err(|_| Error::Corrupt("hash key has the wrong length".into()))?;
+    let params: ChunkParams = codec::decode(&get(META_CHUNKING)?, "chunking parameters")?;
+    Ok(Hasher::new(key, params))
+}
