@@ -64,18 +64,23 @@ impl Repo {
     /// Finds the worktree containing `dir`, as git does. Outside a worktree, or in a bare
     /// repository, fails with [`Error::NotAWorktree`] and git's own wording.
     pub fn discover(dir: &Path) -> Result<Repo> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args([
-                "rev-parse",
-                "--is-bare-repository",
-                "--absolute-git-dir",
-                "--show-toplevel",
-                "--show-prefix",
-            ])
-            .output()
-            .map_err(|e| Error::NotAWorktree(format!("fatal: cannot run git: {e}")))?;
+        // The config read does not depend on the answer, so both git calls run at once.
+        let (out, config) = std::thread::scope(|scope| {
+            let config = scope.spawn(|| read_config(dir));
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args([
+                    "rev-parse",
+                    "--is-bare-repository",
+                    "--absolute-git-dir",
+                    "--show-toplevel",
+                    "--show-prefix",
+                ])
+                .output();
+            (out, config.join())
+        });
+        let out = out.map_err(|e| Error::NotAWorktree(format!("fatal: cannot run git: {e}")))?;
         if !out.status.success() {
             let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
             let msg = if msg.is_empty() {
@@ -102,7 +107,12 @@ impl Repo {
         }
         let root = PathBuf::from(OsStr::from_bytes(root));
         let prefix = lines.next().unwrap_or_default().to_vec();
-        let config = read_config(&root)?;
+        let config = config.unwrap_or_else(|_| {
+            Err(Error::Git {
+                command: "config".into(),
+                message: "reading the configuration failed".into(),
+            })
+        })?;
         Ok(Repo {
             root,
             git_dir,

@@ -163,6 +163,7 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     chunks: &C,
     changes: &[Change],
 ) -> Result<()> {
+    preflight(root, changes)?;
     let mut dirs = SafeDirs::new(root);
     // 2. Deletions, deepest first.
     let mut emptied: BTreeSet<Vec<u8>> = BTreeSet::new();
@@ -222,6 +223,55 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     Ok(())
 }
 
+/// Refuses, before anything is changed, a restore that would overwrite something no
+/// checkpoint holds: a file at a path the current snapshot lacks is ignored (or appeared
+/// after the scan), and writing there would lose it for good.
+fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
+    let deleted: HashSet<&[u8]> = changes
+        .iter()
+        .filter(|c| c.new.is_none())
+        .map(|c| c.path.as_slice())
+        .collect();
+    for change in changes.iter().filter(|c| c.old.is_none()) {
+        let full = root.join(OsStr::from_bytes(&change.path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => holds_nothing_else(root, &full, &deleted)?,
+            Ok(_) => {
+                return Err(Error::RestoreBlocked {
+                    path: full,
+                    why: "it exists but is not in the current checkpoint (it is ignored, or new); move it away and retry".into(),
+                })
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `dir` holds only directories and files in `deleted`.
+fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+            holds_nothing_else(root, &path, deleted)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .as_os_str()
+                .as_bytes();
+            if !deleted.contains(rel) {
+                return Err(Error::RestoreBlocked {
+                    path,
+                    why: "it is not part of any checkpoint, and the checkpoint has a file where its directory is; move it away and retry".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Builds worktree paths whose parents are checked to be real directories, never
 /// symlinks, so that a restore cannot be led outside the worktree.
 struct SafeDirs<'a> {
@@ -273,20 +323,12 @@ impl<'a> SafeDirs<'a> {
     }
 }
 
-/// Removes `dir` if it holds nothing but empty directories; fails otherwise, since what
-/// is left there is not part of any checkpoint.
+/// Removes `dir` and the directories below it, which [`preflight`] found to hold nothing
+/// but files that the deletions have removed since; `remove_dir` fails on anything else.
 fn remove_empty_dirs(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let path = entry.path();
-        if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
-            remove_empty_dirs(&path)?;
-        } else {
-            return Err(Error::RestoreBlocked {
-                path,
-                why: "it is not part of any checkpoint, and the checkpoint has a file where its directory is; move it away and retry".into(),
-            });
-        }
+        let path = entry.map_err(|e| Error::io(dir, e))?.path();
+        remove_empty_dirs(&path)?;
     }
     std::fs::remove_dir(dir).map_err(|e| Error::io(dir, e))
 }

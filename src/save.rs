@@ -170,7 +170,12 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         }
     };
     apply_cache_updates(&txn, &snapshot.cache_updates)?;
-    txn.commit()?;
+    if matches!(outcome, SaveOutcome::Unchanged { .. }) && snapshot.cache_updates.is_empty() {
+        // Nothing to record: skip the durable commit and its fsync.
+        txn.abort()?;
+    } else {
+        txn.commit()?;
+    }
     Ok(SaveReport {
         outcome,
         warnings: snapshot.warnings,

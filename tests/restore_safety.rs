@@ -1,0 +1,64 @@
+//! Restore never loses what no checkpoint holds: ignored files in its way stop it before
+//! anything changes, and a directory swapped for a symlink is never written through.
+
+mod common;
+
+use common::Repo;
+
+#[test]
+fn an_ignored_file_in_the_way_stops_the_restore_before_any_change() {
+    let repo = Repo::new();
+    repo.write("foo.log", b"captured version\n");
+    repo.write("a.txt", b"a1\n");
+    let first = repo.save("with foo.log captured");
+    // Now *.log is ignored and foo.log holds work that no checkpoint has.
+    repo.write(".gitignore", b"*.log\n");
+    repo.write("foo.log", b"precious ignored work\n");
+    repo.write("a.txt", b"a2\n");
+    repo.save("foo.log ignored");
+
+    let out = repo.run(&["restore", &first]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(out.stderr.contains("foo.log"), "{out}");
+    common::assert_no_panic(&out, "restore");
+    assert_eq!(repo.read("foo.log"), b"precious ignored work\n");
+    // Nothing else was applied either.
+    assert_eq!(repo.read("a.txt"), b"a2\n");
+    assert_eq!(repo.read(".gitignore"), b"*.log\n");
+
+    // Once the file is moved away, the same restore goes through.
+    std::fs::rename(repo.p("foo.log"), repo.p("foo.log.bak")).unwrap();
+    repo.ok(&["restore", &first]);
+    assert_eq!(repo.read("foo.log"), b"captured version\n");
+    assert_eq!(repo.read("a.txt"), b"a1\n");
+    assert!(!repo.exists(".gitignore"));
+}
+
+#[test]
+fn a_directory_replaced_by_a_symlink_to_outside_is_never_written_through() {
+    let repo = Repo::new();
+    repo.write("sub/file.txt", b"inside\n");
+    let first = repo.save("sub is a directory");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("other.txt"), b"outside\n").unwrap();
+    std::fs::remove_dir_all(repo.p("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.p("sub")).unwrap();
+
+    for extra in [&["--no-save"][..], &[][..]] {
+        let mut args = vec!["restore", first.as_str()];
+        args.extend_from_slice(extra);
+        repo.ok(&args);
+        // The outside directory is exactly as it was.
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["other.txt"], "{extra:?}");
+        let meta = std::fs::symlink_metadata(repo.p("sub")).unwrap();
+        assert!(meta.is_dir() && !meta.file_type().is_symlink());
+        assert_eq!(repo.read("sub/file.txt"), b"inside\n");
+        // Put the symlink back for the second round.
+        std::fs::remove_dir_all(repo.p("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), repo.p("sub")).unwrap();
+    }
+}
