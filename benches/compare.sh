@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Compares git-checkpoint with the shadow-git-repository approach (a separate git dir
+# whose work tree is the project, `git add -A && git commit`, as Roo-Code and Cline do),
+# and with restic when it is installed, on one tree, in one run, with medians from
+# hyperfine. Prints a Markdown table of times, ratios and store sizes.
+#
+# Usage:
+#   benches/compare.sh <dir>                 copy the files git sees in <dir> and measure
+#   benches/compare.sh --synthetic <files>   measure a generated tree of that many files
+# Options (environment): RUNS (default 10), BIN (default target/release/git-checkpoint).
+# Needs hyperfine and python3; installs hyperfine with apt-get when missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+runs=${RUNS:-10}
+bin=${BIN:-$here/target/release/git-checkpoint}
+if [ ! -x "$bin" ]; then
+  (cd "$here" && cargo build --release --quiet)
+fi
+command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+work=$scratch/work
+mkdir -p "$work"
+
+if [ "${1:-}" = "--synthetic" ]; then
+  files=${2:?number of files}
+  python3 - "$work" "$files" <<'PY'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(42)
+words = [f"ident_{i}" for i in range(500)]
+for i in range(n):
+    d = os.path.join(root, f"d{i % 97:02}", f"e{i % 13:02}", f"f{i % 5}")
+    os.makedirs(d, exist_ok=True)
+    lines = rng.randint(5, 400)
+    with open(os.path.join(d, f"file{i}.rs"), "w") as f:
+        for _ in range(lines):
+            f.write(" ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + ";\n")
+PY
+  label="synthetic tree"
+else
+  src=$(cd "${1:?directory}" && pwd)
+  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z -c -o --exclude-standard | xargs -0 cp -a --parents -t "$work" 2>/dev/null || true)
+  else
+    cp -a "$src/." "$work/"
+  fi
+  label=$(basename "$src")
+fi
+
+git -C "$work" init -q -b main
+nfiles=$(git -C "$work" ls-files -o --exclude-standard | wc -l)
+nbytes=$(git -C "$work" ls-files -z -o --exclude-standard | (cd "$work" && xargs -0 cat) | wc -c)
+echo "tree: $label, $nfiles files, $((nbytes / 1000000)) MB; $runs runs each" >&2
+
+shadow=$scratch/shadow.git
+export GIT_CONFIG_NOSYSTEM=1 HOME=$scratch
+git config --global user.email bench@example.invalid
+git config --global user.name bench
+sg="git --git-dir=$shadow --work-tree=$work"
+gc="$bin -C $work -q"
+export RESTIC_PASSWORD=bench RESTIC_REPOSITORY=$scratch/restic
+
+# A deterministic list of files to edit and delete, and fresh content for every run.
+git -C "$work" ls-files -o --exclude-standard | awk 'NR % 7 == 3' | head -15 > "$scratch/victims"
+cat > "$scratch/mutate.sh" <<SH
+#!/usr/bin/env bash
+# 10 edits, 5 adds, 5 deletes, with content that differs on every call.
+cd "$work"
+stamp=\$(date +%s%N)
+for f in \$(head -10 "$scratch/victims"); do echo "edit \$stamp" >> "\$f"; done
+for i in 1 2 3 4 5; do echo "added \$stamp \$i" > "added_\$i.txt"; done
+for f in \$(tail -5 "$scratch/victims"); do rm -f "\$f"; done
+SH
+cat > "$scratch/empty.sh" <<SH
+#!/usr/bin/env bash
+find "$work" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+SH
+chmod +x "$scratch/mutate.sh" "$scratch/empty.sh"
+
+results=$scratch/results
+mkdir -p "$results"
+measure() { # name, prepare, command...
+  local name=$1 prepare=$2
+  shift 2
+  hyperfine --style none --runs "$runs" --warmup 1 --prepare "$prepare" \
+    --export-json "$results/$name.json" "$@" >/dev/null
+}
+
+# First save.
+measure first "sync" \
+  -n "git-checkpoint" "rm -rf $work/.git/checkpoint; $gc save" \
+  -n "shadow git" "rm -rf $shadow; git init -q --bare $shadow; $sg config core.bare false; $sg add -A && $sg commit -qm first" \
+  -n "cat every file" "cd $work && git ls-files -z -o --exclude-standard | xargs -0 cat > /dev/null"
+if command -v restic >/dev/null; then
+  measure first-restic "rm -rf $scratch/restic; restic init -q" \
+    -n "restic" "restic backup -q $work"
+fi
+# Name the base states for the later resets.
+rm -rf "$work/.git/checkpoint" "$shadow"
+$gc save -m base
+git init -q --bare "$shadow"
+$sg config core.bare false
+$sg add -A && $sg commit -qm base && $sg tag base
+base_id=$($bin -C "$work" log --json -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+# Puts the worktree back to the base checkpoint and the shadow repo's base commit.
+reset_base="$gc restore $base_id --no-save; $sg reset -q --hard base; $sg clean -qfd"
+store_first=$(du -sb "$work/.git/checkpoint" | cut -f1)
+shadow_loose=$(du -sb "$shadow" | cut -f1)
+git --git-dir="$shadow" gc -q
+shadow_packed=$(du -sb "$shadow" | cut -f1)
+restic_size=""
+if command -v restic >/dev/null; then
+  rm -rf "$scratch/restic"; restic init -q; restic backup -q "$work" >/dev/null
+  restic_size=$(du -sb "$scratch/restic" | cut -f1)
+fi
+
+# Saves with nothing changed.
+measure unchanged "true" \
+  -n "git-checkpoint" "$gc save" \
+  -n "shadow git" "$sg add -A && ($sg diff --cached --quiet || $sg commit -qm x)" \
+  -n "git status" "git -C $work -c core.untrackedCache=false status --porcelain"
+if command -v restic >/dev/null; then
+  measure unchanged-restic "true" -n "restic" "restic backup -q $work"
+fi
+
+# Saves after 10 edits, 5 adds, 5 deletes.
+measure edits "$reset_base; $scratch/mutate.sh" \
+  -n "git-checkpoint" "$gc save" \
+  -n "shadow git" "$sg add -A && $sg commit -qm step" \
+  -n "git status" "git -C $work -c core.untrackedCache=false status --porcelain"
+
+# Restoring those 20 files.
+measure restore20 "$reset_base; $scratch/mutate.sh" \
+  -n "git-checkpoint" "$gc restore $base_id --no-save" \
+  -n "shadow git" "$sg reset -q --hard base && $sg clean -qfd"
+
+# Full restore into an emptied worktree.
+measure full "$scratch/empty.sh" \
+  -n "git-checkpoint" "$gc restore $base_id --no-save" \
+  -n "shadow git" "$sg reset -q --hard base" 
+measure full-cp "rm -rf $scratch/copy" \
+  -n "cp -a" "cp -a $work $scratch/copy"
+
+python3 - "$results" "$store_first" "$shadow_loose" "$shadow_packed" "$restic_size" <<'PY'
+import json, os, sys
+results, store, loose, packed, restic = sys.argv[1:6]
+def med(name):
+    path = os.path.join(results, name + ".json")
+    if not os.path.exists(path):
+        return {}
+    return {r["command"]: r["median"] for r in json.load(open(path))["results"]}
+t = {k: med(k) for k in ["first", "first-restic", "unchanged", "unchanged-restic", "edits", "restore20", "full", "full-cp"]}
+def f(x): return "—" if x is None else f"{x*1000:.1f} ms" if x < 1 else f"{x:.2f} s"
+def ratio(a, b): return "—" if a is None or b is None else f"{a/b:.2f}×"
+g = lambda k: t[k].get("git-checkpoint")
+s = lambda k: t[k].get("shadow git")
+print("| operation | git-checkpoint | shadow git | ratio | restic | floor | ratio to floor |")
+print("|---|---|---|---|---|---|---|")
+print(f"| first save | {f(g('first'))} | {f(s('first'))} | {ratio(g('first'), s('first'))} | {f(t['first-restic'].get('restic'))} | cat: {f(t['first'].get('cat every file'))} | {ratio(g('first'), t['first'].get('cat every file'))} |")
+print(f"| save, nothing changed | {f(g('unchanged'))} | {f(s('unchanged'))} | {ratio(g('unchanged'), s('unchanged'))} | {f(t['unchanged-restic'].get('restic'))} | git status: {f(t['unchanged'].get('git status'))} | {ratio(g('unchanged'), t['unchanged'].get('git status'))} |")
+print(f"| save after 10 edits, 5 adds, 5 deletes | {f(g('edits'))} | {f(s('edits'))} | {ratio(g('edits'), s('edits'))} | | git status: {f(t['edits'].get('git status'))} | {ratio(g('edits'), t['edits'].get('git status'))} |")
+print(f"| restore those 20 files | {f(g('restore20'))} | {f(s('restore20'))} | {ratio(g('restore20'), s('restore20'))} | | | |")
+print(f"| full restore into an emptied tree | {f(g('full'))} | {f(s('full'))} | {ratio(g('full'), s('full'))} | | cp -a: {f(t['full-cp'].get('cp -a'))} | {ratio(g('full'), t['full-cp'].get('cp -a'))} |")
+mib = lambda b: f"{int(b)/1048576:.1f} MiB" if b else "—"
+print(f"| store size after the first save | {mib(store)} | {mib(loose)} loose, {mib(packed)} packed | {ratio(int(store), int(packed))} of packed | {mib(restic)} | | |")
+PY
