@@ -1,5 +1,6 @@
-//! Records crafted through the library with names that would escape the worktree or
-//! write into a `.git`: restore must refuse them and write nothing anywhere.
+//! Stores crafted through the library: records with names that would escape the
+//! worktree or write into a `.git` (restore must refuse them and write nothing), and
+//! checkpoint ids chosen to share prefixes (revisions must report the ambiguity).
 
 use std::path::Path;
 use std::process::Command;
@@ -153,10 +154,83 @@ fn unsafe_stored_names_are_refused_and_nothing_is_written() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{dir_name:?}/{file_name:?}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{dir_name:?}/{file_name:?}: {stderr}"
+        );
         assert!(stderr.contains("unsafe stored name"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert_eq!(listing(outer.path()), before, "{dir_name:?}/{file_name:?}");
         assert_eq!(std::fs::read(work.join("keep.txt")).unwrap(), b"keep");
     }
+}
+
+/// Copies the store's only checkpoint record under each of `ids`.
+fn clone_checkpoint(store_path: &Path, ids: &[u128]) {
+    let store = Store::open(store_path, Duration::from_secs(5), &mut || {}).unwrap();
+    let txn = store.db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(CHECKPOINTS).unwrap();
+        let record = {
+            let mut all = redb::ReadableTable::iter(&table).unwrap();
+            let (_, value) = all.next().unwrap().unwrap();
+            value.value().to_vec()
+        };
+        for &id in ids {
+            table.insert(id, record.as_slice()).unwrap();
+        }
+    }
+    txn.commit().unwrap();
+}
+
+#[test]
+fn shared_prefixes_are_reported_and_short_ids_grow_to_stay_unique() {
+    let outer = tempfile::tempdir().unwrap();
+    let work = outer.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    std::fs::write(work.join("a.txt"), b"a").unwrap();
+    let bin = env!("CARGO_BIN_EXE_git-checkpoint");
+    let run = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(&work)
+            .env("HOME", outer.path())
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["-q", "save"]).status.success());
+    let a = 0xabcd_ef01_1000_0000_0000_0000_0000_0000u128;
+    let b = 0xabcd_ef01_2000_0000_0000_0000_0000_0000u128;
+    clone_checkpoint(&work.join(".git/checkpoint/store.redb"), &[a, b]);
+
+    let out = run(&["restore", "abcd", "--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("ambiguous"), "{stderr}");
+    assert!(stderr.contains(&format!("{a:032x}")), "{stderr}");
+    assert!(stderr.contains(&format!("{b:032x}")), "{stderr}");
+    // One more digit tells them apart.
+    let out = run(&["restore", "abcdef011", "--dry-run", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["target"], format!("{a:032x}"));
+    // Abbreviations are as long as it takes: these two share eight digits.
+    let out = run(&["log", "--all", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let short_of = |id: u128| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == format!("{id:032x}"))
+            .map(|c| c["short_id"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(short_of(a), "abcdef011");
+    assert_eq!(short_of(b), "abcdef012");
 }
