@@ -14,6 +14,7 @@
 //! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
 //! - [`save`], [`restore`], [`diff`]: the operations.
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
+//! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
 
 pub mod chunk;
 pub mod codec;
@@ -27,6 +28,7 @@ pub mod restore;
 pub mod save;
 pub mod stat_cache;
 pub mod store;
+pub mod trace;
 pub mod tree;
 pub mod walk;
 

@@ -131,7 +131,8 @@ impl Repo {
         self.config.get(key).map(String::as_str)
     }
 
-    /// Where the real repository's HEAD points now.
+    /// Where the real repository's HEAD points now. The branch comes from the HEAD file
+    /// itself; only the commit needs git.
     pub fn git_head(&self) -> GitHead {
         let commit = git(
             &self.root,
@@ -140,10 +141,16 @@ impl Repo {
         .ok()
         .map(|b| String::from_utf8_lossy(&trim_newline(b)).into_owned())
         .filter(|s| !s.is_empty());
-        let branch = git(&self.root, &["symbolic-ref", "-q", "--short", "HEAD"])
-            .ok()
-            .map(|b| String::from_utf8_lossy(&trim_newline(b)).into_owned())
-            .filter(|s| !s.is_empty());
+        let head_file = std::fs::read(self.git_dir.join("HEAD")).unwrap_or_default();
+        let branch = match trim_newline(head_file).strip_prefix(b"ref: refs/heads/") {
+            // The reftable backend keeps a placeholder here; ask git instead.
+            Some(b".invalid") => git(&self.root, &["symbolic-ref", "-q", "--short", "HEAD"])
+                .ok()
+                .map(|b| String::from_utf8_lossy(&trim_newline(b)).into_owned()),
+            Some(name) => Some(String::from_utf8_lossy(name).into_owned()),
+            None => None,
+        }
+        .filter(|s| !s.is_empty());
         GitHead { commit, branch }
     }
 

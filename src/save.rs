@@ -103,14 +103,10 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
-    let (snapshot, git_head) = std::thread::scope(|scope| {
-        let git_head = scope.spawn(|| repo.git_head());
-        let snapshot = scan(repo, store, ScanMode::Store(options.compression_level));
-        (snapshot, git_head.join().unwrap_or_default())
-    });
-    let snapshot = snapshot?;
+    let snapshot = scan(repo, store, ScanMode::Store(options.compression_level))?;
     crate::fault::point("save-chunks-written");
 
+    let _span = crate::trace::span("commit");
     let txn = store.db.begin_write()?;
     let outcome = {
         let state = txn.open_table(STATE)?;
@@ -128,6 +124,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
                 current: current.expect("a current tree implies a current checkpoint"),
             }
         } else {
+            let git_head = repo.git_head();
             let mut trees = txn.open_table(TREES)?;
             for (id, bytes) in &snapshot.trees {
                 if trees.get(*id)?.is_none() {
@@ -224,7 +221,11 @@ struct Scanned {
 /// store as they are found; the trees are returned, not written.
 pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
     let clock_ns = stat_cache::filesystem_clock(&repo.checkpoint_dir())?;
-    let found = walk::walk(repo)?;
+    let found = {
+        let _span = crate::trace::span("walk");
+        walk::walk(repo)?
+    };
+    let _span = crate::trace::span("read, hash, store new chunks, build trees");
     let mut warnings: Vec<String> = found
         .special
         .iter()

@@ -50,7 +50,10 @@ fn is_dot_git(name: &OsStr) -> bool {
 pub fn walk(repo: &Repo) -> Result<Walk> {
     std::thread::scope(|scope| {
         let tracked = scope.spawn(|| repo.tracked_but_ignored());
-        let mut found = walk_tree(repo)?;
+        let mut found = {
+            let _span = crate::trace::span("walk: directories");
+            walk_tree(repo)?
+        };
         let tracked = tracked
             .join()
             .unwrap_or_else(|_| Err(Error::InvalidArgument("git ls-files panicked".into())))?;

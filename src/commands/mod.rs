@@ -41,6 +41,7 @@ impl Context {
         };
         let quiet = self.quiet;
         let path = self.repo.checkpoint_dir().join("store.redb");
+        let _span = git_checkpoint::trace::span("open store");
         Ok(Store::open(&path, timeout, &mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
@@ -78,7 +79,10 @@ impl Context {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let start = cli.directory.as_deref().unwrap_or(Path::new("."));
-    let repo = Repo::discover(start)?;
+    let repo = {
+        let _span = git_checkpoint::trace::span("discover");
+        Repo::discover(start)?
+    };
     let context = Context {
         repo,
         quiet: cli.quiet,
