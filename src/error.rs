@@ -84,13 +84,16 @@ pub enum Error {
     #[error("{0}")]
     InvalidArgument(String),
     /// An I/O error with the path it concerns.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The disk holding the store is full.
+    #[error("the disk holding the store is full; free some space and try again")]
+    DiskFull,
     /// An error from the storage engine.
     #[error("store: {0}")]
     Store(String),
@@ -117,20 +120,34 @@ impl Error {
     }
 }
 
+impl From<redb::StorageError> for Error {
+    fn from(e: redb::StorageError) -> Self {
+        match e {
+            redb::StorageError::Io(io) if io.raw_os_error() == Some(libc::ENOSPC) => {
+                Error::DiskFull
+            }
+            redb::StorageError::Corrupted(msg) => Error::Corrupt(msg),
+            other => Error::Store(other.to_string()),
+        }
+    }
+}
+
 macro_rules! from_redb {
-    ($($t:ty),*) => {$(
-        impl From<$t> for Error {
-            fn from(e: $t) -> Self {
-                Error::Store(e.to_string())
+    ($($t:ident),*) => {$(
+        impl From<redb::$t> for Error {
+            fn from(e: redb::$t) -> Self {
+                match e {
+                    redb::$t::Storage(storage) => storage.into(),
+                    other => Error::Store(other.to_string()),
+                }
             }
         }
     )*};
 }
-from_redb!(
-    redb::DatabaseError,
-    redb::TransactionError,
-    redb::TableError,
-    redb::StorageError,
-    redb::CommitError,
-    redb::SetDurabilityError
-);
+from_redb!(DatabaseError, TransactionError, TableError, CommitError);
+
+impl From<redb::SetDurabilityError> for Error {
+    fn from(e: redb::SetDurabilityError) -> Self {
+        Error::Store(e.to_string())
+    }
+}

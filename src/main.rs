@@ -12,6 +12,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    std::panic::set_hook(Box::new(report_panic));
     let cli = cli::Cli::parse();
     let code = match commands::run(cli) {
         Ok(()) => 0,
@@ -26,4 +27,26 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Ends the process at a panic with one clear line instead of a backtrace. The storage
+/// engine panics on some kinds of damage to its file; that is a damaged store, not a bug
+/// of ours, and exits like any other error. Exiting here, without unwinding, also keeps a
+/// half-done transaction from being touched again: like a crash, it is simply never
+/// committed.
+fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let message = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    let in_storage_engine = info.location().is_some_and(|l| l.file().contains("/redb-"));
+    if in_storage_engine {
+        eprintln!("error: the store is damaged and cannot be read ({message})");
+        std::process::exit(1);
+    }
+    let location = info.location().map(|l| l.to_string()).unwrap_or_default();
+    eprintln!("error: internal error at {location}: {message}; please report this");
+    std::process::exit(101);
 }

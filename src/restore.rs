@@ -24,16 +24,19 @@ use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
+use crate::codec;
 use crate::dag;
 use crate::diff::{self, Change, PathFilter};
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
-use crate::store::{Store, CHECKPOINTS, CHUNKS, TREES};
+use crate::store::{Store, CHECKPOINTS, CHUNKS, STATE, TREES};
 use crate::tree::{Node, TreeReader};
 use crate::{Error, Id, Result};
 
 /// Names of restore's temporary files start with this.
 pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";
+/// The STATE key that marks a restore in progress; its value is the target id.
+const RESTORING: &str = "restoring";
 
 /// How a restore runs.
 #[derive(Clone, Debug, Default)]
@@ -91,9 +94,11 @@ pub fn restore(
     };
 
     // The worktree as it is now: saved first, or only scanned.
+    let leftovers;
     let (current_tree, scanned_trees) = if options.dry_run || options.no_save {
         let snapshot = save::scan(repo, store, ScanMode::HashOnly)?;
         report.warnings.extend(snapshot.warnings);
+        leftovers = snapshot.leftovers;
         let read = store.db.begin_read()?;
         let current = dag::current(
             &read.open_table(crate::store::STATE)?,
@@ -116,6 +121,7 @@ pub fn restore(
             },
         )?;
         report.warnings.extend(saved.warnings);
+        leftovers = saved.leftovers;
         let id = match saved.outcome {
             SaveOutcome::Saved { id, .. } => {
                 report.safety_checkpoint = Some(id);
@@ -131,7 +137,7 @@ pub fn restore(
     let changes = {
         let read = store.db.begin_read()?;
         let trees = read.open_table(TREES)?;
-        let reader = TreeReader::new(&trees, scanned_trees.as_ref());
+        let reader = TreeReader::new(&store.hasher, &trees, scanned_trees.as_ref());
         diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
     };
     for change in &changes {
@@ -143,13 +149,20 @@ pub fn restore(
     if options.dry_run {
         return Ok(report);
     }
+    // Recorded durably first, so that a crash in the middle is reported and can be
+    // finished by running the restore again.
+    let txn = store.db.begin_write()?;
+    txn.open_table(STATE)?
+        .insert(RESTORING, codec::encode(&target.0).as_slice())?;
+    txn.commit()?;
     {
         let read = store.db.begin_read()?;
         let chunks = read.open_table(CHUNKS)?;
-        apply(&repo.root, &store.hasher, &chunks, &changes)?;
+        apply(&repo.root, &store.hasher, &chunks, &changes, &leftovers)?;
     }
 
     let txn = store.db.begin_write()?;
+    txn.open_table(STATE)?.remove(RESTORING)?;
     if filter.is_everything() {
         dag::move_head(&txn, target)?;
     }
@@ -159,14 +172,33 @@ pub fn restore(
     Ok(report)
 }
 
-/// Carries out `changes` in the worktree at `root`.
+/// The target of a restore that started and did not finish, if any.
+pub fn interrupted(txn: &redb::ReadTransaction) -> Result<Option<Id>> {
+    let state = txn.open_table(STATE)?;
+    let marker = state.get(RESTORING)?;
+    match marker {
+        Some(v) => Ok(Some(Id(codec::decode(v.value(), "restore marker")?))),
+        None => Ok(None),
+    }
+}
+
+/// Carries out `changes` in the worktree at `root`, after removing `leftovers` (an
+/// interrupted restore's temporary files).
 fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     root: &Path,
     hasher: &Hasher,
     chunks: &C,
     changes: &[Change],
+    leftovers: &[Vec<u8>],
 ) -> Result<()> {
     preflight(root, changes)?;
+    for leftover in leftovers {
+        let full = root.join(OsStr::from_bytes(leftover));
+        match std::fs::remove_file(&full) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(full, e)),
+            _ => {}
+        }
+    }
     let mut dirs = SafeDirs::new(root);
     // 2. Deletions, deepest first.
     let mut emptied: BTreeSet<Vec<u8>> = BTreeSet::new();

@@ -30,8 +30,8 @@ use crate::{Error, Id, Result};
 const BATCH_BYTES: usize = 64 << 20;
 /// Files up to this size are read whole into a reused buffer; larger ones are streamed.
 const READ_WHOLE_LIMIT: u64 = 8 << 20;
-/// How often a file that changes while it is read is read again before giving up.
-const READ_ATTEMPTS: usize = 3;
+/// How often a file that changes while it is read is read before it is left out.
+const READ_ATTEMPTS: usize = 5;
 
 /// What a save should record.
 #[derive(Clone, Debug, Default)]
@@ -71,6 +71,8 @@ pub struct Snapshot {
     pub trees: PendingTrees,
     /// Things the user should hear about (skipped special files, vanished files).
     pub warnings: Vec<String>,
+    /// Temporary files of an interrupted restore, never captured; restore removes them.
+    pub leftovers: Vec<Vec<u8>>,
     cache_updates: Vec<CacheUpdate>,
 }
 
@@ -98,6 +100,8 @@ pub struct SaveReport {
     pub outcome: SaveOutcome,
     /// Things the user should hear about.
     pub warnings: Vec<String>,
+    /// Temporary files of an interrupted restore found in the worktree.
+    pub leftovers: Vec<Vec<u8>>,
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
@@ -176,6 +180,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
     Ok(SaveReport {
         outcome,
         warnings: snapshot.warnings,
+        leftovers: snapshot.leftovers,
     })
 }
 
@@ -294,6 +299,7 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         totals,
         trees,
         warnings,
+        leftovers: found.leftovers,
         cache_updates,
     })
 }

@@ -150,23 +150,32 @@ fn build_dir(
 
 /// Reads trees from the store, or from trees built in memory that are not stored yet.
 pub struct TreeReader<'a, T> {
+    hasher: &'a Hasher,
     table: &'a T,
     pending: Option<&'a PendingTrees>,
 }
 
 impl<'a, T: ReadableTable<u128, &'static [u8]>> TreeReader<'a, T> {
     /// A reader over the store's tree table and, optionally, unsaved trees.
-    pub fn new(table: &'a T, pending: Option<&'a PendingTrees>) -> Self {
-        TreeReader { table, pending }
+    pub fn new(hasher: &'a Hasher, table: &'a T, pending: Option<&'a PendingTrees>) -> Self {
+        TreeReader {
+            hasher,
+            table,
+            pending,
+        }
     }
 
-    /// The tree `id`, with every entry name checked by [`is_safe_name`].
+    /// The tree `id`, checked against its id (so a damaged record is an error, never a
+    /// different tree) and with every entry name checked by [`is_safe_name`].
     pub fn get(&self, id: u128) -> Result<Tree> {
         let what = || format!("tree {}", Id(id));
         let tree: Tree = match self.pending.and_then(|p| p.get(&id)) {
             Some(bytes) => codec::decode(bytes, &what())?,
             None => match self.table.get(id)? {
-                Some(value) => codec::decode(value.value(), &what())?,
+                Some(value) if self.hasher.id(value.value()) == Id(id) => {
+                    codec::decode(value.value(), &what())?
+                }
+                Some(_) => return Err(Error::Corrupt(format!("{} does not match its id", what()))),
                 None => return Err(Error::Corrupt(format!("{} is missing", what()))),
             },
         };

@@ -40,6 +40,8 @@ pub struct Walk {
     pub entries: Vec<WalkEntry>,
     /// FIFOs, sockets and devices, which are never captured.
     pub special: Vec<Vec<u8>>,
+    /// Temporary files an interrupted restore left behind, which are never captured.
+    pub leftovers: Vec<Vec<u8>>,
 }
 
 fn is_dot_git(name: &OsStr) -> bool {
@@ -74,12 +76,24 @@ pub fn walk(repo: &Repo) -> Result<Walk> {
         found.entries.dedup_by(|a, b| a.path == b.path);
         found.special.sort_unstable();
         found.special.dedup();
+        found.leftovers.sort_unstable();
+        found.leftovers.dedup();
         Ok(found)
     })
 }
 
+/// Whether the last component of `path` is a restore's temporary file.
+fn is_restore_temp(path: &[u8]) -> bool {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    name.starts_with(crate::restore::TEMP_PREFIX.as_bytes())
+}
+
 fn classify(path: Vec<u8>, meta: &std::fs::Metadata, into: &mut Walk) {
     let ft = meta.file_type();
+    if is_restore_temp(&path) && !ft.is_dir() {
+        into.leftovers.push(path);
+        return;
+    }
     let kind = if ft.is_file() {
         Kind::File
     } else if ft.is_symlink() {
@@ -130,6 +144,7 @@ fn walk_tree(repo: &Repo) -> Result<Walk> {
         let batch = batch?;
         all.entries.extend(batch.entries);
         all.special.extend(batch.special);
+        all.leftovers.extend(batch.leftovers);
     }
     Ok(all)
 }

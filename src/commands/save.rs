@@ -56,6 +56,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     let read = store.db.begin_read()?;
     let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
+    if let Some(target) = git_checkpoint::restore::interrupted(&read)? {
+        let target = dag::short_id(&checkpoints, target)?;
+        context.warn(&format!(
+            "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
+        ));
+    }
     match report.outcome {
         SaveOutcome::Saved { id, checkpoint } => {
             let short = dag::short_id(&checkpoints, id)?;

@@ -1,0 +1,64 @@
+//! A full disk in the middle of a save: a clear error, the store intact, earlier
+//! checkpoints restorable, and the next save works once space is freed. Runs on a small
+//! tmpfs mounted by the test, which needs root; elsewhere it says so and skips.
+
+mod common;
+
+use std::process::Command;
+
+use common::{assert_snap_eq, pseudo_random, Repo};
+
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_the_save_cleanly_and_loses_nothing() {
+    let repo = Repo::new();
+    let mount_point = repo.sb.root.join("small");
+    std::fs::create_dir_all(&mount_point).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"])
+        .arg(&mount_point)
+        .output();
+    if !mounted.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    let _mount = Mount(mount_point.clone());
+    let work = mount_point.join("repo");
+    std::fs::create_dir_all(&work).unwrap();
+    repo.sb.git(&work, &["init", "-q", "-b", "main"]);
+    let small = Repo {
+        sb: common::Sandbox::new(),
+        dir: work.clone(),
+    };
+    small.write("a.txt", b"first version\n");
+    small.write("data.bin", &pseudo_random(2 << 20, 1));
+    let first = small.save("first");
+    let first_snap = small.snapshot();
+
+    // Incompressible data that cannot fit next to its own stored copy.
+    small.write("big.bin", &pseudo_random(12 << 20, 2));
+    let out = small.run(&["save", "-m", "too big"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stderr.contains("disk holding the store is full"),
+        "{out}"
+    );
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{out}");
+
+    // The store opens and still holds the first checkpoint, exactly.
+    assert_eq!(small.log_ids(true), vec![first.clone()]);
+    std::fs::remove_file(small.p("big.bin")).unwrap();
+    small.write("a.txt", b"second version\n");
+    let second = small.save("second");
+    small.ok(&["restore", &first]);
+    assert_snap_eq(&first_snap, &small.snapshot(), "first after a full disk");
+    small.ok(&["restore", &second]);
+    assert_eq!(small.read("a.txt"), b"second version\n");
+}
