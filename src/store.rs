@@ -47,6 +47,9 @@ const META_FORMAT: &str = "format";
 const META_KEY: &str = "hash_key";
 const META_CHUNKING: &str = "chunking";
 
+/// redb's page cache. Its default (1 GiB) lets a first save of a big tree hold most of
+/// what it writes in memory; saves stream chunks through and need little of it.
+const STORE_CACHE_BYTES: usize = 64 << 20;
 /// How long a second process waits for the store by default.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// When the waiting process says that it waits.
@@ -73,7 +76,10 @@ impl Store {
         let mut noticed = false;
         let mut delay = Duration::from_millis(5);
         let db = loop {
-            match Database::create(path) {
+            match Database::builder()
+                .set_cache_size(STORE_CACHE_BYTES)
+                .create(path)
+            {
                 Ok(db) => break db,
                 Err(DatabaseError::DatabaseAlreadyOpen) => {
                     let waited = started.elapsed();
