@@ -2,10 +2,10 @@
 //! for), store the new chunks, then commit trees, the checkpoint, the branch move and the
 //! stat cache together.
 //!
-//! Commit protocol (DESIGN invariant 2): chunks go in bounded batches of non-durable
-//! commits while files are read; everything that makes the checkpoint visible commits
-//! in one final durable transaction, which also makes the batches durable. A crash
-//! before that commit leaves at most unreferenced chunks, which gc sweeps.
+//! Commit protocol (DESIGN invariant 2): chunks go in bounded batches (64 MiB, one
+//! commit each, so memory stays bounded however big the tree) while files are read;
+//! everything that makes the checkpoint visible commits in one final transaction. A
+//! crash before that commit leaves at most unreferenced chunks, which gc sweeps.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -14,7 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use redb::{Durability, ReadableDatabase, ReadableTable};
+use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
@@ -481,12 +481,11 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
     }
 }
 
-/// Writes chunks arriving on `rx` in bounded non-durable batches.
+/// Writes chunks arriving on `rx` in bounded batches.
 fn write_chunks(store: &Store, rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>) -> Result<()> {
     let mut pending = rx.iter().peekable();
     while pending.peek().is_some() {
-        let mut txn = store.db.begin_write()?;
-        txn.set_durability(Durability::None)?;
+        let txn = store.db.begin_write()?;
         {
             let mut table = txn.open_table(CHUNKS)?;
             let mut bytes = 0;
