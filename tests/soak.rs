@@ -1,0 +1,53 @@
+//! Long soak runs, off by default: `GIT_CHECKPOINT_SOAK=1000000 cargo test --release
+//! --test soak -- --nocapture` saves and restores a tree of that many empty files.
+
+mod common;
+
+use common::Repo;
+
+#[test]
+fn a_tree_of_many_empty_files_saves_and_restores() {
+    let Some(count) = std::env::var("GIT_CHECKPOINT_SOAK")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    else {
+        eprintln!("SKIPPED: set GIT_CHECKPOINT_SOAK=<files> to run");
+        return;
+    };
+    let repo = Repo::new();
+    for i in 0..count {
+        let dir = repo.p(format!("d{:03}/e{:03}", i % 1000, (i / 1000) % 1000));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::File::create(dir.join(format!("f{i}"))).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let id = repo.save("many files");
+    eprintln!("saved {count} files in {:?}", started.elapsed());
+    let saved = repo.log_json(false);
+    assert_eq!(saved[0]["files"].as_u64(), Some(count as u64));
+
+    for i in 0..1000 {
+        std::fs::remove_dir_all(repo.p(format!("d{i:03}"))).ok();
+    }
+    let started = std::time::Instant::now();
+    repo.ok(&["restore", &id, "--no-save"]);
+    eprintln!("restored {count} files in {:?}", started.elapsed());
+    let restored = walk_count(&repo.dir);
+    assert_eq!(restored, count);
+}
+
+fn walk_count(dir: &std::path::Path) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            n += walk_count(&entry.path());
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
