@@ -4,7 +4,7 @@
 //! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`.
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
 //!
-//! Points: `locked` (the store was just opened), `save-chunks-written` (chunks committed,
+//! Points: `locked` (the store was just opened), `save-chunks-written` (all chunks written,
 //! checkpoint not yet), `restore-mid-write` (half the files of a restore written).
 
 /// Pauses or aborts if the environment names `point`.

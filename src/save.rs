@@ -74,6 +74,8 @@ pub struct Snapshot {
     /// Temporary files of an interrupted restore, never captured; restore removes them.
     pub leftovers: Vec<Vec<u8>>,
     cache_updates: Vec<CacheUpdate>,
+    /// The write transaction holding the last chunks, not yet committed.
+    chunk_txn: Option<redb::WriteTransaction>,
 }
 
 /// The result of [`save`].
@@ -107,11 +109,14 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
-    let snapshot = scan(repo, store, ScanMode::Store(options.compression_level))?;
+    let mut snapshot = scan(repo, store, ScanMode::Store(options.compression_level))?;
     crate::fault::point("save-chunks-written");
 
     let _span = crate::trace::span("commit");
-    let txn = store.db.begin_write()?;
+    let txn = match snapshot.chunk_txn.take() {
+        Some(txn) => txn,
+        None => store.db.begin_write()?,
+    };
     let outcome = {
         let state = txn.open_table(STATE)?;
         let branches = txn.open_table(BRANCHES)?;
@@ -251,36 +256,36 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         }
     };
 
-    let scanned: Result<Vec<Scanned>> = std::thread::scope(|scope| {
-        let writer = scope.spawn(|| write_chunks(store, rx));
-        let context = ScanContext {
-            root: &repo.root,
-            hasher: &store.hasher,
-            chunks: &chunks,
-            sent: &sent,
-            tx,
-            clock_ns,
-        };
-        let scanned = found
-            .entries
-            .par_iter()
-            .map_init(Vec::new, |buf, entry| {
-                let cached = match entry.kind {
-                    Kind::File => cached_entry(&cache, &entry.path)?,
-                    Kind::Symlink => None,
-                };
-                context.scan_one(entry, cached, buf)
-            })
-            .collect::<Result<Vec<_>>>();
-        drop(context);
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
-        let scanned = scanned?;
-        written?;
-        Ok(scanned)
-    });
-    let scanned = scanned?;
+    let scanned: Result<(Vec<Scanned>, Option<redb::WriteTransaction>)> =
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| write_chunks(store, rx));
+            let context = ScanContext {
+                root: &repo.root,
+                hasher: &store.hasher,
+                chunks: &chunks,
+                sent: &sent,
+                tx,
+                clock_ns,
+            };
+            let scanned = found
+                .entries
+                .par_iter()
+                .map_init(Vec::new, |buf, entry| {
+                    let cached = match entry.kind {
+                        Kind::File => cached_entry(&cache, &entry.path)?,
+                        Kind::Symlink => None,
+                    };
+                    context.scan_one(entry, cached, buf)
+                })
+                .collect::<Result<Vec<_>>>();
+            drop(context);
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
+            let scanned = scanned?;
+            Ok((scanned, written?))
+        });
+    let (scanned, chunk_txn) = scanned?;
 
     let mut files = Vec::with_capacity(scanned.len());
     let mut cache_updates = Vec::new();
@@ -301,6 +306,7 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         warnings,
         leftovers: found.leftovers,
         cache_updates,
+        chunk_txn,
     })
 }
 
@@ -482,13 +488,20 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
 }
 
 /// Writes chunks arriving on `rx` in bounded batches.
-fn write_chunks(store: &Store, rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>) -> Result<()> {
+/// Full batches are committed at once; the last, partial one is handed back still open,
+/// so that the checkpoint commits in the same transaction and a small save pays for one
+/// durable commit, not two.
+fn write_chunks(
+    store: &Store,
+    rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>,
+) -> Result<Option<redb::WriteTransaction>> {
     let mut pending = rx.iter().peekable();
+    let mut open = None;
     while pending.peek().is_some() {
         let txn = store.db.begin_write()?;
+        let mut bytes = 0;
         {
             let mut table = txn.open_table(CHUNKS)?;
-            let mut bytes = 0;
             while bytes < BATCH_BYTES {
                 let Some((id, stored)) = pending.next() else {
                     break;
@@ -497,9 +510,13 @@ fn write_chunks(store: &Store, rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>)
                 table.insert(id, stored.as_slice())?;
             }
         }
-        txn.commit()?;
+        if bytes >= BATCH_BYTES {
+            txn.commit()?;
+        } else {
+            open = Some(txn);
+        }
     }
-    Ok(())
+    Ok(open)
 }
 
 /// A path for messages: lossy UTF-8.
