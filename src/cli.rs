@@ -35,6 +35,9 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Log(commands::log::Args),
+    InstallMan(commands::install_man::Args),
+    Completions(commands::completions::Args),
+    Hooks(commands::hooks::Args),
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
@@ -26,6 +27,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use crate::chunk::{self, Hasher};
 use crate::dag;
 use crate::diff::{self, Change, PathFilter};
+use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
 use crate::store::{Store, CHECKPOINTS, CHUNKS, TREES};
@@ -46,6 +48,8 @@ pub struct RestoreOptions {
     pub paths: Vec<Vec<u8>>,
     /// zstd level for the safety save.
     pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 /// What a restore did (or, in a dry run, would do).
@@ -65,6 +69,9 @@ pub struct RestoreReport {
     pub dry_run: bool,
     /// Things the user should hear about.
     pub warnings: Vec<String>,
+    /// Files in the worktree that no checkpoint holds because they are larger than
+    /// `checkpoint.maxFileSize` (now, or when the target was saved): left as they are.
+    pub untouched: Vec<Vec<u8>>,
 }
 
 /// Restores the checkpoint named by `rev` into the worktree.
@@ -74,11 +81,11 @@ pub fn restore(
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let (target, target_tree) = {
+    let (target, target_tree, target_skipped) = {
         let read = store.db.begin_read()?;
         let target = dag::resolve(&read, rev)?;
         let record = dag::load(&read.open_table(CHECKPOINTS)?, target)?;
-        (target, record.tree)
+        (target, record.tree, record.skipped)
     };
     let mut report = RestoreReport {
         target: Some(target),
@@ -91,8 +98,9 @@ pub fn restore(
     };
 
     // The worktree as it is now: saved first, or only scanned.
-    let (current_tree, scanned_trees) = if options.dry_run || options.no_save {
-        let snapshot = save::scan(repo, store, ScanMode::HashOnly)?;
+    let (current_tree, scanned_trees, current_skipped) = if options.dry_run || options.no_save {
+        let snapshot =
+            save::scan_with_progress(repo, store, ScanMode::HashOnly, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         let read = store.db.begin_read()?;
         let current = dag::current(
@@ -104,7 +112,7 @@ pub fn restore(
             None => None,
         };
         report.would_save = current_tree != Some(snapshot.root.0);
-        (snapshot.root.0, Some(snapshot.trees))
+        (snapshot.root.0, Some(snapshot.trees), snapshot.skipped)
     } else {
         let saved = save::save(
             repo,
@@ -112,6 +120,7 @@ pub fn restore(
             &SaveOptions {
                 message: format!("before restore to {short}"),
                 compression_level: options.compression_level,
+                progress: options.progress.clone(),
                 ..SaveOptions::default()
             },
         )?;
@@ -124,16 +133,22 @@ pub fn restore(
             SaveOutcome::Unchanged { current } => current,
         };
         let read = store.db.begin_read()?;
-        (dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree, None)
+        let tree = dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree;
+        (tree, None, saved.skipped)
     };
 
     let filter = PathFilter::new(options.paths.clone());
-    let changes = {
+    let mut changes = {
         let read = store.db.begin_read()?;
         let trees = read.open_table(TREES)?;
         let reader = TreeReader::new(&trees, scanned_trees.as_ref());
         diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
     };
+    report.untouched = spare_large_files(
+        &repo.root,
+        &mut changes,
+        current_skipped.iter().chain(&target_skipped),
+    );
     for change in &changes {
         match change.new {
             Some(_) => report.written.push(change.path.clone()),
@@ -146,7 +161,13 @@ pub fn restore(
     {
         let read = store.db.begin_read()?;
         let chunks = read.open_table(CHUNKS)?;
-        apply(&repo.root, &store.hasher, &chunks, &changes)?;
+        apply(
+            &repo.root,
+            &store.hasher,
+            &chunks,
+            &changes,
+            options.progress.as_deref(),
+        )?;
     }
 
     let txn = store.db.begin_write()?;
@@ -159,12 +180,33 @@ pub fn restore(
     Ok(report)
 }
 
+/// Keeps files that a save skipped for their size out of `changes`: no checkpoint holds
+/// their content, so writing over them or deleting them would lose it. Returns those
+/// that exist in the worktree, which the restore leaves as they are.
+fn spare_large_files<'a>(
+    root: &Path,
+    changes: &mut Vec<Change>,
+    skipped: impl Iterator<Item = &'a dag::SkippedFile>,
+) -> Vec<Vec<u8>> {
+    let spared: BTreeSet<&[u8]> = skipped.map(|file| file.path.as_slice()).collect();
+    if spared.is_empty() {
+        return Vec::new();
+    }
+    changes.retain(|change| !spared.contains(change.path.as_slice()));
+    spared
+        .into_iter()
+        .filter(|path| std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
 /// Carries out `changes` in the worktree at `root`.
 fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     root: &Path,
     hasher: &Hasher,
     chunks: &C,
     changes: &[Change],
+    progress: Option<&dyn Progress>,
 ) -> Result<()> {
     preflight(root, changes)?;
     let mut dirs = SafeDirs::new(root);
@@ -200,6 +242,10 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     // and synced once more so the renames are durable too. A crash leaves each target
     // either old or new, never torn.
     let umask = current_umask();
+    if let Some(progress) = progress {
+        let bytes = writes.iter().filter_map(|c| c.new.as_ref()).map(file_size);
+        progress.begin("Restoring", writes.len() as u64, bytes.sum());
+    }
     let done = AtomicUsize::new(0);
     let half = writes.len() / 2;
     let staged = writes
@@ -211,9 +257,16 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
             if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
                 crate::fault::point("restore-mid-write");
             }
+            if let Some(progress) = progress {
+                progress.file_done(file_size(node));
+            }
             Ok(staged)
         })
-        .collect::<Result<Vec<Staged>>>()?;
+        .collect::<Result<Vec<Staged>>>();
+    if let Some(progress) = progress {
+        progress.end();
+    }
+    let staged = staged?;
     if !staged.is_empty() {
         sync_filesystem(root)?;
         for (staged, target) in staged.into_iter().zip(&targets) {
@@ -404,6 +457,14 @@ fn stage_node<C: ReadableTable<u128, &'static [u8]>>(
             Ok(Staged::Symlink(tmp))
         }
         Node::Dir { .. } => unreachable!("changes never carry directories"),
+    }
+}
+
+/// The bytes a node's file holds (0 for a symlink), for progress.
+fn file_size(node: &Node) -> u64 {
+    match node {
+        Node::File { size, .. } => *size,
+        _ => 0,
     }
 }
 

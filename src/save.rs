@@ -11,14 +11,15 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use redb::{Durability, ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
-use crate::dag::{self, Checkpoint, Head};
+use crate::dag::{self, Checkpoint, Head, SkippedFile};
+use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
 use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, STATE, STAT_CACHE, TREES};
@@ -44,6 +45,8 @@ pub struct SaveOptions {
     pub allow_empty: bool,
     /// zstd level for new chunks.
     pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 /// Whether a scan stores what it reads.
@@ -71,6 +74,8 @@ pub struct Snapshot {
     pub trees: PendingTrees,
     /// Things the user should hear about (skipped special files, vanished files).
     pub warnings: Vec<String>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
     cache_updates: Vec<CacheUpdate>,
 }
 
@@ -98,6 +103,8 @@ pub struct SaveReport {
     pub outcome: SaveOutcome,
     /// Things the user should hear about.
     pub warnings: Vec<String>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
@@ -105,7 +112,12 @@ pub struct SaveReport {
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
     let (snapshot, git_head) = std::thread::scope(|scope| {
         let git_head = scope.spawn(|| repo.git_head());
-        let snapshot = scan(repo, store, ScanMode::Store(options.compression_level));
+        let snapshot = scan_with_progress(
+            repo,
+            store,
+            ScanMode::Store(options.compression_level),
+            options.progress.as_deref(),
+        );
         (snapshot, git_head.join().unwrap_or_default())
     });
     let snapshot = snapshot?;
@@ -149,6 +161,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
                 attachments: Vec::new(),
                 files: snapshot.totals.files,
                 bytes: snapshot.totals.bytes,
+                skipped: snapshot.skipped.clone(),
             };
             // Ids are hashes of the record; a clash (same tree, parent and nanosecond)
             // is resolved by moving the time on.
@@ -179,6 +192,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
     Ok(SaveReport {
         outcome,
         warnings: snapshot.warnings,
+        skipped: snapshot.skipped,
     })
 }
 
@@ -223,13 +237,37 @@ struct Scanned {
 /// Reads the worktree into trees. In [`ScanMode::Store`] new chunks are written to the
 /// store as they are found; the trees are returned, not written.
 pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
+    scan_with_progress(repo, store, mode, None)
+}
+
+/// [`scan`], reporting each file to `progress`.
+pub fn scan_with_progress(
+    repo: &Repo,
+    store: &Store,
+    mode: ScanMode,
+    progress: Option<&dyn Progress>,
+) -> Result<Snapshot> {
     let clock_ns = stat_cache::filesystem_clock(&repo.checkpoint_dir())?;
-    let found = walk::walk(repo)?;
+    let max_file_size = crate::config::max_file_size(repo)?;
+    let mut found = walk::walk(repo)?;
     let mut warnings: Vec<String> = found
         .special
         .iter()
         .map(|p| format!("skipped {}: not a regular file or symlink", show(p)))
         .collect();
+    let skipped = take_large_files(&mut found.entries, max_file_size);
+    warnings.extend(skipped.iter().map(|file| {
+        format!(
+            "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
+            show(&file.path),
+            crate::output::human_bytes(file.size),
+            crate::output::human_bytes(max_file_size.unwrap_or_default())
+        )
+    }));
+    if let Some(progress) = progress {
+        let bytes = found.entries.iter().map(|e| e.stat.size).sum();
+        progress.begin("Saving", found.entries.len() as u64, bytes);
+    }
 
     let read = store.db.begin_read()?;
     let chunks = read.open_table(CHUNKS)?;
@@ -263,9 +301,16 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
                     Kind::File => cached_entry(&cache, &entry.path)?,
                     Kind::Symlink => None,
                 };
-                context.scan_one(entry, cached, buf)
+                let scanned = context.scan_one(entry, cached, buf);
+                if let Some(progress) = progress {
+                    progress.file_done(entry.stat.size);
+                }
+                scanned
             })
             .collect::<Result<Vec<_>>>();
+        if let Some(progress) = progress {
+            progress.end();
+        }
         drop(context);
         let written = writer
             .join()
@@ -293,8 +338,29 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         totals,
         trees,
         warnings,
+        skipped,
         cache_updates,
     })
+}
+
+/// Takes the files larger than `limit` out of `entries`. Their stat cache entries then
+/// go as stale, so a file that shrinks below the limit is read again.
+fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> Vec<SkippedFile> {
+    let Some(limit) = limit else {
+        return Vec::new();
+    };
+    let mut skipped = Vec::new();
+    entries.retain(|entry| {
+        let large = entry.kind == Kind::File && entry.stat.size > limit;
+        if large {
+            skipped.push(SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+            });
+        }
+        !large
+    });
+    skipped
 }
 
 fn cached_entry(

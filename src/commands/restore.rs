@@ -55,6 +55,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         no_save: args.no_save,
         paths,
         compression_level: context.compression_level()?,
+        progress: context.progress(),
     };
     let report = restore(&context.repo, &store, &args.rev, &options)?;
     for warning in &report.warnings {
@@ -73,7 +74,14 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             "written": paths(&report.written),
             "deleted": paths(&report.deleted),
             "dry_run": report.dry_run,
+            "untouched": paths(&report.untouched),
         }));
+    }
+    for path in &report.untouched {
+        context.say(&format!(
+            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
+            show(path)
+        ));
     }
     if let Some(safety) = report.safety_checkpoint {
         let safety = short(safety)?;
