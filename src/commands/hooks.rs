@@ -93,7 +93,7 @@ struct UninstallArgs {
 ///
 /// Examples:
 ///
-///   echo '{"session_id":"s1","hook_event_name":"UserPromptSubmit","cwd":"'"$PWD"'"}' | git checkpoint hooks run claude
+///   git checkpoint hooks run claude < recorded-event.json
 ///
 ///   git checkpoint log --json | jq '.[0].meta'
 #[derive(Debug, clap::Args)]
