@@ -63,8 +63,8 @@ impl Progress for TerminalBar {
         let files_done = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&files_done);
         let style = ProgressStyle::with_template(
-            "{prefix:>9} [{bar:25}] {files} files, {binary_bytes}/{binary_total_bytes} \
-             ({binary_bytes_per_sec}, {elapsed})",
+            "{prefix} [{wide_bar}] {files} files, {binary_bytes}/{binary_total_bytes}, \
+             {binary_bytes_per_sec}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .with_key(
@@ -103,6 +103,7 @@ impl Progress for TerminalBar {
     }
 
     fn file_done(&self, bytes: u64) {
+        crate::fault::point("progress-file");
         if let Ok(slot) = self.stage.lock() {
             if let Some(stage) = slot.as_ref() {
                 stage.files_done.fetch_add(1, Ordering::Relaxed);
