@@ -172,8 +172,7 @@ struct SettingsFile {
     /// settings file kept elsewhere (a dotfiles repository) stays linked.
     target: PathBuf,
     value: Value,
-    /// One level of indentation, or `None` for JSON on one line.
-    indent: Option<Vec<u8>>,
+    layout: Layout,
     trailing_newline: bool,
     mode: Option<u32>,
 }
@@ -193,7 +192,7 @@ impl SettingsFile {
             return Ok(SettingsFile {
                 target,
                 value: Value::Object(Map::new()),
-                indent: Some(b"  ".to_vec()),
+                layout: Layout::Indented(b"  ".to_vec()),
                 trailing_newline: true,
                 mode,
             });
@@ -202,17 +201,21 @@ impl SettingsFile {
             Error::InvalidArgument(format!("{} is not valid JSON: {e}", target.display()))
         })?;
         let body = text.trim_ascii_end();
-        let indent = body.iter().position(|&b| b == b'\n').map(|newline| {
-            body[newline + 1..]
-                .iter()
-                .take_while(|&&b| b == b' ' || b == b'\t')
-                .copied()
-                .collect()
-        });
+        let layout = match body.iter().position(|&b| b == b'\n') {
+            Some(newline) => Layout::Indented(
+                body[newline + 1..]
+                    .iter()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .copied()
+                    .collect(),
+            ),
+            None if body.windows(3).any(|w| w == b"\": ") => Layout::Spaced,
+            None => Layout::Compact,
+        };
         Ok(SettingsFile {
             target,
             value,
-            indent,
+            layout,
             trailing_newline: text.ends_with(b"\n"),
             mode,
         })
@@ -227,14 +230,12 @@ impl SettingsFile {
 
     /// Writes `value` in the file's layout, atomically.
     fn write(&self, value: &Value) -> Result<()> {
-        let mut text = Vec::new();
-        match &self.indent {
-            Some(indent) => {
-                let formatter = serde_json::ser::PrettyFormatter::with_indent(indent);
-                let mut serializer = serde_json::Serializer::with_formatter(&mut text, formatter);
-                serde::Serialize::serialize(value, &mut serializer)
+        let mut text = match &self.layout {
+            Layout::Indented(indent) => {
+                render(value, serde_json::ser::PrettyFormatter::with_indent(indent))
             }
-            None => serde::Serialize::serialize(value, &mut serde_json::Serializer::new(&mut text)),
+            Layout::Compact => render(value, serde_json::ser::CompactFormatter),
+            Layout::Spaced => render(value, SpacedFormatter),
         }
         .map_err(|e| Error::InvalidArgument(format!("cannot encode the settings: {e}")))?;
         if self.trailing_newline {
@@ -255,6 +256,61 @@ impl SettingsFile {
         tmp.persist(&self.target)
             .map_err(|e| Error::io(&self.target, e.error))?;
         Ok(())
+    }
+}
+
+fn render(
+    value: &Value,
+    formatter: impl serde_json::ser::Formatter,
+) -> serde_json::Result<Vec<u8>> {
+    let mut text = Vec::new();
+    serde::Serialize::serialize(
+        value,
+        &mut serde_json::Serializer::with_formatter(&mut text, formatter),
+    )?;
+    Ok(text)
+}
+
+/// How a settings file is laid out.
+enum Layout {
+    /// One entry a line, indented by this much a level.
+    Indented(Vec<u8>),
+    /// One line, no spaces.
+    Compact,
+    /// One line, a space after each `:` and `,` (as Python's json.dumps writes it).
+    Spaced,
+}
+
+/// Writes JSON on one line with a space after each `:` and `,`.
+struct SpacedFormatter;
+
+impl serde_json::ser::Formatter for SpacedFormatter {
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            out.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            out.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b": ")
     }
 }
 
