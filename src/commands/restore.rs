@@ -77,12 +77,6 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             "untouched": paths(&report.untouched),
         }));
     }
-    for path in &report.untouched {
-        context.say(&format!(
-            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
-            show(path)
-        ));
-    }
     if let Some(safety) = report.safety_checkpoint {
         let safety = short(safety)?;
         context.say(&format!(
@@ -99,6 +93,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         for path in &report.deleted {
             context.say(&format!("delete {}", show(path)));
         }
+        say_untouched(context, &report.untouched);
         return Ok(());
     }
     context.say(&format!(
@@ -107,5 +102,16 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         report.written.len(),
         report.deleted.len()
     ));
+    say_untouched(context, &report.untouched);
     Ok(())
+}
+
+/// Names the files restore left alone because no checkpoint holds them.
+fn say_untouched(context: &Context, untouched: &[Vec<u8>]) {
+    for path in untouched {
+        context.say(&format!(
+            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
+            show(path)
+        ));
+    }
 }
