@@ -10,8 +10,30 @@ use crate::commands;
 /// Cheap, branching save points of a git worktree, outside git's history.
 ///
 /// Checkpoints live in <git-dir>/checkpoint/store.redb; the repository's HEAD, index,
-/// refs and objects are never touched. Exit status: 0 success, 1 error, 2 usage error,
-/// 128 not in a git worktree.
+/// refs and objects are never touched.
+///
+/// Configuration, read through git's config (so system, global, local and worktree
+/// files and includes apply as for git's own keys; set with `git config`):
+///
+/// checkpoint.maxFileSize: files larger than this are not saved; a warning names them,
+/// the checkpoint records them, and restore leaves them alone. A size in bytes with an
+/// optional k, m or g suffix (1024-based, as git reads sizes), or 0 for no limit.
+/// Default 100m.
+///
+/// checkpoint.compression: the zstd level, 1 to 19, for new content. Default 3.
+///
+/// checkpoint.lockTimeout: seconds to wait while another git-checkpoint uses the store.
+/// Default 60.
+///
+/// checkpoint.defaultBranch: the branch a new store's first checkpoint goes on.
+/// Default main.
+///
+/// Exit status: 0 success (also when a save finds nothing to save), 1 error, 2 usage
+/// error, 128 not in a git worktree (or in a bare repository), as git does.
+///
+/// Install the manual with `git checkpoint install-man`, tab completion with
+/// `git checkpoint completions <shell>`, and the AI agent hooks with
+/// `git checkpoint hooks install claude`.
 #[derive(Debug, Parser)]
 #[command(name = "git-checkpoint", bin_name = "git checkpoint", version)]
 pub struct Cli {
@@ -35,6 +57,9 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Log(commands::log::Args),
+    InstallMan(commands::install_man::Args),
+    Completions(commands::completions::Args),
+    Hooks(commands::hooks::Args),
 }
 
 #[cfg(test)]

@@ -29,6 +29,16 @@ pub struct Attachment {
     pub chunks: Vec<u128>,
 }
 
+/// A file a save left out because it was larger than `checkpoint.maxFileSize`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    /// Its worktree path.
+    #[serde(with = "serde_bytes")]
+    pub path: Vec<u8>,
+    /// Its size when it was skipped.
+    pub size: u64,
+}
+
 /// One save point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -54,6 +64,9 @@ pub struct Checkpoint {
     pub files: u64,
     /// Total size of the files in the tree.
     pub bytes: u64,
+    /// Files left out for their size; restore leaves them alone. (Appended last: the
+    /// encoding is positional.)
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// What HEAD names.
@@ -79,6 +92,32 @@ pub fn head(state: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<H
         Some(v) => codec::decode(v.value(), "HEAD"),
         None => Ok(Head::Branch(DEFAULT_BRANCH.to_string())),
     }
+}
+
+/// Points HEAD of a store that has no HEAD and no branch yet at `branch`, so that its
+/// first checkpoint lands there (`checkpoint.defaultBranch`). A store in use is left as
+/// it is, and opening one costs only a read.
+pub fn init_head(db: &redb::Database, branch: &str) -> Result<()> {
+    use redb::ReadableDatabase;
+    if branch == DEFAULT_BRANCH {
+        return Ok(());
+    }
+    let read = db.begin_read()?;
+    let is_new = {
+        let state = read.open_table(STATE)?;
+        let branches = read.open_table(BRANCHES)?;
+        state.get("head")?.is_none() && branches.first()?.is_none()
+    };
+    drop(read);
+    if is_new {
+        let txn = db.begin_write()?;
+        txn.open_table(STATE)?.insert(
+            "head",
+            codec::encode(&Head::Branch(branch.to_string())).as_slice(),
+        )?;
+        txn.commit()?;
+    }
+    Ok(())
 }
 
 /// The checkpoint HEAD points at, if any.

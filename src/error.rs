@@ -83,6 +83,16 @@ pub enum Error {
     /// A bad command-line value that the library checks.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A `checkpoint.*` config value that does not parse.
+    #[error("bad config value '{value}' for {key}: expected {expected}")]
+    BadConfig {
+        /// The key, in its documented spelling.
+        key: &'static str,
+        /// The value found.
+        value: String,
+        /// What the key takes.
+        expected: &'static str,
+    },
     /// An I/O error with the path it concerns.
     #[error("{}: {source}", path.display())]
     Io {

@@ -5,7 +5,9 @@
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
 //!
 //! Points: `locked` (the store was just opened), `save-chunks-written` (all chunks written,
-//! checkpoint not yet), `restore-mid-write` (half the files of a restore written).
+//! checkpoint not yet), `restore-mid-write` (half the files of a restore written),
+//! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
+//! for the bar to appear).
 
 /// Pauses or aborts if the environment names `point`.
 pub fn point(point: &str) {

@@ -15,14 +15,20 @@
 //! - [`save`], [`restore`], [`diff`]: the operations.
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
 //! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
+//! - [`config`]: the `checkpoint.*` settings from git's config.
+//! - [`progress`]: progress reporting for long operations, and the terminal bar.
+//! - [`hooks`]: installing and running the hooks that save around AI agent steps.
 
 pub mod chunk;
 pub mod codec;
+pub mod config;
 pub mod dag;
 pub mod diff;
 pub mod error;
 pub mod fault;
+pub mod hooks;
 pub mod output;
+pub mod progress;
 pub mod repo;
 pub mod restore;
 pub mod save;

@@ -30,6 +30,17 @@ pub struct CheckpointJson {
     pub files: u64,
     /// Total bytes of its files.
     pub bytes: u64,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedJson>,
+}
+
+/// The JSON object for a file a save skipped.
+#[derive(Debug, Serialize)]
+pub struct SkippedJson {
+    /// Its worktree path (lossy UTF-8).
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 impl CheckpointJson {
@@ -51,6 +62,14 @@ impl CheckpointJson {
                 .collect(),
             files: record.files,
             bytes: record.bytes,
+            skipped: record
+                .skipped
+                .iter()
+                .map(|file| SkippedJson {
+                    path: String::from_utf8_lossy(&file.path).into_owned(),
+                    size: file.size,
+                })
+                .collect(),
         }
     }
 }

@@ -19,6 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
@@ -27,6 +28,7 @@ use crate::chunk::{self, Hasher};
 use crate::codec;
 use crate::dag;
 use crate::diff::{self, Change, PathFilter};
+use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
 use crate::store::{Store, CHECKPOINTS, CHUNKS, STATE, TREES};
@@ -49,6 +51,8 @@ pub struct RestoreOptions {
     pub paths: Vec<Vec<u8>>,
     /// zstd level for the safety save.
     pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 /// What a restore did (or, in a dry run, would do).
@@ -68,6 +72,9 @@ pub struct RestoreReport {
     pub dry_run: bool,
     /// Things the user should hear about.
     pub warnings: Vec<String>,
+    /// Files in the worktree that no checkpoint holds because they are larger than
+    /// `checkpoint.maxFileSize` (now, or when the target was saved): left as they are.
+    pub untouched: Vec<Vec<u8>>,
 }
 
 /// Restores the checkpoint named by `rev` into the worktree.
@@ -77,11 +84,11 @@ pub fn restore(
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let (target, target_tree) = {
+    let (target, target_tree, target_skipped) = {
         let read = store.db.begin_read()?;
         let target = dag::resolve(&read, rev)?;
         let record = dag::load(&read.open_table(CHECKPOINTS)?, target)?;
-        (target, record.tree)
+        (target, record.tree, record.skipped)
     };
     let mut report = RestoreReport {
         target: Some(target),
@@ -95,8 +102,9 @@ pub fn restore(
 
     // The worktree as it is now: saved first, or only scanned.
     let leftovers;
-    let (current_tree, scanned_trees) = if options.dry_run || options.no_save {
-        let snapshot = save::scan(repo, store, ScanMode::HashOnly)?;
+    let (current_tree, scanned_trees, current_skipped) = if options.dry_run || options.no_save {
+        let snapshot =
+            save::scan_with_progress(repo, store, ScanMode::HashOnly, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         leftovers = snapshot.leftovers;
         let read = store.db.begin_read()?;
@@ -109,7 +117,7 @@ pub fn restore(
             None => None,
         };
         report.would_save = current_tree != Some(snapshot.root.0);
-        (snapshot.root.0, Some(snapshot.trees))
+        (snapshot.root.0, Some(snapshot.trees), snapshot.skipped)
     } else {
         let saved = save::save(
             repo,
@@ -117,6 +125,7 @@ pub fn restore(
             &SaveOptions {
                 message: format!("before restore to {short}"),
                 compression_level: options.compression_level,
+                progress: options.progress.clone(),
                 ..SaveOptions::default()
             },
         )?;
@@ -130,16 +139,22 @@ pub fn restore(
             SaveOutcome::Unchanged { current } => current,
         };
         let read = store.db.begin_read()?;
-        (dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree, None)
+        let tree = dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree;
+        (tree, None, saved.skipped)
     };
 
     let filter = PathFilter::new(options.paths.clone());
-    let changes = {
+    let mut changes = {
         let read = store.db.begin_read()?;
         let trees = read.open_table(TREES)?;
         let reader = TreeReader::new(&store.hasher, &trees, scanned_trees.as_ref());
         diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
     };
+    report.untouched = spare_large_files(
+        &repo.root,
+        &mut changes,
+        current_skipped.iter().chain(&target_skipped),
+    );
     for change in &changes {
         match change.new {
             Some(_) => report.written.push(change.path.clone()),
@@ -158,7 +173,14 @@ pub fn restore(
     {
         let read = store.db.begin_read()?;
         let chunks = read.open_table(CHUNKS)?;
-        apply(&repo.root, &store.hasher, &chunks, &changes, &leftovers)?;
+        apply(
+            &repo.root,
+            &store.hasher,
+            &chunks,
+            &changes,
+            &leftovers,
+            options.progress.as_deref(),
+        )?;
     }
 
     let txn = store.db.begin_write()?;
@@ -182,6 +204,26 @@ pub fn interrupted(txn: &redb::ReadTransaction) -> Result<Option<Id>> {
     }
 }
 
+/// Keeps files that a save skipped for their size out of `changes`: no checkpoint holds
+/// their content, so writing over them or deleting them would lose it. Returns those
+/// that exist in the worktree, which the restore leaves as they are.
+fn spare_large_files<'a>(
+    root: &Path,
+    changes: &mut Vec<Change>,
+    skipped: impl Iterator<Item = &'a dag::SkippedFile>,
+) -> Vec<Vec<u8>> {
+    let spared: BTreeSet<&[u8]> = skipped.map(|file| file.path.as_slice()).collect();
+    if spared.is_empty() {
+        return Vec::new();
+    }
+    changes.retain(|change| !spared.contains(change.path.as_slice()));
+    spared
+        .into_iter()
+        .filter(|path| std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
 /// Carries out `changes` in the worktree at `root`, after removing `leftovers` (an
 /// interrupted restore's temporary files).
 fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
@@ -190,6 +232,7 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     chunks: &C,
     changes: &[Change],
     leftovers: &[Vec<u8>],
+    progress: Option<&dyn Progress>,
 ) -> Result<()> {
     preflight(root, changes)?;
     for leftover in leftovers {
@@ -232,6 +275,10 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     // and synced once more so the renames are durable too. A crash leaves each target
     // either old or new, never torn.
     let umask = current_umask();
+    if let Some(progress) = progress {
+        let bytes = writes.iter().filter_map(|c| c.new.as_ref()).map(file_size);
+        progress.begin("Restoring", writes.len() as u64, bytes.sum());
+    }
     let done = AtomicUsize::new(0);
     let half = writes.len() / 2;
     let staged = writes
@@ -243,9 +290,16 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
             if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
                 crate::fault::point("restore-mid-write");
             }
+            if let Some(progress) = progress {
+                progress.file_done(file_size(node));
+            }
             Ok(staged)
         })
-        .collect::<Result<Vec<Staged>>>()?;
+        .collect::<Result<Vec<Staged>>>();
+    if let Some(progress) = progress {
+        progress.end();
+    }
+    let staged = staged?;
     if !staged.is_empty() {
         sync_filesystem(root)?;
         for (staged, target) in staged.into_iter().zip(&targets) {
@@ -436,6 +490,14 @@ fn stage_node<C: ReadableTable<u128, &'static [u8]>>(
             Ok(Staged::Symlink(tmp))
         }
         Node::Dir { .. } => unreachable!("changes never carry directories"),
+    }
+}
+
+/// The bytes a node's file holds (0 for a symlink), for progress.
+fn file_size(node: &Node) -> u64 {
+    match node {
+        Node::File { size, .. } => *size,
+        _ => 0,
     }
 }
 

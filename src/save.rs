@@ -11,14 +11,15 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
-use crate::dag::{self, Checkpoint, Head};
+use crate::dag::{self, Checkpoint, Head, SkippedFile};
+use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
 use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, STATE, STAT_CACHE, TREES};
@@ -44,6 +45,8 @@ pub struct SaveOptions {
     pub allow_empty: bool,
     /// zstd level for new chunks.
     pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 /// Whether a scan stores what it reads.
@@ -73,6 +76,8 @@ pub struct Snapshot {
     pub warnings: Vec<String>,
     /// Temporary files of an interrupted restore, never captured; restore removes them.
     pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
     cache_updates: Vec<CacheUpdate>,
     /// The write transaction holding the last chunks, not yet committed.
     chunk_txn: Option<redb::WriteTransaction>,
@@ -104,12 +109,19 @@ pub struct SaveReport {
     pub warnings: Vec<String>,
     /// Temporary files of an interrupted restore found in the worktree.
     pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
-    let mut snapshot = scan(repo, store, ScanMode::Store(options.compression_level))?;
+    let mut snapshot = scan_with_progress(
+        repo,
+        store,
+        ScanMode::Store(options.compression_level),
+        options.progress.as_deref(),
+    )?;
     crate::fault::point("save-chunks-written");
 
     let _span = crate::trace::span("commit");
@@ -155,6 +167,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
                 attachments: Vec::new(),
                 files: snapshot.totals.files,
                 bytes: snapshot.totals.bytes,
+                skipped: snapshot.skipped.clone(),
             };
             // Ids are hashes of the record; a clash (same tree, parent and nanosecond)
             // is resolved by moving the time on.
@@ -186,6 +199,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         outcome,
         warnings: snapshot.warnings,
         leftovers: snapshot.leftovers,
+        skipped: snapshot.skipped,
     })
 }
 
@@ -230,8 +244,19 @@ struct Scanned {
 /// Reads the worktree into trees. In [`ScanMode::Store`] new chunks are written to the
 /// store as they are found; the trees are returned, not written.
 pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
+    scan_with_progress(repo, store, mode, None)
+}
+
+/// [`scan`], reporting each file to `progress`.
+pub fn scan_with_progress(
+    repo: &Repo,
+    store: &Store,
+    mode: ScanMode,
+    progress: Option<&dyn Progress>,
+) -> Result<Snapshot> {
     let clock_ns = stat_cache::filesystem_clock(&repo.checkpoint_dir())?;
-    let found = {
+    let max_file_size = crate::config::max_file_size(repo)?;
+    let mut found = {
         let _span = crate::trace::span("walk");
         walk::walk(repo)?
     };
@@ -241,6 +266,19 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         .iter()
         .map(|p| format!("skipped {}: not a regular file or symlink", show(p)))
         .collect();
+    let skipped = take_large_files(&mut found.entries, max_file_size);
+    warnings.extend(skipped.iter().map(|file| {
+        format!(
+            "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
+            show(&file.path),
+            crate::output::human_bytes(file.size),
+            crate::output::human_bytes(max_file_size.unwrap_or_default())
+        )
+    }));
+    if let Some(progress) = progress {
+        let bytes = found.entries.iter().map(|e| e.stat.size).sum();
+        progress.begin("Saving", found.entries.len() as u64, bytes);
+    }
 
     let read = store.db.begin_read()?;
     let chunks = read.open_table(CHUNKS)?;
@@ -275,9 +313,16 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
                         Kind::File => cached_entry(&cache, &entry.path)?,
                         Kind::Symlink => None,
                     };
-                    context.scan_one(entry, cached, buf)
+                    let scanned = context.scan_one(entry, cached, buf);
+                    if let Some(progress) = progress {
+                        progress.file_done(entry.stat.size);
+                    }
+                    scanned
                 })
                 .collect::<Result<Vec<_>>>();
+            if let Some(progress) = progress {
+                progress.end();
+            }
             drop(context);
             let written = writer
                 .join()
@@ -305,9 +350,30 @@ pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
         trees,
         warnings,
         leftovers: found.leftovers,
+        skipped,
         cache_updates,
         chunk_txn,
     })
+}
+
+/// Takes the files larger than `limit` out of `entries`. Their stat cache entries then
+/// go as stale, so a file that shrinks below the limit is read again.
+fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> Vec<SkippedFile> {
+    let Some(limit) = limit else {
+        return Vec::new();
+    };
+    let mut skipped = Vec::new();
+    entries.retain(|entry| {
+        let large = entry.kind == Kind::File && entry.stat.size > limit;
+        if large {
+            skipped.push(SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+            });
+        }
+        !large
+    });
+    skipped
 }
 
 fn cached_entry(

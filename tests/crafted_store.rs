@@ -80,6 +80,7 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
             attachments: vec![],
             files: 1,
             bytes: content.len() as u64,
+            skipped: vec![],
         };
         let bytes = codec::encode(&record);
         let id = store.hasher.id(&bytes);

@@ -1,16 +1,21 @@
 //! One file per subcommand: its `Args` (the help text) and one function that resolves
 //! the arguments, does the work through the library, and reports.
 
+pub mod completions;
+pub mod hooks;
+pub mod install_man;
 pub mod log;
 pub mod restore;
 pub mod save;
 
+use std::io::IsTerminal;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
 
-use anyhow::Context as _;
+use git_checkpoint::config;
+use git_checkpoint::progress::{Progress, TerminalBar};
 use git_checkpoint::repo::Repo;
-use git_checkpoint::store::{Store, DEFAULT_LOCK_TIMEOUT};
+use git_checkpoint::store::Store;
 
 use crate::cli::{Cli, Command};
 
@@ -25,24 +30,12 @@ pub struct Context {
 }
 
 impl Context {
-    /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows.
+    /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows;
+    /// a new store's HEAD names `checkpoint.defaultBranch`.
     pub fn open_store(&self) -> anyhow::Result<Store> {
-        let timeout = match self.repo.config("checkpoint.locktimeout") {
-            Some(value) => Duration::from_secs_f64(
-                value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .with_context(|| {
-                        format!("checkpoint.lockTimeout must be a number of seconds, not '{value}'")
-                    })?,
-            ),
-            None => DEFAULT_LOCK_TIMEOUT,
-        };
         let quiet = self.quiet;
-        let path = self.repo.checkpoint_dir().join("store.redb");
         let _span = git_checkpoint::trace::span("open store");
-        Ok(Store::open(&path, timeout, &mut || {
+        Ok(config::open_store(&self.repo, &mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
@@ -51,14 +44,14 @@ impl Context {
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 3).
     pub fn compression_level(&self) -> anyhow::Result<i32> {
-        match self.repo.config("checkpoint.compression") {
-            Some(value) => value
-                .parse::<i32>()
-                .ok()
-                .filter(|l| (1..=19).contains(l))
-                .with_context(|| format!("checkpoint.compression must be 1 to 19, not '{value}'")),
-            None => Ok(3),
-        }
+        Ok(config::compression_level(&self.repo)?)
+    }
+
+    /// A progress bar on stderr, only where a person watches: stderr is a terminal and
+    /// neither `-q` nor `--json` was given.
+    pub fn progress(&self) -> Option<Arc<dyn Progress>> {
+        (!self.quiet && !self.json && std::io::stderr().is_terminal())
+            .then(|| Arc::new(TerminalBar::new()) as Arc<dyn Progress>)
     }
 
     /// Prints a warning to stderr unless quiet.
@@ -79,6 +72,13 @@ impl Context {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let start = cli.directory.as_deref().unwrap_or(Path::new("."));
+    // Commands that also work outside a worktree.
+    let command = match cli.command {
+        Command::Completions(args) => return completions::run(args),
+        Command::InstallMan(args) => return install_man::run(args, cli.quiet),
+        Command::Hooks(args) => return hooks::run(start, cli.quiet, args),
+        command => command,
+    };
     let repo = {
         let _span = git_checkpoint::trace::span("discover");
         Repo::discover(start)?
@@ -88,10 +88,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         quiet: cli.quiet,
         json: cli.json,
     };
-    match cli.command {
+    match command {
         Command::Save(args) => save::run(&context, args),
         Command::Restore(args) => restore::run(&context, args),
         Command::Log(args) => log::run(&context, args),
+        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
+            unreachable!("handled before the worktree is found")
+        }
     }
 }
 

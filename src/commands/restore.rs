@@ -55,6 +55,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         no_save: args.no_save,
         paths,
         compression_level: context.compression_level()?,
+        progress: context.progress(),
     };
     let report = restore(&context.repo, &store, &args.rev, &options)?;
     for warning in &report.warnings {
@@ -73,6 +74,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             "written": paths(&report.written),
             "deleted": paths(&report.deleted),
             "dry_run": report.dry_run,
+            "untouched": paths(&report.untouched),
         }));
     }
     if let Some(safety) = report.safety_checkpoint {
@@ -91,6 +93,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         for path in &report.deleted {
             context.say(&format!("delete {}", show(path)));
         }
+        say_untouched(context, &report.untouched);
         return Ok(());
     }
     context.say(&format!(
@@ -99,5 +102,16 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         report.written.len(),
         report.deleted.len()
     ));
+    say_untouched(context, &report.untouched);
     Ok(())
+}
+
+/// Names the files restore left alone because no checkpoint holds them.
+fn say_untouched(context: &Context, untouched: &[Vec<u8>]) {
+    for path in untouched {
+        context.say(&format!(
+            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
+            show(path)
+        ));
+    }
 }

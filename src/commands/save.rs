@@ -49,6 +49,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         meta: args.meta,
         allow_empty: args.allow_empty,
         compression_level: context.compression_level()?,
+        progress: context.progress(),
     };
     let report = save(&context.repo, &store, &options)?;
     for warning in &report.warnings {

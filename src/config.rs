@@ -1,0 +1,145 @@
+//! The `checkpoint.*` settings, read through git's own configuration (see
+//! [`Repo::config`]) so that includes and the system/global/local/worktree precedence
+//! are git's. Each setting has one function here that parses and checks its value.
+
+use std::time::Duration;
+
+use crate::repo::Repo;
+use crate::store::{Store, DEFAULT_LOCK_TIMEOUT};
+use crate::{Error, Result};
+
+/// zstd level for new content when `checkpoint.compression` is unset.
+pub const DEFAULT_COMPRESSION: i32 = 3;
+/// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
+
+fn bad(key: &'static str, value: &str, expected: &'static str) -> Error {
+    Error::BadConfig {
+        key,
+        value: value.to_string(),
+        expected,
+    }
+}
+
+/// Opens (creating on first use) the worktree's store as its config says: waiting up to
+/// `checkpoint.lockTimeout` for another process, calling `on_wait` once if it has to
+/// wait, and giving a new store's HEAD the `checkpoint.defaultBranch`.
+pub fn open_store(repo: &Repo, on_wait: &mut dyn FnMut()) -> Result<Store> {
+    let timeout = lock_timeout(repo)?;
+    let branch = default_branch(repo)?;
+    let store = Store::open(&repo.checkpoint_dir().join("store.redb"), timeout, on_wait)?;
+    crate::dag::init_head(&store.db, &branch)?;
+    Ok(store)
+}
+
+/// `checkpoint.compression`: the zstd level (1 to 19) for new chunks.
+pub fn compression_level(repo: &Repo) -> Result<i32> {
+    match repo.config("checkpoint.compression") {
+        Some(value) => value
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|level| (1..=19).contains(level))
+            .ok_or_else(|| bad("checkpoint.compression", value, "a zstd level from 1 to 19")),
+        None => Ok(DEFAULT_COMPRESSION),
+    }
+}
+
+/// `checkpoint.lockTimeout`: how long to wait for another process holding the store.
+pub fn lock_timeout(repo: &Repo) -> Result<Duration> {
+    match repo.config("checkpoint.locktimeout") {
+        Some(value) => value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| bad("checkpoint.lockTimeout", value, "a number of seconds")),
+        None => Ok(DEFAULT_LOCK_TIMEOUT),
+    }
+}
+
+/// `checkpoint.maxFileSize`: files larger than this are not saved. `None` means no
+/// limit (the value 0).
+pub fn max_file_size(repo: &Repo) -> Result<Option<u64>> {
+    match repo.config("checkpoint.maxfilesize") {
+        Some(value) => match parse_size(value) {
+            Some(0) => Ok(None),
+            Some(limit) => Ok(Some(limit)),
+            None => Err(bad(
+                "checkpoint.maxFileSize",
+                value,
+                "a size in bytes with an optional k, m or g suffix (e.g. 100m), or 0 for no limit",
+            )),
+        },
+        None => Ok(Some(DEFAULT_MAX_FILE_SIZE)),
+    }
+}
+
+/// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
+pub fn default_branch(repo: &Repo) -> Result<String> {
+    match repo.config("checkpoint.defaultbranch") {
+        Some(value) if is_valid_branch_name(value) => Ok(value.to_string()),
+        Some(value) => Err(bad(
+            "checkpoint.defaultBranch",
+            value,
+            "a branch name without spaces, '~', ':' or control characters, other than '@'",
+        )),
+        None => Ok(crate::dag::DEFAULT_BRANCH.to_string()),
+    }
+}
+
+/// Whether `name` can be a checkpoint branch: it must not collide with the revision
+/// syntax (`@`, `~N`) and must print on one line as one word.
+pub fn is_valid_branch_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "@"
+        && !name.starts_with('-')
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '~' | ':'))
+}
+
+/// Parses a size as git's integer options do: digits with an optional `k`, `m` or `g`
+/// suffix (any case) multiplying by 1024, 1024² or 1024³.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, factor) = match text.char_indices().last()? {
+        (i, 'k' | 'K') => (&text[..i], 1u64 << 10),
+        (i, 'm' | 'M') => (&text[..i], 1 << 20),
+        (i, 'g' | 'G') => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_like_git_integers() {
+        assert_eq!(parse_size("0"), Some(0));
+        assert_eq!(parse_size("1500"), Some(1500));
+        assert_eq!(parse_size("100M"), Some(100 << 20));
+        assert_eq!(parse_size("2k"), Some(2048));
+        assert_eq!(parse_size(" 1g "), Some(1 << 30));
+        assert_eq!(parse_size("m"), None);
+        assert_eq!(parse_size("-5"), None);
+        assert_eq!(parse_size("1.5M"), None);
+        assert_eq!(parse_size("10MB"), None);
+        assert_eq!(parse_size("99999999999999999999g"), None);
+    }
+
+    #[test]
+    fn branch_names_avoid_revision_syntax() {
+        assert!(is_valid_branch_name("trunk"));
+        assert!(is_valid_branch_name("agent/claude-1"));
+        for bad in ["", "@", "a~1", "two words", "-x", "a:b"] {
+            assert!(!is_valid_branch_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! `hooks install/uninstall/run claude`: merging into Claude Code's settings without
+//! disturbing them, and saving with the agent's session as metadata.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Settings as Claude Code writes them (two-space JSON), with a hook of the user's own.
+const EXISTING: &str = r#"{
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)"
+    ]
+  },
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "prettier --write \"$CLAUDE_FILE_PATHS\""
+          }
+        ]
+      }
+    ]
+  },
+  "model": "sonnet"
+}
+"#;
+
+fn settings(r: &Repo) -> std::path::PathBuf {
+    r.p(".claude/settings.json")
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
+    let r = Repo::new();
+    r.write(".claude/settings.json", EXISTING.as_bytes());
+    // From a subdirectory: the settings at the top of the worktree are meant.
+    std::fs::create_dir_all(r.p("src")).unwrap();
+    let out = r.sb.ok_in(&r.p("src"), &["hooks", "install", "claude"]);
+    assert!(
+        out.stdout.contains("Installed the checkpoint hooks"),
+        "{out}"
+    );
+
+    let merged = read_json(&settings(&r));
+    let original: Value = serde_json::from_str(EXISTING).unwrap();
+    assert_eq!(merged["permissions"], original["permissions"]);
+    assert_eq!(merged["model"], "sonnet");
+    let post = merged["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(post.len(), 2, "{merged:#}");
+    assert_eq!(
+        post[0], original["hooks"]["PostToolUse"][0],
+        "user hook kept"
+    );
+    assert_eq!(
+        post[1],
+        json!({"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash",
+               "hooks": [{"type": "command", "command": "git checkpoint hooks run claude"}]})
+    );
+    assert_eq!(
+        merged["hooks"]["UserPromptSubmit"],
+        json!([{"hooks": [{"type": "command", "command": "git checkpoint hooks run claude"}]}])
+    );
+    // Key order and indentation are the file's own.
+    let text = std::fs::read_to_string(settings(&r)).unwrap();
+    assert!(text.starts_with("{\n  \"permissions\""), "{text}");
+    assert!(text.ends_with("\"model\": \"sonnet\"\n}\n"), "{text}");
+
+    // A second install changes nothing.
+    let out = r.ok(&["hooks", "install", "claude"]);
+    assert!(out.stdout.contains("already"), "{out}");
+    assert_eq!(std::fs::read_to_string(settings(&r)).unwrap(), text);
+
+    let out = r.ok(&["hooks", "uninstall", "claude"]);
+    assert!(out.stdout.contains("Removed"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(settings(&r)).unwrap(),
+        EXISTING,
+        "uninstall must restore the file byte for byte"
+    );
+    let out = r.ok(&["hooks", "uninstall", "claude"]);
+    assert!(out.stdout.contains("No checkpoint hooks"), "{out}");
+}
+
+#[test]
+fn uninstall_keeps_what_the_user_changed_meanwhile() {
+    let r = Repo::new();
+    // Four-space indentation and no trailing newline are kept too.
+    let four = "{\n    \"model\": \"opus\"\n}";
+    r.write(".claude/settings.json", four.as_bytes());
+    r.ok(&["hooks", "install", "claude"]);
+    let mut merged = read_json(&settings(&r));
+    assert!(std::fs::read_to_string(settings(&r))
+        .unwrap()
+        .contains("\n    \"hooks\": {\n        \"UserPromptSubmit\""));
+    // The user adds a hook of their own to our group and a setting.
+    merged["hooks"]["UserPromptSubmit"][0]["hooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "command", "command": "notify-send prompt"}));
+    merged["theme"] = json!("dark");
+    std::fs::write(settings(&r), serde_json::to_string_pretty(&merged).unwrap()).unwrap();
+    r.ok(&["hooks", "uninstall", "claude"]);
+    let left = read_json(&settings(&r));
+    assert_eq!(
+        left,
+        json!({"model": "opus",
+               "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "notify-send prompt"}]}]},
+               "theme": "dark"})
+    );
+}
+
+#[test]
+fn install_creates_and_uninstall_removes_a_missing_file_and_global_uses_home() {
+    let r = Repo::new();
+    r.ok(&["hooks", "install", "claude"]);
+    assert!(settings(&r).is_file());
+    r.ok(&["hooks", "uninstall", "claude"]);
+    assert!(
+        !r.exists(".claude"),
+        "install made .claude; uninstall removes it"
+    );
+
+    // --global works outside any repository, in $HOME.
+    let outside = r.sb.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let global = r.sb.home.join(".claude/settings.json");
+    std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+    std::fs::write(&global, "{\"env\": {\"A\": \"1\"}}").unwrap();
+    r.sb.ok_in(&outside, &["hooks", "install", "claude", "--global"]);
+    let merged = read_json(&global);
+    assert_eq!(merged["env"]["A"], "1");
+    assert!(merged["hooks"]["PostToolUse"].is_array());
+    assert!(!r.exists(".claude"), "--global leaves the project alone");
+    r.sb.ok_in(&outside, &["hooks", "uninstall", "claude", "--global"]);
+    assert_eq!(
+        std::fs::read_to_string(&global).unwrap(),
+        "{\"env\": {\"A\": \"1\"}}",
+        "one-line JSON comes back as it was"
+    );
+
+    // Without --global, outside a worktree, it is git's usual error.
+    let out = r.sb.run_in(&outside, &["hooks", "install", "claude"]);
+    assert_eq!(out.code, 128, "{out}");
+}
+
+#[test]
+fn install_refuses_settings_it_cannot_read() {
+    let r = Repo::new();
+    for bad in ["{ not json", "[1, 2]", "{\"hooks\": {\"PostToolUse\": {}}}"] {
+        r.write(".claude/settings.json", bad.as_bytes());
+        let out = r.run(&["hooks", "install", "claude"]);
+        assert_eq!(out.code, 1, "{bad}: {out}");
+        assert!(out.stderr.starts_with("error: "), "{out}");
+        assert_eq!(r.read(".claude/settings.json"), bad.as_bytes(), "untouched");
+    }
+}
+
+/// Runs `hooks run claude` in `cwd` with `input` on stdin.
+fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
+    let mut cmd = sb.bin_cmd(cwd, &["hooks", "run", "claude"]);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = Out {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout_raw: output.stdout,
+        started: std::time::Instant::now(),
+        finished: std::time::Instant::now(),
+    };
+    assert_no_panic(&out, "hooks run claude");
+    out
+}
+
+#[test]
+fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
+    let r = Repo::new();
+    r.write("src/lib.rs", b"pub fn a() {}\n");
+    // A PostToolUse payload as Claude Code sends it; the hook runs elsewhere, and
+    // `cwd` in the payload says which worktree is meant.
+    let payload = json!({
+        "session_id": "abc123-session",
+        "transcript_path": "/home/u/.claude/projects/x/abc123-session.jsonl",
+        "cwd": r.dir,
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "sed -i s/a/b/ src/lib.rs", "description": "edit"},
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": false}
+    });
+    let elsewhere = r.sb.root.clone();
+    let out = run_hook(&r.sb, &elsewhere, payload.to_string().as_bytes());
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(out.stdout, "", "a hook's stdout would reach the agent");
+    assert_eq!(out.stderr, "");
+    let log = r.log_json(false);
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        log[0]["meta"],
+        json!({"agent": "claude", "session": "abc123-session", "event": "PostToolUse", "tool": "Bash"})
+    );
+    assert_eq!(log[0]["message"], "after Bash: sed -i s/a/b/ src/lib.rs");
+
+    // A prompt: saved only if something changed, with the prompt's first line.
+    r.write("src/lib.rs", b"pub fn b() {}\n");
+    let prompt = json!({
+        "session_id": "abc123-session",
+        "cwd": r.dir,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Rename b to c\nand update the callers"
+    });
+    let out = run_hook(&r.sb, &r.dir, prompt.to_string().as_bytes());
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+    let log = r.log_json(false);
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0]["message"], "before prompt: Rename b to c");
+    assert_eq!(log[0]["meta"]["event"], "UserPromptSubmit");
+    assert!(log[0]["meta"].get("tool").is_none());
+
+    // Garbage on stdin: exit 0, nothing printed, the reason in hooks.log.
+    let out = run_hook(&r.sb, &r.dir, b"this is not json");
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "", "")
+    );
+    let hooks_log = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
+    assert!(hooks_log.contains("not valid JSON"), "{hooks_log}");
+
+    // Outside any repository: still exit 0 and silent.
+    let outside = json!({"session_id": "s", "cwd": r.sb.root, "hook_event_name": "Stop"});
+    let out = run_hook(&r.sb, &r.sb.root, outside.to_string().as_bytes());
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "", "")
+    );
+}
+
+#[test]
+fn installed_hook_command_is_what_the_agent_would_run() {
+    // The command in the settings must work as written, through git.
+    let r = Repo::new();
+    r.ok(&["hooks", "install", "claude"]);
+    let settings = read_json(&settings(&r));
+    let command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let mut sh = Command::new("sh");
+    r.sb.isolate(&mut sh);
+    sh.args(["-c", &command])
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .current_dir(&r.dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = sh.spawn().unwrap();
+    let payload = json!({"session_id": "via-git", "cwd": r.dir,
+                         "hook_event_name": "PostToolUse", "tool_name": "Write"});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let log = r.log_json(false);
+    assert_eq!(log[0]["meta"]["session"], "via-git", "{log:?}");
+}
