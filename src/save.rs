@@ -446,39 +446,57 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 warning: None,
             });
         }
+        // A change during the read shows in the metadata, except within one tick of the
+        // filesystem's coarse clock: a file modified since the scan began (not "settled")
+        // is therefore read twice and taken only if both reads agree.
         let mut stat = entry.stat;
+        let mut first_read: Option<Vec<u128>> = None;
         for attempt in 1..=READ_ATTEMPTS {
-            let read = match self.read_file(&full, &stat, buf) {
+            let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
                 Ok(read) => read,
                 Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                     return vanished(&entry.path, source)
                 }
                 Err(e) => return Err(e),
             };
-            let (chunk_ids, after) = read;
-            if after == stat || attempt == READ_ATTEMPTS {
-                let stable = after == stat;
-                let cache = if stable && stat.is_settled(self.clock_ns) {
-                    CacheUpdate::Put(
-                        entry.path.clone(),
-                        codec::encode(&CacheEntry {
-                            stat,
-                            chunks: chunk_ids.clone(),
-                        }),
-                    )
-                } else {
-                    CacheUpdate::Remove(entry.path.clone())
-                };
-                return Ok(Scanned {
-                    node: Some(file_node(&after, chunk_ids)),
-                    cache: Some(cache),
-                    warning: (!stable)
-                        .then(|| format!("{} kept changing while it was read", show(&entry.path))),
-                });
+            if after != stat {
+                stat = after;
+                first_read = None;
+                std::thread::sleep(std::time::Duration::from_millis(5 * attempt as u64));
+                continue;
             }
-            stat = after;
+            let settled = stat.is_settled(self.clock_ns);
+            if !settled && first_read.as_ref() != Some(&chunk_ids) {
+                first_read = Some(chunk_ids);
+                continue;
+            }
+            let cache = if settled {
+                CacheUpdate::Put(
+                    entry.path.clone(),
+                    codec::encode(&CacheEntry {
+                        stat,
+                        chunks: chunk_ids.clone(),
+                    }),
+                )
+            } else {
+                CacheUpdate::Remove(entry.path.clone())
+            };
+            return Ok(Scanned {
+                node: Some(file_node(&stat, chunk_ids)),
+                cache: Some(cache),
+                warning: None,
+            });
         }
-        unreachable!("the last attempt always returns")
+        // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
+        // to overwrite a file that is not in the current checkpoint, so it is not lost.
+        Ok(Scanned {
+            node: None,
+            cache: Some(CacheUpdate::Remove(entry.path.clone())),
+            warning: Some(format!(
+                "{} kept changing while it was read; left out of this checkpoint",
+                show(&entry.path)
+            )),
+        })
     }
 
     /// Reads, chunks and (in store mode) stores one file; returns its chunk ids and its
