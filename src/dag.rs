@@ -29,7 +29,8 @@ pub struct Attachment {
     pub chunks: Vec<u128>,
 }
 
-/// A file a save left out because it was larger than `checkpoint.maxFileSize`.
+/// A file a save left out; restore never overwrites or deletes it, since no checkpoint
+/// holds its content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedFile {
     /// Its worktree path.
@@ -37,6 +38,17 @@ pub struct SkippedFile {
     pub path: Vec<u8>,
     /// Its size when it was skipped.
     pub size: u64,
+    /// Why it was left out.
+    pub reason: SkipReason,
+}
+
+/// Why a save left a file out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SkipReason {
+    /// Larger than `checkpoint.maxFileSize`.
+    TooLarge,
+    /// It could not be read, and the save was told to go on (`--skip-unreadable`).
+    Unreadable,
 }
 
 /// One save point.

@@ -94,12 +94,12 @@ pub enum Error {
         expected: &'static str,
     },
     /// An I/O error with the path it concerns.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error (not a `source`: the message already includes it).
+        error: std::io::Error,
     },
     /// The disk holding the store is full.
     #[error("the disk holding the store is full; free some space and try again")]
@@ -117,7 +117,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 

@@ -30,7 +30,7 @@ pub struct CheckpointJson {
     pub files: u64,
     /// Total bytes of its files.
     pub bytes: u64,
-    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    /// Files left out: larger than `checkpoint.maxFileSize`, or unreadable.
     pub skipped: Vec<SkippedJson>,
 }
 
@@ -41,6 +41,8 @@ pub struct SkippedJson {
     pub path: String,
     /// Its size in bytes.
     pub size: u64,
+    /// Why: `too-large` or `unreadable`.
+    pub reason: &'static str,
 }
 
 impl CheckpointJson {
@@ -68,6 +70,10 @@ impl CheckpointJson {
                 .map(|file| SkippedJson {
                     path: String::from_utf8_lossy(&file.path).into_owned(),
                     size: file.size,
+                    reason: match file.reason {
+                        crate::dag::SkipReason::TooLarge => "too-large",
+                        crate::dag::SkipReason::Unreadable => "unreadable",
+                    },
                 })
                 .collect(),
         }

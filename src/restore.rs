@@ -124,6 +124,8 @@ pub fn restore(
             store,
             &SaveOptions {
                 message: format!("before restore to {short}"),
+                // Recorded as skipped, so the restore leaves them alone.
+                skip_unreadable: true,
                 compression_level: options.compression_level,
                 progress: options.progress.clone(),
                 ..SaveOptions::default()

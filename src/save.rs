@@ -18,7 +18,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
-use crate::dag::{self, Checkpoint, Head, SkippedFile};
+use crate::dag::{self, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
@@ -47,13 +47,20 @@ pub struct SaveOptions {
     pub compression_level: i32,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
+    pub skip_unreadable: bool,
 }
 
 /// Whether a scan stores what it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanMode {
-    /// Write new chunks (compressed at the given level) to the store.
-    Store(i32),
+    /// Write new chunks to the store.
+    Store {
+        /// zstd level for new chunks.
+        level: i32,
+        /// Leave out unreadable files (recorded as skipped) instead of failing.
+        skip_unreadable: bool,
+    },
     /// Only hash: nothing is written (dry runs, `--no-save`).
     HashOnly,
 }
@@ -119,7 +126,10 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
     let mut snapshot = scan_with_progress(
         repo,
         store,
-        ScanMode::Store(options.compression_level),
+        ScanMode::Store {
+            level: options.compression_level,
+            skip_unreadable: options.skip_unreadable,
+        },
         options.progress.as_deref(),
     )?;
     crate::fault::point("save-chunks-written");
@@ -239,6 +249,7 @@ struct Scanned {
     node: Option<Node>,
     cache: Option<CacheUpdate>,
     warning: Option<String>,
+    skipped: Option<SkippedFile>,
 }
 
 /// Reads the worktree into trees. In [`ScanMode::Store`] new chunks are written to the
@@ -266,7 +277,7 @@ pub fn scan_with_progress(
         .iter()
         .map(|p| format!("skipped {}: not a regular file or symlink", show(p)))
         .collect();
-    let skipped = take_large_files(&mut found.entries, max_file_size);
+    let mut skipped = take_large_files(&mut found.entries, max_file_size);
     warnings.extend(skipped.iter().map(|file| {
         format!(
             "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
@@ -287,7 +298,7 @@ pub fn scan_with_progress(
     let (tx, rx) = crossbeam_channel::bounded::<(u128, Vec<u8>)>(64);
     // In hash-only mode no sender exists, so the writer sees the channel closed at once.
     let tx = match mode {
-        ScanMode::Store(level) => Some((tx, level)),
+        ScanMode::Store { level, .. } => Some((tx, level)),
         ScanMode::HashOnly => {
             drop(tx);
             None
@@ -304,6 +315,14 @@ pub fn scan_with_progress(
                 sent: &sent,
                 tx,
                 clock_ns,
+                // A scan that stores nothing only looks; what it cannot read it reports
+                // as skipped, and restore then leaves it alone.
+                skip_unreadable: match mode {
+                    ScanMode::Store {
+                        skip_unreadable, ..
+                    } => skip_unreadable,
+                    ScanMode::HashOnly => true,
+                },
             };
             let scanned = found
                 .entries
@@ -340,6 +359,7 @@ pub fn scan_with_progress(
         }
         cache_updates.extend(result.cache);
         warnings.extend(result.warning);
+        skipped.extend(result.skipped);
     }
     stale_cache_entries(&cache, &found.entries, &mut cache_updates)?;
     let mut trees = PendingTrees::new();
@@ -369,6 +389,7 @@ fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> V
             skipped.push(SkippedFile {
                 path: entry.path.clone(),
                 size: entry.stat.size,
+                reason: SkipReason::TooLarge,
             });
         }
         !large
@@ -417,6 +438,7 @@ struct ScanContext<'a, C> {
     sent: &'a Mutex<HashSet<u128>>,
     tx: Option<(ChunkSender, i32)>,
     clock_ns: i64,
+    skip_unreadable: bool,
 }
 
 impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
@@ -435,6 +457,7 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                     }),
                     cache: None,
                     warning: None,
+                    skipped: None,
                 },
                 Err(e) => vanished(&entry.path, e)?,
             });
@@ -444,6 +467,7 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 node: Some(file_node(&entry.stat, hit.chunks.clone())),
                 cache: None,
                 warning: None,
+                skipped: None,
             });
         }
         // A change during the read shows in the metadata, except within one tick of the
@@ -454,8 +478,20 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
         for attempt in 1..=READ_ATTEMPTS {
             let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
                 Ok(read) => read,
-                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                    return vanished(&entry.path, source)
+                Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                    return vanished(&entry.path, error)
+                }
+                Err(e) if self.skip_unreadable => {
+                    return Ok(Scanned {
+                        node: None,
+                        cache: Some(CacheUpdate::Remove(entry.path.clone())),
+                        warning: Some(format!("skipped unreadable {e}")),
+                        skipped: Some(SkippedFile {
+                            path: entry.path.clone(),
+                            size: entry.stat.size,
+                            reason: SkipReason::Unreadable,
+                        }),
+                    })
                 }
                 Err(e) => return Err(e),
             };
@@ -485,6 +521,7 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 node: Some(file_node(&stat, chunk_ids)),
                 cache: Some(cache),
                 warning: None,
+                skipped: None,
             });
         }
         // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
@@ -496,6 +533,7 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 "{} kept changing while it was read; left out of this checkpoint",
                 show(&entry.path)
             )),
+            skipped: None,
         })
     }
 
@@ -565,6 +603,7 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
             node: None,
             cache: Some(CacheUpdate::Remove(path.to_vec())),
             warning: Some(format!("{} vanished while it was saved", show(path))),
+            skipped: None,
         })
     } else {
         Err(Error::io(OsStr::from_bytes(path), e))

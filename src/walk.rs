@@ -224,5 +224,5 @@ fn walk_error(root: &Path, e: ignore::Error) -> Error {
 }
 
 fn is_vanished(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    matches!(e, Error::Io { error, .. } if error.kind() == std::io::ErrorKind::NotFound)
 }

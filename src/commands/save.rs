@@ -32,6 +32,10 @@ pub struct Args {
     /// Make a checkpoint even if nothing changed.
     #[arg(long)]
     allow_empty: bool,
+    /// Leave out files that cannot be read (recorded on the checkpoint, and left alone
+    /// by restore) instead of failing.
+    #[arg(long)]
+    skip_unreadable: bool,
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {
@@ -48,6 +52,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         message: args.message,
         meta: args.meta,
         allow_empty: args.allow_empty,
+        skip_unreadable: args.skip_unreadable,
         compression_level: context.compression_level()?,
         progress: context.progress(),
     };

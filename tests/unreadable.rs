@@ -1,0 +1,94 @@
+//! A file that cannot be read fails the save with its path named, unless
+//! `--skip-unreadable`, which records it on the checkpoint; restore leaves it alone.
+//! Root reads everything, so as root the binary runs as `nobody` through setpriv.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use common::{parse_json, run_cmd, Repo, DEFAULT_TIMEOUT};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn open_up(dir: &std::path::Path) {
+    let status = Command::new("chmod")
+        .arg("-R")
+        .arg("a+rwX")
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Runs the binary as an unprivileged user when this test runs as root.
+fn run(repo: &Repo, args: &[&str]) -> common::Out {
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::BIN,
+        ]);
+        repo.sb.isolate(&mut c);
+        c.current_dir(&repo.dir).args(args);
+        c
+    } else {
+        repo.sb.bin_cmd(&repo.dir, args)
+    };
+    cmd.env("HOME", &repo.sb.home);
+    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    common::assert_no_panic(&out, &format!("{args:?}"));
+    out
+}
+
+#[test]
+fn unreadable_files_fail_the_save_unless_skipped_and_restore_leaves_them() {
+    let repo = Repo::new();
+    if is_root() {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("SKIPPED: running as root without setpriv");
+            return;
+        }
+        std::fs::write(repo.sb.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
+    }
+    repo.write("ok.txt", b"readable\n");
+    repo.write("secret.txt", b"cannot be read\n");
+    open_up(&repo.sb.root);
+    std::fs::set_permissions(repo.p("secret.txt"), std::fs::Permissions::from_mode(0o000)).unwrap();
+
+    let out = run(&repo, &["save", "-m", "fails"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stderr.contains("secret.txt"),
+        "the path must be named\n{out}"
+    );
+    assert!(out.stderr.contains("ermission denied"), "{out}");
+
+    let out = run(
+        &repo,
+        &["save", "--json", "--skip-unreadable", "-m", "skips"],
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let saved = parse_json(&out, "save");
+    assert_eq!(saved["files"], 1, "{saved}");
+    assert_eq!(saved["skipped"][0]["path"], "secret.txt", "{saved}");
+    assert_eq!(saved["skipped"][0]["reason"], "unreadable", "{saved}");
+    let id = saved["id"].as_str().unwrap().to_string();
+
+    // A restore to that checkpoint neither deletes nor rewrites the unreadable file.
+    std::fs::write(repo.p("ok.txt"), b"changed\n").unwrap();
+    open_up(&repo.p("ok.txt"));
+    let out = run(&repo, &["restore", &id, "--no-save"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(repo.read("ok.txt"), b"readable\n");
+    assert_eq!(
+        std::fs::read(repo.p("secret.txt")).unwrap(),
+        b"cannot be read\n",
+        "restore touched the file no checkpoint holds"
+    );
+}
