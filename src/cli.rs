@@ -35,6 +35,13 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Log(commands::log::Args),
+    Show(commands::show::Args),
+    Status(commands::status::Args),
+    Diff(commands::diff::Args),
+    Fork(commands::fork::Args),
+    Switch(commands::switch::Args),
+    Branch(commands::branch::Args),
+    Attachment(commands::attachment::Args),
 }
 
 #[cfg(test)]

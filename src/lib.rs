@@ -13,7 +13,10 @@
 //! - [`tree`]: directory records and building them from a flat file list.
 //! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
 //! - [`save`], [`restore`], [`diff`]: the operations.
+//! - [`graph`]: the lanes of `log --graph`.
+//! - [`patch`]: changes shown as git shows them (unified diff, `--stat`, names).
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
+//! - [`pager`]: paging long output on a terminal, as git does.
 
 pub mod chunk;
 pub mod codec;
@@ -21,7 +24,10 @@ pub mod dag;
 pub mod diff;
 pub mod error;
 pub mod fault;
+pub mod graph;
 pub mod output;
+pub mod pager;
+pub mod patch;
 pub mod repo;
 pub mod restore;
 pub mod save;

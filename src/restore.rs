@@ -10,7 +10,8 @@
 //! 4. Write files in parallel, each into a temporary file in its own directory that is
 //!    synced and renamed over the old one; symlinks likewise; then sync each directory.
 //! 5. Remove directories that step 2 emptied.
-//! 6. Move the branch and drop the rewritten paths from the stat cache, in one commit.
+//! 6. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it)
+//!    and drop the rewritten paths from the stat cache, in one commit.
 
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
@@ -24,11 +25,11 @@ use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
-use crate::dag;
+use crate::dag::{self, Head};
 use crate::diff::{self, Change, PathFilter};
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
-use crate::store::{Store, CHECKPOINTS, CHUNKS, TREES};
+use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, TREES};
 use crate::tree::{Node, TreeReader};
 use crate::{Error, Id, Result};
 
@@ -43,6 +44,21 @@ pub struct RestoreOptions {
     pub paths: Vec<Vec<u8>>,
     /// zstd level for the safety save.
     pub compression_level: i32,
+    /// Where HEAD goes once the worktree is restored.
+    pub head: HeadUpdate,
+}
+
+/// What a restore does with HEAD, in the same transaction that ends it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HeadUpdate {
+    /// The current branch moves to the restored checkpoint (not with paths).
+    #[default]
+    MoveBranch,
+    /// A new branch is made at the restored checkpoint and HEAD names it (`fork`); the
+    /// current branch keeps its tip.
+    NewBranch(String),
+    /// HEAD names this existing branch, whose tip is what is restored (`switch`).
+    SwitchBranch(String),
 }
 
 /// What a restore did (or, in a dry run, would do).
@@ -71,20 +87,30 @@ pub fn restore(
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let (target, target_tree) = {
+    let locate = |rev: &str| -> Result<(Id, u128)> {
         let read = store.db.begin_read()?;
         let target = dag::resolve(&read, rev)?;
         let record = dag::load(&read.open_table(CHECKPOINTS)?, target)?;
-        (target, record.tree)
+        Ok((target, record.tree))
+    };
+    check_head_update(store, &options.head, &options.paths)?;
+    let (mut target, mut target_tree) = match &options.head {
+        HeadUpdate::SwitchBranch(name) => locate(name)?,
+        _ => locate(rev)?,
+    };
+    let short = {
+        let read = store.db.begin_read()?;
+        dag::short_id(&read.open_table(CHECKPOINTS)?, target)?
+    };
+    let safety_message = match &options.head {
+        HeadUpdate::MoveBranch => format!("before restore to {short}"),
+        HeadUpdate::NewBranch(name) => format!("before fork {name} at {short}"),
+        HeadUpdate::SwitchBranch(name) => format!("before switch to {name}"),
     };
     let mut report = RestoreReport {
         target: Some(target),
         dry_run: options.dry_run,
         ..RestoreReport::default()
-    };
-    let short = {
-        let read = store.db.begin_read()?;
-        dag::short_id(&read.open_table(CHECKPOINTS)?, target)?
     };
 
     // The worktree as it is now: saved first, or only scanned.
@@ -107,7 +133,7 @@ pub fn restore(
             repo,
             store,
             &SaveOptions {
-                message: format!("before restore to {short}"),
+                message: safety_message,
                 compression_level: options.compression_level,
                 ..SaveOptions::default()
             },
@@ -120,6 +146,11 @@ pub fn restore(
             }
             SaveOutcome::Unchanged { current } => current,
         };
+        if let HeadUpdate::SwitchBranch(name) = &options.head {
+            // Switching to the current branch: its tip is now the safety checkpoint.
+            (target, target_tree) = locate(name)?;
+            report.target = Some(target);
+        }
         let read = store.db.begin_read()?;
         (dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree, None)
     };
@@ -147,13 +178,46 @@ pub fn restore(
     }
 
     let txn = store.db.begin_write()?;
-    if filter.is_everything() {
-        dag::move_head(&txn, target)?;
+    match &options.head {
+        HeadUpdate::MoveBranch if filter.is_everything() => dag::move_head(&txn, target)?,
+        HeadUpdate::MoveBranch => {}
+        HeadUpdate::NewBranch(name) => {
+            dag::create_branch(&txn, name, target)?;
+            dag::set_head(&txn, &Head::Branch(name.clone()))?;
+        }
+        HeadUpdate::SwitchBranch(name) => dag::set_head(&txn, &Head::Branch(name.clone()))?,
     }
     save::forget_cached(&txn, &report.written)?;
     save::forget_cached(&txn, &report.deleted)?;
     txn.commit()?;
     Ok(report)
+}
+
+/// Refuses, before anything changes, a HEAD update that the final transaction would
+/// refuse: a taken or invalid new branch name, a missing branch, or paths with either.
+fn check_head_update(store: &Store, head: &HeadUpdate, paths: &[Vec<u8>]) -> Result<()> {
+    let read = store.db.begin_read()?;
+    let branches = read.open_table(BRANCHES)?;
+    match head {
+        HeadUpdate::MoveBranch => return Ok(()),
+        HeadUpdate::NewBranch(name) => {
+            dag::check_branch_name(name)?;
+            if branches.get(name.as_str())?.is_some() {
+                return Err(Error::BranchExists(name.clone()));
+            }
+        }
+        HeadUpdate::SwitchBranch(name) => {
+            if branches.get(name.as_str())?.is_none() {
+                return Err(Error::UnknownBranch(name.clone()));
+            }
+        }
+    }
+    if !paths.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a fork or switch restores the whole worktree, not paths".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Carries out `changes` in the worktree at `root`.
@@ -353,11 +417,8 @@ fn write_node<C: ReadableTable<u128, &'static [u8]>>(
                 .tempfile_in(dir)
                 .map_err(|e| Error::io(dir, e))?;
             for &id in ids {
-                let stored = chunks
-                    .get(id)?
-                    .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))?;
                 buf.clear();
-                chunk::decode_chunk(hasher, Id(id), stored.value(), buf)?;
+                chunk::read_chunk(hasher, chunks, id, buf)?;
                 tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
             }
             let mode = if *executable { 0o777 } else { 0o666 } & !umask;

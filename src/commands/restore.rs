@@ -55,6 +55,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         no_save: args.no_save,
         paths,
         compression_level: context.compression_level()?,
+        ..RestoreOptions::default()
     };
     let report = restore(&context.repo, &store, &args.rev, &options)?;
     for warning in &report.warnings {
