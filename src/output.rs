@@ -84,7 +84,7 @@ pub fn labels(id: Id, head: &Head, branches: &[(String, Id)]) -> Vec<String> {
         out.push("HEAD".to_string());
     }
     for (name, _) in branches.iter().filter(|(_, tip)| *tip == id) {
-        if *head == Head::Branch(name.clone()) {
+        if matches!(head, Head::Branch(current) if current == name) {
             out.insert(0, format!("HEAD -> {name}"));
         } else {
             out.push(name.clone());

@@ -6,7 +6,9 @@
 //! ambiguous block of added or removed lines sits), so hunks match git's own; the hunk
 //! grouping, header format and function-name context follow git's xdiff.
 
+use std::ffi::OsStr;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use imara_diff::{Algorithm, Diff, InternedInput};
@@ -86,8 +88,7 @@ impl<'a, C: ReadableTable<u128, &'static [u8]>> ContentReader<'a, C> {
             Some(Node::File { size, .. }) if *size > BIG_FILE => Content::TooBig(*size),
             Some(Node::File { chunks, .. }) => match self.worktree.filter(|_| new_side) {
                 Some(root) => {
-                    use std::os::unix::ffi::OsStrExt;
-                    let full = root.join(std::ffi::OsStr::from_bytes(path));
+                    let full = root.join(OsStr::from_bytes(path));
                     Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
                 }
                 None => Content::Bytes(chunk::read_content(self.hasher, self.chunks, chunks)?),
