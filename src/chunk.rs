@@ -148,6 +148,32 @@ pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -
     Ok(())
 }
 
+/// Reads chunk `id` from the chunk table and appends its verified bytes to `out`.
+pub fn read_chunk(
+    hasher: &Hasher,
+    chunks: &impl redb::ReadableTable<u128, &'static [u8]>,
+    id: u128,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let stored = chunks
+        .get(id)?
+        .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))?;
+    decode_chunk(hasher, Id(id), stored.value(), out)
+}
+
+/// The content made of `ids`, read and verified chunk by chunk.
+pub fn read_content(
+    hasher: &Hasher,
+    chunks: &impl redb::ReadableTable<u128, &'static [u8]>,
+    ids: &[u128],
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for &id in ids {
+        read_chunk(hasher, chunks, id, &mut out)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

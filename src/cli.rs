@@ -60,6 +60,13 @@ pub enum Command {
     InstallMan(commands::install_man::Args),
     Completions(commands::completions::Args),
     Hooks(commands::hooks::Args),
+    Show(commands::show::Args),
+    Status(commands::status::Args),
+    Diff(commands::diff::Args),
+    Fork(commands::fork::Args),
+    Switch(commands::switch::Args),
+    Branch(commands::branch::Args),
+    Attachment(commands::attachment::Args),
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! current checkpoint, each optionally followed by `~N` (N-th first-parent ancestor;
 //! `~` alone means `~1`, and suffixes chain: `@~2~1`).
 
+use std::collections::{HashMap, HashSet};
+
 use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 
@@ -157,6 +159,133 @@ pub fn move_head(txn: &redb::WriteTransaction, id: Id) -> Result<()> {
     Ok(())
 }
 
+/// The attachment of `record` named `name`; `short` names the checkpoint in the error.
+pub fn attachment<'a>(record: &'a Checkpoint, short: &str, name: &str) -> Result<&'a Attachment> {
+    record
+        .attachments
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| Error::UnknownAttachment {
+            checkpoint: short.to_string(),
+            name: name.to_string(),
+            available: if record.attachments.is_empty() {
+                "none".to_string()
+            } else {
+                record
+                    .attachments
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        })
+}
+
+/// Points HEAD at `head`.
+pub fn set_head(txn: &redb::WriteTransaction, head: &Head) -> Result<()> {
+    txn.open_table(STATE)?
+        .insert("head", codec::encode(head).as_slice())?;
+    Ok(())
+}
+
+/// Every branch and its tip, sorted by name.
+pub fn branches(table: &impl ReadableTable<&'static str, u128>) -> Result<Vec<(String, Id)>> {
+    table
+        .iter()?
+        .map(|item| {
+            let (name, tip) = item?;
+            Ok((name.value().to_string(), Id(tip.value())))
+        })
+        .collect()
+}
+
+/// Refuses names that could not be typed back as a revision, or that would read as
+/// something else in one: git's ref-name rules, plus no pure hex of [`MIN_PREFIX`]+
+/// digits (it would hide the checkpoint ids it looks like).
+pub fn check_branch_name(name: &str) -> Result<()> {
+    let why = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else if name == "@" || name == "HEAD" {
+        Some("it names the current checkpoint")
+    } else if name
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+    {
+        Some("it holds a space, a control character or one of ~ ^ : ? * [ \\")
+    } else if name.contains("..") || name.contains("//") || name.contains("@{") {
+        Some("it holds '..', '//' or '@{'")
+    } else if name.starts_with(['-', '.', '/']) || name.ends_with(['/', '.']) {
+        Some("it starts with '-', '.' or '/', or ends with '/' or '.'")
+    } else if name.ends_with(".lock") {
+        Some("it ends with '.lock'")
+    } else if name.len() >= MIN_PREFIX && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Some("it looks like a checkpoint id")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Error::InvalidBranchName {
+            name: name.to_string(),
+            why: why.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Creates branch `name` at `tip`; refuses an invalid or existing name.
+pub fn create_branch(txn: &redb::WriteTransaction, name: &str, tip: Id) -> Result<()> {
+    check_branch_name(name)?;
+    let mut branches = txn.open_table(BRANCHES)?;
+    if branches.get(name)?.is_some() {
+        return Err(Error::BranchExists(name.to_string()));
+    }
+    branches.insert(name, tip.0)?;
+    Ok(())
+}
+
+/// Deletes branch `name` and returns its tip, which stays in the store as an unnamed head.
+/// Refuses the branch HEAD names.
+pub fn delete_branch(txn: &redb::WriteTransaction, name: &str) -> Result<Id> {
+    if head(&txn.open_table(STATE)?)? == Head::Branch(name.to_string()) {
+        return Err(Error::CurrentBranch(name.to_string()));
+    }
+    let mut branches = txn.open_table(BRANCHES)?;
+    let tip = branches.remove(name)?.map(|v| Id(v.value()));
+    tip.ok_or_else(|| Error::UnknownBranch(name.to_string()))
+}
+
+/// Renames branch `old` to `new` (HEAD follows if it named `old`) and returns its tip.
+pub fn rename_branch(txn: &redb::WriteTransaction, old: &str, new: &str) -> Result<Id> {
+    check_branch_name(new)?;
+    let tip = {
+        let mut branches = txn.open_table(BRANCHES)?;
+        if branches.get(new)?.is_some() {
+            return Err(Error::BranchExists(new.to_string()));
+        }
+        let tip = branches.remove(old)?.map(|v| Id(v.value()));
+        let tip = tip.ok_or_else(|| Error::UnknownBranch(old.to_string()))?;
+        branches.insert(new, tip.0)?;
+        tip
+    };
+    if head(&txn.open_table(STATE)?)? == Head::Branch(old.to_string()) {
+        set_head(txn, &Head::Branch(new.to_string()))?;
+    }
+    Ok(tip)
+}
+
+/// The first of `fork-1`, `fork-2`, … that names no branch.
+pub fn next_fork_name(table: &impl ReadableTable<&'static str, u128>) -> Result<String> {
+    for n in 1u64.. {
+        let name = format!("fork-{n}");
+        if table.get(name.as_str())?.is_none() {
+            return Ok(name);
+        }
+    }
+    unreachable!("some fork-N is free")
+}
+
 /// Resolves a revision to a checkpoint id.
 pub fn resolve(txn: &redb::ReadTransaction, rev: &str) -> Result<Id> {
     let checkpoints = txn.open_table(CHECKPOINTS)?;
@@ -259,38 +388,190 @@ pub fn short_id(checkpoints: &impl ReadableTable<u128, &'static [u8]>, id: Id) -
     Ok(id.hex()[..len.min(32)].to_string())
 }
 
-/// Checkpoints newest first: the first-parent line of the current checkpoint, or with
-/// `all` every checkpoint in the store; at most `limit` of them.
-pub fn log(
-    txn: &redb::ReadTransaction,
-    all: bool,
-    limit: Option<usize>,
-) -> Result<Vec<(Id, Checkpoint)>> {
+/// Which checkpoints [`log`] lists.
+#[derive(Clone, Debug, Default)]
+pub struct LogQuery {
+    /// Every checkpoint in the store, not only the ancestry of the current one.
+    pub all: bool,
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Only checkpoints whose metadata holds every one of these pairs.
+    pub meta: Vec<(String, String)>,
+}
+
+/// One checkpoint as [`log`] lists it.
+#[derive(Clone, Debug)]
+pub struct LogEntry {
+    /// Its id.
+    pub id: Id,
+    /// Its record.
+    pub record: Checkpoint,
+    /// Its parents among the listed checkpoints: the real parents, or, where a parent is
+    /// filtered out, its nearest listed ancestors, so a graph of the list stays connected.
+    pub graph_parents: Vec<Id>,
+}
+
+/// Whether `record`'s metadata holds every `(key, value)` pair of `wanted`.
+pub fn meta_matches(record: &Checkpoint, wanted: &[(String, String)]) -> bool {
+    wanted.iter().all(|pair| record.meta.contains(pair))
+}
+
+/// Checkpoints in graph order: every child before its parents, newest first otherwise,
+/// and each line of history kept together (as `git log --graph` orders commits).
+/// Without `all`, the current checkpoint and its ancestors; with it, every checkpoint.
+pub fn log(txn: &redb::ReadTransaction, query: &LogQuery) -> Result<Vec<LogEntry>> {
     let checkpoints = txn.open_table(CHECKPOINTS)?;
-    let limit = limit.unwrap_or(usize::MAX);
-    let mut out = Vec::new();
-    if all {
+    let mut records: HashMap<Id, Checkpoint> = HashMap::new();
+    if query.all {
         for item in checkpoints.iter()? {
             let (key, value) = item?;
             let id = Id(key.value());
-            out.push((
+            records.insert(
                 id,
                 codec::decode(value.value(), &format!("checkpoint {id}"))?,
-            ));
+            );
         }
-        out.sort_by(|a: &(Id, Checkpoint), b| b.1.time_ns.cmp(&a.1.time_ns).then(b.0.cmp(&a.0)));
-        out.truncate(limit);
     } else {
         let state = txn.open_table(STATE)?;
         let branches = txn.open_table(BRANCHES)?;
-        let mut next = current(&state, &branches)?;
-        while let Some(id) = next.filter(|_| out.len() < limit) {
+        let mut pending: Vec<Id> = current(&state, &branches)?.into_iter().collect();
+        while let Some(id) = pending.pop() {
+            if records.contains_key(&id) {
+                continue;
+            }
             let record = load(&checkpoints, id)?;
-            next = record.parents.first().map(|&p| Id(p));
-            out.push((id, record));
+            pending.extend(record.parents.iter().map(|&p| Id(p)));
+            records.insert(id, record);
         }
     }
-    Ok(out)
+    let listed: HashSet<Id> = records
+        .iter()
+        .filter(|(_, r)| meta_matches(r, &query.meta))
+        .map(|(&id, _)| id)
+        .collect();
+    let mut nearest = NearestListed::default();
+    let mut graph_parents: HashMap<Id, Vec<Id>> = HashMap::new();
+    for &id in &listed {
+        let mut parents = Vec::new();
+        for &p in &records[&id].parents {
+            for found in nearest.of(Id(p), &records, &listed) {
+                if !parents.contains(&found) {
+                    parents.push(found);
+                }
+            }
+        }
+        graph_parents.insert(id, parents);
+    }
+    let order = graph_order(&listed, &records, &graph_parents);
+    let limit = query.limit.unwrap_or(usize::MAX);
+    Ok(order
+        .into_iter()
+        .take(limit)
+        .map(|id| LogEntry {
+            id,
+            record: records
+                .remove(&id)
+                .expect("listed ids come from the records"),
+            graph_parents: graph_parents.remove(&id).unwrap_or_default(),
+        })
+        .collect())
+}
+
+/// The nearest listed checkpoints at or above an unlisted one, remembered per checkpoint
+/// so that long filtered-out runs are walked once.
+#[derive(Default)]
+struct NearestListed {
+    memo: HashMap<Id, Vec<Id>>,
+}
+
+impl NearestListed {
+    /// `id` itself if listed, else the nearest listed ancestors through every parent.
+    /// Parents missing from `records` (outside the ancestry walked) end the search.
+    fn of(&mut self, id: Id, records: &HashMap<Id, Checkpoint>, listed: &HashSet<Id>) -> Vec<Id> {
+        // Iterative post-order, so that a run of thousands of unlisted checkpoints cannot
+        // overflow the stack; `entered` stops a cycle (only in a damaged store).
+        let mut stack = vec![(id, false)];
+        let mut entered = HashSet::new();
+        while let Some((node, expanded)) = stack.pop() {
+            if listed.contains(&node) || self.memo.contains_key(&node) {
+                continue;
+            }
+            let parents = records.get(&node).map_or(&[][..], |r| r.parents.as_slice());
+            if expanded {
+                let mut found = Vec::new();
+                for &p in parents {
+                    let p = Id(p);
+                    let from_parent = if listed.contains(&p) {
+                        std::slice::from_ref(&p)
+                    } else {
+                        self.memo.get(&p).map_or(&[][..], Vec::as_slice)
+                    };
+                    for f in from_parent {
+                        if !found.contains(f) {
+                            found.push(*f);
+                        }
+                    }
+                }
+                self.memo.insert(node, found);
+            } else if entered.insert(node) {
+                stack.push((node, true));
+                stack.extend(parents.iter().map(|&p| (Id(p), false)));
+            }
+        }
+        if listed.contains(&id) {
+            vec![id]
+        } else {
+            self.memo.get(&id).cloned().unwrap_or_default()
+        }
+    }
+}
+
+/// Orders `listed` children-first: tips newest first on a stack, and a parent goes on top
+/// of the stack as soon as its last child is out, so each line is listed in one run.
+fn graph_order(
+    listed: &HashSet<Id>,
+    records: &HashMap<Id, Checkpoint>,
+    graph_parents: &HashMap<Id, Vec<Id>>,
+) -> Vec<Id> {
+    let mut children: HashMap<Id, usize> = listed.iter().map(|&id| (id, 0)).collect();
+    for parents in graph_parents.values() {
+        for p in parents {
+            if let Some(n) = children.get_mut(p) {
+                *n += 1;
+            }
+        }
+    }
+    let newest_last = |ids: &mut Vec<Id>| {
+        ids.sort_by(|a, b| records[a].time_ns.cmp(&records[b].time_ns).then(a.cmp(b)))
+    };
+    let mut stack: Vec<Id> = children
+        .iter()
+        .filter(|(_, &n)| n == 0)
+        .map(|(&id, _)| id)
+        .collect();
+    newest_last(&mut stack);
+    let mut out = Vec::with_capacity(listed.len());
+    while let Some(id) = stack.pop() {
+        out.push(id);
+        // Pushed in reverse so that the first parent comes out first.
+        for p in graph_parents[&id].iter().rev() {
+            if let Some(n) = children.get_mut(p) {
+                *n -= 1;
+                if *n == 0 {
+                    stack.push(*p);
+                }
+            }
+        }
+    }
+    // A cycle (only in a damaged store) leaves checkpoints that never become ready; list
+    // them last rather than hide them.
+    if out.len() < listed.len() {
+        let placed: HashSet<Id> = out.iter().copied().collect();
+        let mut rest: Vec<Id> = listed.difference(&placed).copied().collect();
+        newest_last(&mut rest);
+        out.extend(rest.into_iter().rev());
+    }
+    out
 }
 
 #[cfg(test)]

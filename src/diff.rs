@@ -18,6 +18,53 @@ pub struct Change {
     pub new: Option<Node>,
 }
 
+impl Change {
+    /// The letter git prints for this change: `A` added, `D` deleted, `T` a file that
+    /// became a symlink or back, `M` anything else (content or the executable bit).
+    pub fn status(&self) -> char {
+        match (&self.old, &self.new) {
+            (None, _) => 'A',
+            (_, None) => 'D',
+            (Some(old), Some(new)) if old.kind_name() != new.kind_name() => 'T',
+            _ => 'M',
+        }
+    }
+}
+
+/// The size of a set of changes, from the sizes recorded in the trees (no content is
+/// read): how many paths changed, and the bytes by which files grew and shrank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeDelta {
+    /// Paths changed.
+    pub files: usize,
+    /// Sum of the growth of files that grew (a new file grows by its size).
+    pub grown: u64,
+    /// Sum of the shrinkage of files that shrank (a deleted file by its size).
+    pub shrunk: u64,
+}
+
+/// Adds up `changes` as a [`SizeDelta`]; a symlink counts its target's length.
+pub fn size_delta(changes: &[Change]) -> SizeDelta {
+    let size = |node: &Option<Node>| match node {
+        Some(Node::File { size, .. }) => *size,
+        Some(Node::Symlink { target }) => target.len() as u64,
+        _ => 0,
+    };
+    let mut delta = SizeDelta {
+        files: changes.len(),
+        ..SizeDelta::default()
+    };
+    for change in changes {
+        let (old, new) = (size(&change.old), size(&change.new));
+        if new >= old {
+            delta.grown += new - old;
+        } else {
+            delta.shrunk += old - new;
+        }
+    }
+    delta
+}
+
 /// Which paths an operation covers: everything, or the given files and directories.
 #[derive(Clone, Debug, Default)]
 pub struct PathFilter {

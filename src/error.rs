@@ -63,6 +63,33 @@ pub enum Error {
         /// Full ids of some of the matching checkpoints.
         candidates: Vec<String>,
     },
+    /// A branch that does not exist.
+    #[error("no branch named '{0}'")]
+    UnknownBranch(String),
+    /// A branch name already taken.
+    #[error("a branch named '{0}' already exists")]
+    BranchExists(String),
+    /// A name that cannot be a branch.
+    #[error("'{name}' is not a valid branch name: {why}")]
+    InvalidBranchName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Deleting the branch HEAD names.
+    #[error("cannot delete branch '{0}': it is the current branch (switch to another one first)")]
+    CurrentBranch(String),
+    /// An attachment name the checkpoint does not have.
+    #[error("checkpoint {checkpoint} has no attachment '{name}' (it has: {available})")]
+    UnknownAttachment {
+        /// The checkpoint's short id.
+        checkpoint: String,
+        /// The name asked for.
+        name: String,
+        /// The names it has, comma-separated, or "none".
+        available: String,
+    },
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,

@@ -13,11 +13,14 @@
 //! - [`tree`]: directory records and building them from a flat file list.
 //! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
 //! - [`save`], [`restore`], [`diff`]: the operations.
+//! - [`graph`]: the lanes of `log --graph`.
+//! - [`patch`]: changes shown as git shows them (unified diff, `--stat`, names).
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
 //! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
 //! - [`config`]: the `checkpoint.*` settings from git's config.
 //! - [`progress`]: progress reporting for long operations, and the terminal bar.
 //! - [`hooks`]: installing and running the hooks that save around AI agent steps.
+//! - [`pager`]: paging long output on a terminal, as git does.
 
 pub mod chunk;
 pub mod codec;
@@ -26,8 +29,11 @@ pub mod dag;
 pub mod diff;
 pub mod error;
 pub mod fault;
+pub mod graph;
 pub mod hooks;
 pub mod output;
+pub mod pager;
+pub mod patch;
 pub mod progress;
 pub mod repo;
 pub mod restore;

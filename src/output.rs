@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::dag::Checkpoint;
+use crate::dag::{Checkpoint, Head};
+use crate::diff::SizeDelta;
 use crate::Id;
 
 /// The JSON object for a checkpoint (DESIGN: "--json output").
@@ -32,6 +33,8 @@ pub struct CheckpointJson {
     pub bytes: u64,
     /// Files left out: larger than `checkpoint.maxFileSize`, or unreadable.
     pub skipped: Vec<SkippedJson>,
+    /// Files stored with it outside its tree.
+    pub attachments: Vec<AttachmentJson>,
 }
 
 /// The JSON object for a file a save skipped.
@@ -43,6 +46,15 @@ pub struct SkippedJson {
     pub size: u64,
     /// Why: `too-large` or `unreadable`.
     pub reason: &'static str,
+}
+
+/// The JSON object for an attachment.
+#[derive(Debug, Serialize)]
+pub struct AttachmentJson {
+    /// The name it was attached under.
+    pub name: String,
+    /// Its length in bytes.
+    pub size: u64,
 }
 
 impl CheckpointJson {
@@ -76,8 +88,75 @@ impl CheckpointJson {
                     },
                 })
                 .collect(),
+            attachments: record
+                .attachments
+                .iter()
+                .map(|a| AttachmentJson {
+                    name: a.name.clone(),
+                    size: a.size,
+                })
+                .collect(),
         }
     }
+}
+
+/// The labels git puts after a commit, for checkpoint `id`: `HEAD -> <branch>` for the
+/// branch HEAD names, the other branches at it, or `HEAD` first when detached there.
+/// `branches` is sorted by name.
+pub fn labels(id: Id, head: &Head, branches: &[(String, Id)]) -> Vec<String> {
+    let mut out = Vec::new();
+    if *head == Head::Detached(id.0) {
+        out.push("HEAD".to_string());
+    }
+    for (name, _) in branches.iter().filter(|(_, tip)| *tip == id) {
+        if matches!(head, Head::Branch(current) if current == name) {
+            out.insert(0, format!("HEAD -> {name}"));
+        } else {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+/// Labels as `(HEAD -> main, fork-1)`, coloured like git's decorations.
+pub fn format_labels(labels: &[String], colour: bool) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let painted: Vec<String> = labels
+        .iter()
+        .map(|label| match label.strip_prefix("HEAD -> ") {
+            Some(branch) => format!(
+                "{} {}",
+                paint("HEAD ->", style::HEAD, colour),
+                paint(branch, style::BRANCH, colour)
+            ),
+            None if label == "HEAD" => paint(label, style::HEAD, colour),
+            None => paint(label, style::BRANCH, colour),
+        })
+        .collect();
+    format!("({})", painted.join(", "))
+}
+
+/// A change summary for log lines: `[3 files +1.2 KiB -40 B]`, parts that are zero
+/// left out, `[no change]` for none.
+pub fn format_size_delta(delta: &SizeDelta) -> String {
+    if delta.files == 0 {
+        return "[no change]".to_string();
+    }
+    let mut text = format!(
+        "[{} file{}",
+        delta.files,
+        if delta.files == 1 { "" } else { "s" }
+    );
+    if delta.grown > 0 {
+        text += &format!(" +{}", human_bytes(delta.grown));
+    }
+    if delta.shrunk > 0 {
+        text += &format!(" -{}", human_bytes(delta.shrunk));
+    }
+    text.push(']');
+    text
 }
 
 /// A Unix time in nanoseconds as RFC 3339 in UTC.
@@ -122,6 +201,79 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// Whether output to a stream should be coloured: only on a terminal, as git's
+/// `color.ui=auto`, and never with `NO_COLOR` set or `TERM=dumb`.
+pub fn colour_wanted(is_terminal: bool) -> bool {
+    is_terminal
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
+/// SGR codes for the parts of the output git colours.
+pub mod style {
+    /// Checkpoint ids (git's `color.diff.commit`).
+    pub const ID: &str = "33";
+    /// Branch names in log labels.
+    pub const BRANCH: &str = "1;32";
+    /// `HEAD` in log labels.
+    pub const HEAD: &str = "1;36";
+    /// Secondary detail: times, change summaries.
+    pub const DIM: &str = "2";
+    /// Diff headers.
+    pub const META: &str = "1";
+    /// Hunk headers.
+    pub const FRAG: &str = "36";
+    /// Removed lines.
+    pub const OLD: &str = "31";
+    /// Added lines.
+    pub const NEW: &str = "32";
+}
+
+/// `text` wrapped in the SGR `style` when `on`.
+pub fn paint(text: &str, style: &str, on: bool) -> String {
+    if on && !text.is_empty() {
+        format!("\x1b[{style}m{text}\x1b[m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A path as git prints it (`core.quotePath`, on by default): unchanged when it is
+/// plain ASCII without `"`, `\` or control characters, otherwise in double quotes with
+/// C escapes and every other byte in octal.
+pub fn quote_path(path: &[u8]) -> String {
+    let needs_quotes = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f;
+    if !path.iter().any(|&b| needs_quotes(b)) {
+        return String::from_utf8_lossy(path).into_owned();
+    }
+    let mut out = String::with_capacity(path.len() + 2);
+    out.push('"');
+    for &b in path {
+        match b {
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b if needs_quotes(b) => out.push_str(&format!("\\{b:03o}")),
+            b => out.push(b as char),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A prefix and a path quoted together, as git writes `a/<path>` in diff headers.
+pub fn quote_prefixed(prefix: &str, path: &[u8]) -> String {
+    let mut joined = prefix.as_bytes().to_vec();
+    joined.extend_from_slice(path);
+    quote_path(&joined)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +286,14 @@ mod tests {
         assert_eq!(relative_time(0, 3 * 86400 * s), "3 days ago");
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn paths_are_quoted_like_git() {
+        assert_eq!(quote_path(b"src/a b.rs"), "src/a b.rs");
+        assert_eq!(quote_path("t\u{e9}st".as_bytes()), "\"t\\303\\251st\"");
+        assert_eq!(quote_path(b"a\tb\"c\\"), "\"a\\tb\\\"c\\\\\"");
+        assert_eq!(quote_path(b"\x01\x7f"), "\"\\001\\177\"");
+        assert_eq!(quote_prefixed("a/", b"x\ny"), "\"a/x\\ny\"");
     }
 }

@@ -18,7 +18,8 @@ pub struct Repo {
     pub git_dir: PathBuf,
     /// The current directory relative to `root`, with a trailing `/`, or empty at the top.
     pub prefix: Vec<u8>,
-    /// git configuration keys this tool reads (`checkpoint.*`, `core.excludesfile`),
+    /// git configuration keys this tool reads (`checkpoint.*`, `core.excludesfile`,
+    /// `core.pager`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
 }
@@ -200,7 +201,7 @@ fn read_config(root: &Path) -> Result<HashMap<String, String>> {
             "config",
             "-z",
             "--get-regexp",
-            r"^(checkpoint\..*|core\.excludesfile)$",
+            r"^(checkpoint\..*|core\.excludesfile|core\.pager)$",
         ])
         .output()
         .map_err(|e| Error::Git {

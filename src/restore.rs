@@ -10,7 +10,8 @@
 //! 4. Write files in parallel, each into a temporary file in its own directory; sync the
 //!    filesystem once; rename each over its target; sync once more.
 //! 5. Remove directories that step 2 emptied.
-//! 6. Move the branch and drop the rewritten paths from the stat cache, in one commit.
+//! 6. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it)
+//!    and drop the rewritten paths from the stat cache, in one commit.
 
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
@@ -26,12 +27,12 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
-use crate::dag;
+use crate::dag::{self, Head};
 use crate::diff::{self, Change, PathFilter};
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
-use crate::store::{Store, CHECKPOINTS, CHUNKS, STATE, TREES};
+use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
 use crate::tree::{Node, TreeReader};
 use crate::{Error, Id, Result};
 
@@ -53,6 +54,21 @@ pub struct RestoreOptions {
     pub compression_level: i32,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Where HEAD goes once the worktree is restored.
+    pub head: HeadUpdate,
+}
+
+/// What a restore does with HEAD, in the same transaction that ends it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HeadUpdate {
+    /// The current branch moves to the restored checkpoint (not with paths).
+    #[default]
+    MoveBranch,
+    /// A new branch is made at the restored checkpoint and HEAD names it (`fork`); the
+    /// current branch keeps its tip.
+    NewBranch(String),
+    /// HEAD names this existing branch, whose tip is what is restored (`switch`).
+    SwitchBranch(String),
 }
 
 /// What a restore did (or, in a dry run, would do).
@@ -84,20 +100,30 @@ pub fn restore(
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let (target, target_tree, target_skipped) = {
+    let locate = |rev: &str| -> Result<(Id, u128, Vec<dag::SkippedFile>)> {
         let read = store.db.begin_read()?;
         let target = dag::resolve(&read, rev)?;
         let record = dag::load(&read.open_table(CHECKPOINTS)?, target)?;
-        (target, record.tree, record.skipped)
+        Ok((target, record.tree, record.skipped))
+    };
+    check_head_update(store, &options.head, &options.paths)?;
+    let (mut target, mut target_tree, mut target_skipped) = match &options.head {
+        HeadUpdate::SwitchBranch(name) => locate(name)?,
+        _ => locate(rev)?,
+    };
+    let short = {
+        let read = store.db.begin_read()?;
+        dag::short_id(&read.open_table(CHECKPOINTS)?, target)?
+    };
+    let safety_message = match &options.head {
+        HeadUpdate::MoveBranch => format!("before restore to {short}"),
+        HeadUpdate::NewBranch(name) => format!("before fork {name} at {short}"),
+        HeadUpdate::SwitchBranch(name) => format!("before switch to {name}"),
     };
     let mut report = RestoreReport {
         target: Some(target),
         dry_run: options.dry_run,
         ..RestoreReport::default()
-    };
-    let short = {
-        let read = store.db.begin_read()?;
-        dag::short_id(&read.open_table(CHECKPOINTS)?, target)?
     };
 
     // The worktree as it is now: saved first, or only scanned.
@@ -123,7 +149,7 @@ pub fn restore(
             repo,
             store,
             &SaveOptions {
-                message: format!("before restore to {short}"),
+                message: safety_message,
                 // Recorded as skipped, so the restore leaves them alone.
                 skip_unreadable: true,
                 compression_level: options.compression_level,
@@ -140,6 +166,11 @@ pub fn restore(
             }
             SaveOutcome::Unchanged { current } => current,
         };
+        if let HeadUpdate::SwitchBranch(name) = &options.head {
+            // Switching to the current branch: its tip is now the safety checkpoint.
+            (target, target_tree, target_skipped) = locate(name)?;
+            report.target = Some(target);
+        }
         let read = store.db.begin_read()?;
         let tree = dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree;
         (tree, None, saved.skipped)
@@ -187,8 +218,14 @@ pub fn restore(
 
     let txn = store.db.begin_write()?;
     txn.open_table(STATE)?.remove(RESTORING)?;
-    if filter.is_everything() {
-        dag::move_head(&txn, target)?;
+    match &options.head {
+        HeadUpdate::MoveBranch if filter.is_everything() => dag::move_head(&txn, target)?,
+        HeadUpdate::MoveBranch => {}
+        HeadUpdate::NewBranch(name) => {
+            dag::create_branch(&txn, name, target)?;
+            dag::set_head(&txn, &Head::Branch(name.clone()))?;
+        }
+        HeadUpdate::SwitchBranch(name) => dag::set_head(&txn, &Head::Branch(name.clone()))?,
     }
     save::forget_cached(&txn, &report.written)?;
     save::forget_cached(&txn, &report.deleted)?;
@@ -224,6 +261,33 @@ fn spare_large_files<'a>(
         .filter(|path| std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok())
         .map(<[u8]>::to_vec)
         .collect()
+}
+
+/// Refuses, before anything changes, a HEAD update that the final transaction would
+/// refuse: a taken or invalid new branch name, a missing branch, or paths with either.
+fn check_head_update(store: &Store, head: &HeadUpdate, paths: &[Vec<u8>]) -> Result<()> {
+    let read = store.db.begin_read()?;
+    let branches = read.open_table(BRANCHES)?;
+    match head {
+        HeadUpdate::MoveBranch => return Ok(()),
+        HeadUpdate::NewBranch(name) => {
+            dag::check_branch_name(name)?;
+            if branches.get(name.as_str())?.is_some() {
+                return Err(Error::BranchExists(name.clone()));
+            }
+        }
+        HeadUpdate::SwitchBranch(name) => {
+            if branches.get(name.as_str())?.is_none() {
+                return Err(Error::UnknownBranch(name.clone()));
+            }
+        }
+    }
+    if !paths.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a fork or switch restores the whole worktree, not paths".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Carries out `changes` in the worktree at `root`, after removing `leftovers` (an
@@ -471,11 +535,8 @@ fn stage_node<C: ReadableTable<u128, &'static [u8]>>(
                 .tempfile_in(dir)
                 .map_err(|e| Error::io(dir, e))?;
             for &id in ids {
-                let stored = chunks
-                    .get(id)?
-                    .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))?;
                 buf.clear();
-                chunk::decode_chunk(hasher, Id(id), stored.value(), buf)?;
+                chunk::read_chunk(hasher, chunks, id, buf)?;
                 tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
             }
             // Temporary files start as 0600; give the mode a new file would have.

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -18,7 +19,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
-use crate::dag::{self, Checkpoint, Head, SkipReason, SkippedFile};
+use crate::dag::{self, Attachment, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
@@ -49,6 +50,9 @@ pub struct SaveOptions {
     pub progress: Option<Arc<dyn Progress>>,
     /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
     pub skip_unreadable: bool,
+    /// Files to store with the checkpoint, outside its tree, under their file names.
+    /// A save with attachments always makes a checkpoint, so that they are never lost.
+    pub attach: Vec<PathBuf>,
 }
 
 /// Whether a scan stores what it reads.
@@ -123,6 +127,7 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    let attachments = read_attachments(&options.attach)?;
     let mut snapshot = scan_with_progress(
         repo,
         store,
@@ -150,7 +155,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
             Some(id) => Some(dag::load(&checkpoints, id)?.tree),
             None => None,
         };
-        if current_tree == Some(snapshot.root.0) && !options.allow_empty {
+        if current_tree == Some(snapshot.root.0) && !options.allow_empty && attachments.is_empty() {
             SaveOutcome::Unchanged {
                 current: current.expect("a current tree implies a current checkpoint"),
             }
@@ -174,7 +179,12 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
                 git_head: git_head.commit,
                 git_branch: git_head.branch,
                 meta: options.meta.clone(),
-                attachments: Vec::new(),
+                attachments: store_attachments(
+                    &txn,
+                    &store.hasher,
+                    attachments,
+                    options.compression_level,
+                )?,
                 files: snapshot.totals.files,
                 bytes: snapshot.totals.bytes,
                 skipped: snapshot.skipped.clone(),
@@ -211,6 +221,58 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         leftovers: snapshot.leftovers,
         skipped: snapshot.skipped,
     })
+}
+
+/// Reads the files to attach, each named by its file name; two with one name are refused.
+fn read_attachments(paths: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "cannot attach '{}': it names no file",
+                    path.display()
+                ))
+            })?;
+        if out.iter().any(|(taken, _)| *taken == name) {
+            return Err(Error::InvalidArgument(format!(
+                "two attachments would be named '{name}'"
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        out.push((name, bytes));
+    }
+    Ok(out)
+}
+
+/// Stores attachment content as chunks, like file content, and returns the records.
+fn store_attachments(
+    txn: &redb::WriteTransaction,
+    hasher: &Hasher,
+    attachments: Vec<(String, Vec<u8>)>,
+    level: i32,
+) -> Result<Vec<Attachment>> {
+    let mut table = txn.open_table(CHUNKS)?;
+    let mut out = Vec::with_capacity(attachments.len());
+    for (name, bytes) in attachments {
+        let mut pieces = Vec::new();
+        hasher.for_each_chunk(&bytes, |piece| {
+            pieces.push((hasher.id(piece).0, piece.to_vec()))
+        });
+        for (id, piece) in &pieces {
+            if table.get(*id)?.is_none() {
+                table.insert(*id, chunk::encode_chunk(piece, level).as_slice())?;
+            }
+        }
+        out.push(Attachment {
+            name,
+            size: bytes.len() as u64,
+            chunks: pieces.into_iter().map(|(id, _)| id).collect(),
+        });
+    }
+    Ok(out)
 }
 
 fn apply_cache_updates(txn: &redb::WriteTransaction, updates: &[CacheUpdate]) -> Result<()> {

@@ -1,12 +1,16 @@
 //! `git checkpoint log`
 
-use std::collections::HashMap;
+use std::io::{BufWriter, Write};
 
-use git_checkpoint::dag::{self, Head};
-use git_checkpoint::output::{relative_time, CheckpointJson};
-use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE};
-use git_checkpoint::Id;
-use redb::{ReadableDatabase, ReadableTable};
+use git_checkpoint::dag::{self, LogQuery};
+use git_checkpoint::diff::{diff_trees, size_delta, PathFilter};
+use git_checkpoint::graph;
+use git_checkpoint::output::{
+    format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
+};
+use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
+use git_checkpoint::tree::TreeReader;
+use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 
@@ -14,13 +18,18 @@ use super::{print_json, Context};
 ///
 /// Without --all: the current checkpoint and its ancestors. With --all: every checkpoint
 /// in the store, including the safety checkpoints made before restores and the lines a
-/// restore left behind.
+/// restore left behind. Each line: short id, age, branch labels (HEAD -> the current
+/// branch), message, and what changed against the parent ([files +grown -shrunk]).
+/// Children always come before parents, and each line of history is listed in one run.
+/// On a terminal the output is coloured and paged (GIT_PAGER, core.pager, PAGER, less).
 ///
 /// Examples:
 ///
 ///   git checkpoint log -n 5
 ///
-///   git checkpoint log --all --json
+///   git checkpoint log --graph --all
+///
+///   git checkpoint log --meta session=4f2a --json
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Every checkpoint in the store, not only the current line.
@@ -29,58 +38,106 @@ pub struct Args {
     /// Show at most this many.
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     max_count: Option<usize>,
+    /// Draw the DAG beside the list, as `git log --graph` does.
+    #[arg(long)]
+    graph: bool,
+    /// Only checkpoints whose metadata has this key=value pair (repeatable: all must
+    /// match). The graph joins each one to its nearest listed ancestor.
+    #[arg(long = "meta", value_name = "key=value", value_parser = super::save::parse_meta)]
+    meta: Vec<(String, String)>,
 }
 
 /// Runs `log`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let read = store.db.begin_read()?;
-    let entries = dag::log(&read, args.all, args.max_count)?;
+    let query = LogQuery {
+        all: args.all,
+        limit: args.max_count,
+        meta: args.meta,
+    };
+    let entries = dag::log(&read, &query)?;
     let checkpoints = read.open_table(CHECKPOINTS)?;
     if context.json {
         let list = entries
             .iter()
-            .map(|(id, record)| {
+            .map(|e| {
                 Ok(CheckpointJson::new(
-                    *id,
-                    dag::short_id(&checkpoints, *id)?,
-                    record,
+                    e.id,
+                    dag::short_id(&checkpoints, e.id)?,
+                    &e.record,
                 ))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         return print_json(&list);
     }
-    let state = read.open_table(STATE)?;
-    let branches = read.open_table(BRANCHES)?;
-    let head = dag::head(&state)?;
-    let mut labels: HashMap<Id, Vec<String>> = HashMap::new();
-    for item in branches.iter()? {
-        let (name, tip) = item?;
-        let name = name.value().to_string();
-        let label = match &head {
-            Head::Branch(current) if *current == name => format!("HEAD -> {name}"),
-            _ => name,
-        };
-        labels.entry(Id(tip.value())).or_default().push(label);
+    if context.quiet {
+        return Ok(());
     }
-    if let Head::Detached(id) = head {
-        labels.entry(Id(id)).or_default().insert(0, "HEAD".into());
-    }
+    let head = dag::head(&read.open_table(STATE)?)?;
+    let branches = dag::branches(&read.open_table(BRANCHES)?)?;
+    let trees = read.open_table(TREES)?;
+    let reader = TreeReader::new(&store.hasher, &trees, None);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i128)
         .unwrap_or(0);
-    for (id, record) in &entries {
-        let label = labels
-            .get(id)
-            .map(|l| format!("({}) ", l.join(", ")))
-            .unwrap_or_default();
-        context.say(&format!(
-            "{} {:>15}  {label}{}",
-            dag::short_id(&checkpoints, *id)?,
-            relative_time(record.time_ns, now),
-            record.message
-        ));
+    let ages: Vec<String> = entries
+        .iter()
+        .map(|e| relative_time(e.record.time_ns, now))
+        .collect();
+    let age_width = ages.iter().map(String::len).max().unwrap_or(0);
+    let rows = if args.graph {
+        let nodes: Vec<_> = entries
+            .iter()
+            .map(|e| (e.id, e.graph_parents.clone()))
+            .collect();
+        Some(graph::layout(&nodes))
+    } else {
+        None
+    };
+
+    let (colour, _pager) = context.page();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
+        let parent_tree = match entry.record.parents.first() {
+            Some(&parent) => Some(dag::load(&checkpoints, git_checkpoint::Id(parent))?.tree),
+            None => None,
+        };
+        let changes = diff_trees(
+            &reader,
+            parent_tree,
+            Some(entry.record.tree),
+            &PathFilter::default(),
+        )?;
+        let mut line = String::new();
+        if let Some(rows) = &rows {
+            line += &rows[i].node.render(colour);
+        }
+        line += &paint(&dag::short_id(&checkpoints, entry.id)?, style::ID, colour);
+        line += " ";
+        line += &paint(&format!("{age:>age_width$}"), style::DIM, colour);
+        line += "  ";
+        let labels = format_labels(&labels(entry.id, &head, &branches), colour);
+        let message = entry.record.message.lines().next().unwrap_or("");
+        for part in [labels.as_str(), message] {
+            if !part.is_empty() {
+                line += part;
+                line += " ";
+            }
+        }
+        line += &paint(
+            &format_size_delta(&size_delta(&changes)),
+            style::DIM,
+            colour,
+        );
+        writeln!(out, "{line}")?;
+        if let Some(rows) = &rows {
+            for row in &rows[i].after {
+                writeln!(out, "{}", row.render(colour))?;
+            }
+        }
     }
+    out.flush()?;
     Ok(())
 }

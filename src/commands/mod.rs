@@ -1,18 +1,27 @@
 //! One file per subcommand: its `Args` (the help text) and one function that resolves
 //! the arguments, does the work through the library, and reports.
 
+pub mod attachment;
+pub mod branch;
 pub mod completions;
+pub mod diff;
+pub mod fork;
 pub mod hooks;
 pub mod install_man;
 pub mod log;
 pub mod restore;
 pub mod save;
+pub mod show;
+pub mod status;
+pub mod switch;
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
 use git_checkpoint::config;
+use git_checkpoint::output;
+use git_checkpoint::pager::Pager;
 use git_checkpoint::progress::{Progress, TerminalBar};
 use git_checkpoint::repo::Repo;
 use git_checkpoint::store::Store;
@@ -61,6 +70,17 @@ impl Context {
         }
     }
 
+    /// For output a person reads (log, show, diff): whether to colour it, and the pager
+    /// it goes through, both only on a terminal; keep the pager until the output is
+    /// written. Neither with --json or -q.
+    pub fn page(&self) -> (bool, Option<Pager>) {
+        if self.json || self.quiet {
+            return (false, None);
+        }
+        let colour = output::colour_wanted(std::io::stdout().is_terminal());
+        (colour, Pager::start(&self.repo))
+    }
+
     /// Prints a line of chatter to stdout unless quiet or producing JSON.
     pub fn say(&self, line: &str) {
         if !self.quiet && !self.json {
@@ -92,6 +112,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Save(args) => save::run(&context, args),
         Command::Restore(args) => restore::run(&context, args),
         Command::Log(args) => log::run(&context, args),
+        Command::Show(args) => show::run(&context, args),
+        Command::Status(args) => status::run(&context, args),
+        Command::Diff(args) => diff::run(&context, args),
+        Command::Fork(args) => fork::run(&context, args),
+        Command::Switch(args) => switch::run(&context, args),
+        Command::Branch(args) => branch::run(&context, args),
+        Command::Attachment(args) => attachment::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }

@@ -56,6 +56,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         paths,
         compression_level: context.compression_level()?,
         progress: context.progress(),
+        ..RestoreOptions::default()
     };
     let report = restore(&context.repo, &store, &args.rev, &options)?;
     for warning in &report.warnings {

@@ -1,5 +1,7 @@
 //! `git checkpoint save`
 
+use std::path::PathBuf;
+
 use git_checkpoint::dag;
 use git_checkpoint::output::{human_bytes, CheckpointJson};
 use git_checkpoint::save::{save, SaveOptions, SaveOutcome};
@@ -12,13 +14,16 @@ use super::{print_json, Context};
 /// Captures every file `git add -A` would see (untracked and dot files included, plus
 /// files git tracks despite an ignore rule), never anything inside `.git`. The new
 /// checkpoint is a child of the current one, and the current branch moves to it. When
-/// nothing changed, nothing is made and the exit status is still 0.
+/// nothing changed, nothing is made and the exit status is still 0 (a save with
+/// --attach always makes a checkpoint, so the attachment is kept).
 ///
 /// Examples:
 ///
 ///   git checkpoint save -m "before the agent refactors parser.rs"
 ///
 ///   git checkpoint save -q --meta agent=claude --meta session=4f2a
+///
+///   git checkpoint save -m "step 4" --attach transcript.jsonl
 ///
 ///   id=$(git checkpoint save --json | jq -r .id)
 #[derive(Debug, clap::Args)]
@@ -29,6 +34,10 @@ pub struct Args {
     /// Metadata to record, as key=value (repeatable).
     #[arg(long = "meta", value_name = "key=value", value_parser = parse_meta)]
     meta: Vec<(String, String)>,
+    /// Store this file with the checkpoint, outside its tree, under its file name
+    /// (repeatable); `git checkpoint attachment <rev> <name>` prints it back.
+    #[arg(long = "attach", value_name = "file")]
+    attach: Vec<PathBuf>,
     /// Make a checkpoint even if nothing changed.
     #[arg(long)]
     allow_empty: bool,
@@ -38,7 +47,8 @@ pub struct Args {
     skip_unreadable: bool,
 }
 
-fn parse_meta(text: &str) -> Result<(String, String), String> {
+/// Parses a `key=value` argument.
+pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
         _ => Err(format!("'{text}' is not key=value")),
@@ -55,6 +65,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         skip_unreadable: args.skip_unreadable,
         compression_level: context.compression_level()?,
         progress: context.progress(),
+        attach: args.attach,
     };
     let report = save(&context.repo, &store, &options)?;
     for warning in &report.warnings {

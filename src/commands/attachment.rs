@@ -1,0 +1,47 @@
+//! `git checkpoint attachment`
+
+use std::io::{BufWriter, Write};
+
+use git_checkpoint::chunk;
+use git_checkpoint::dag;
+use git_checkpoint::store::{CHECKPOINTS, CHUNKS};
+use redb::ReadableDatabase;
+
+use super::Context;
+
+/// Write a file attached to a checkpoint to stdout, byte for byte.
+///
+/// Attachments are stored with `git checkpoint save --attach <file>` under the file's
+/// name; `git checkpoint show <rev>` lists them.
+///
+/// Examples:
+///
+///   git checkpoint attachment @ transcript.jsonl > transcript.jsonl
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint.
+    rev: String,
+    /// The attachment's name.
+    name: String,
+}
+
+/// Runs `attachment`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let store = context.open_store()?;
+    let read = store.db.begin_read()?;
+    let id = dag::resolve(&read, &args.rev)?;
+    let checkpoints = read.open_table(CHECKPOINTS)?;
+    let record = dag::load(&checkpoints, id)?;
+    let short = dag::short_id(&checkpoints, id)?;
+    let attachment = dag::attachment(&record, &short, &args.name)?;
+    let chunks = read.open_table(CHUNKS)?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut buf = Vec::new();
+    for &chunk_id in &attachment.chunks {
+        buf.clear();
+        chunk::read_chunk(&store.hasher, &chunks, chunk_id, &mut buf)?;
+        out.write_all(&buf)?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! `git checkpoint diff`
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use git_checkpoint::dag;
+use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
+use git_checkpoint::save::{scan, ScanMode};
+use git_checkpoint::store::{BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
+use git_checkpoint::tree::TreeReader;
+use git_checkpoint::Id;
+use redb::ReadableDatabase;
+
+use super::{print_json, Context};
+
+/// Show changes between two checkpoints, or a checkpoint and the worktree.
+///
+/// With two revisions: from the first to the second. With one: from it to the
+/// worktree. With none: from the current checkpoint to the worktree. The output is
+/// git's: a unified diff with three lines of context, `diff --git` headers, mode lines,
+/// new and deleted files, symlinks as their target, and `Binary files … differ`.
+/// Unchanged directories are skipped without being read. Nothing is written to the
+/// store.
+///
+/// Examples:
+///
+///   git checkpoint diff
+///
+///   git checkpoint diff @~3 @ --stat
+///
+///   git checkpoint diff main fork-1 -- src/
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Zero, one or two checkpoints.
+    #[arg(value_name = "rev", num_args = 0..=2)]
+    revs: Vec<String>,
+    /// A diffstat instead of the diff.
+    #[arg(long, group = "format")]
+    stat: bool,
+    /// A status letter and path per changed file.
+    #[arg(long, group = "format")]
+    name_status: bool,
+    /// Only the paths of changed files.
+    #[arg(long, group = "format")]
+    name_only: bool,
+    /// Only these files or directories (relative to the current directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(serde::Serialize)]
+struct DiffJson {
+    from: Option<String>,
+    to: Option<String>,
+    changes: Vec<FileSummary>,
+}
+
+/// Runs `diff`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| context.repo.worktree_path(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let filter = PathFilter::new(paths);
+    let store = context.open_store()?;
+    // The worktree side, scanned without storing anything, when fewer than two
+    // revisions are given.
+    let snapshot = if args.revs.len() < 2 {
+        let snapshot = scan(&context.repo, &store, ScanMode::HashOnly)?;
+        for warning in &snapshot.warnings {
+            context.warn(warning);
+        }
+        Some(snapshot)
+    } else {
+        None
+    };
+    let read = store.db.begin_read()?;
+    let checkpoints = read.open_table(CHECKPOINTS)?;
+    let from = match args.revs.first() {
+        Some(rev) => Some(dag::resolve(&read, rev)?),
+        None => dag::current(&read.open_table(STATE)?, &read.open_table(BRANCHES)?)?,
+    };
+    let to = match args.revs.get(1) {
+        Some(rev) => Some(dag::resolve(&read, rev)?),
+        None => None,
+    };
+    let tree_of = |id: Option<Id>| -> anyhow::Result<Option<u128>> {
+        Ok(match id {
+            Some(id) => Some(dag::load(&checkpoints, id)?.tree),
+            None => None,
+        })
+    };
+    let old_tree = tree_of(from)?;
+    let new_tree = match &snapshot {
+        Some(snapshot) => Some(snapshot.root.0),
+        None => tree_of(to)?,
+    };
+    let trees = read.open_table(TREES)?;
+    let tree_reader = TreeReader::new(&store.hasher, &trees, snapshot.as_ref().map(|s| &s.trees));
+    let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
+    let chunks = read.open_table(CHUNKS)?;
+    let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
+    let reader = ContentReader::new(&store.hasher, &chunks, worktree);
+    if context.json {
+        return print_json(&DiffJson {
+            from: from.map(Id::hex),
+            to: to.map(Id::hex),
+            changes: patch::summarize(&changes, &reader)?,
+        });
+    }
+    if context.quiet {
+        return Ok(());
+    }
+    let format = if args.stat {
+        Format::Stat
+    } else if args.name_status {
+        Format::NameStatus
+    } else if args.name_only {
+        Format::NameOnly
+    } else {
+        Format::Patch
+    };
+    let (colour, _pager) = context.page();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! `git checkpoint show`
+
+use std::io::{BufWriter, Write};
+
+use git_checkpoint::dag;
+use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::output::{
+    format_labels, human_bytes, labels, paint, relative_time, rfc3339, style, CheckpointJson,
+};
+use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
+use git_checkpoint::store::{BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
+use git_checkpoint::tree::TreeReader;
+use git_checkpoint::Id;
+use redb::ReadableDatabase;
+
+use super::{print_json, Context};
+
+/// Show a checkpoint: its record, metadata and attachments, and its changes.
+///
+/// The changes are against its first parent (against nothing for the first
+/// checkpoint), as a unified diff, or with --stat or --name-status as a summary.
+///
+/// Examples:
+///
+///   git checkpoint show @
+///
+///   git checkpoint show 3fa9c1e --stat
+///
+///   git checkpoint show main~2 --json
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint (default: the current one).
+    #[arg(default_value = "@")]
+    rev: String,
+    /// A diffstat instead of the diff.
+    #[arg(long, conflicts_with = "name_status")]
+    stat: bool,
+    /// A status letter and path per changed file instead of the diff.
+    #[arg(long)]
+    name_status: bool,
+}
+
+#[derive(serde::Serialize)]
+struct ShowJson {
+    #[serde(flatten)]
+    checkpoint: CheckpointJson,
+    changes: Vec<FileSummary>,
+}
+
+/// Runs `show`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let store = context.open_store()?;
+    let read = store.db.begin_read()?;
+    let id = dag::resolve(&read, &args.rev)?;
+    let checkpoints = read.open_table(CHECKPOINTS)?;
+    let record = dag::load(&checkpoints, id)?;
+    let parent_tree = match record.parents.first() {
+        Some(&parent) => Some(dag::load(&checkpoints, Id(parent))?.tree),
+        None => None,
+    };
+    let trees = read.open_table(TREES)?;
+    let changes = diff_trees(
+        &TreeReader::new(&store.hasher, &trees, None),
+        parent_tree,
+        Some(record.tree),
+        &PathFilter::default(),
+    )?;
+    let chunks = read.open_table(CHUNKS)?;
+    let reader = ContentReader::new(&store.hasher, &chunks, None);
+    let short = dag::short_id(&checkpoints, id)?;
+    if context.json {
+        return print_json(&ShowJson {
+            checkpoint: CheckpointJson::new(id, short, &record),
+            changes: patch::summarize(&changes, &reader)?,
+        });
+    }
+    if context.quiet {
+        return Ok(());
+    }
+    let head = dag::head(&read.open_table(STATE)?)?;
+    let branches = dag::branches(&read.open_table(BRANCHES)?)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+
+    let (colour, _pager) = context.page();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let labels = format_labels(&labels(id, &head, &branches), colour);
+    let title = paint(&format!("checkpoint {id}"), style::ID, colour);
+    writeln!(
+        out,
+        "{title}{}{labels}",
+        if labels.is_empty() { "" } else { " " }
+    )?;
+    let field = |out: &mut dyn Write, name: &str, value: &str| writeln!(out, "{name:<8}{value}");
+    if !record.parents.is_empty() {
+        let parents = record
+            .parents
+            .iter()
+            .map(|&p| dag::short_id(&checkpoints, Id(p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        field(&mut out, "Parent:", &parents.join(" "))?;
+    }
+    field(
+        &mut out,
+        "Date:",
+        &format!(
+            "{} ({})",
+            rfc3339(record.time_ns),
+            relative_time(record.time_ns, now)
+        ),
+    )?;
+    if let Some(branch) = &record.branch {
+        field(&mut out, "Branch:", branch)?;
+    }
+    if let Some(commit) = &record.git_head {
+        let on = record
+            .git_branch
+            .as_deref()
+            .map(|b| format!(" ({b})"))
+            .unwrap_or_default();
+        field(
+            &mut out,
+            "Git:",
+            &format!("{}{on}", &commit[..commit.len().min(12)]),
+        )?;
+    }
+    for (i, (key, value)) in record.meta.iter().enumerate() {
+        field(
+            &mut out,
+            if i == 0 { "Meta:" } else { "" },
+            &format!("{key}={value}"),
+        )?;
+    }
+    for (i, attachment) in record.attachments.iter().enumerate() {
+        field(
+            &mut out,
+            if i == 0 { "Attach:" } else { "" },
+            &format!("{} ({})", attachment.name, human_bytes(attachment.size)),
+        )?;
+    }
+    field(
+        &mut out,
+        "Files:",
+        &format!("{} ({})", record.files, human_bytes(record.bytes)),
+    )?;
+    writeln!(out)?;
+    for line in record.message.lines() {
+        writeln!(out, "    {line}")?;
+    }
+    if !record.message.is_empty() {
+        writeln!(out)?;
+    }
+    let format = if args.stat {
+        Format::Stat
+    } else if args.name_status {
+        Format::NameStatus
+    } else {
+        Format::Patch
+    };
+    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
+    out.flush()?;
+    Ok(())
+}
