@@ -64,7 +64,7 @@ gc="$bin -C $work -q"
 export RESTIC_PASSWORD=bench RESTIC_REPOSITORY=$scratch/restic
 
 # A deterministic list of files to edit and delete, and fresh content for every run.
-git -C "$work" ls-files -o --exclude-standard | awk 'NR % 7 == 3' | head -15 > "$scratch/victims"
+git -C "$work" ls-files -o --exclude-standard | awk 'NR % 7 == 3 && n++ < 15' > "$scratch/victims"
 cat > "$scratch/mutate.sh" <<SH
 #!/usr/bin/env bash
 # 10 edits, 5 adds, 5 deletes, with content that differs on every call.
