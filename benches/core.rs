@@ -33,7 +33,12 @@ fn source_like(len: usize) -> Vec<u8> {
     let mut i = 0u64;
     while out.len() < len {
         out.extend_from_slice(
-            format!("    let value_{i} = compute(input_{}, {});\n", i % 97, i * 31).as_bytes(),
+            format!(
+                "    let value_{i} = compute(input_{}, {});\n",
+                i % 97,
+                i * 31
+            )
+            .as_bytes(),
         );
         i += 1;
     }
@@ -126,7 +131,9 @@ fn generated_worktree(files: usize) -> tempfile::TempDir {
 
 fn end_to_end(c: &mut Criterion) {
     let mut group = c.benchmark_group("end-to-end");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     for files in [1_000usize, 5_000] {
         let work = generated_worktree(files);
         let repo = Repo::discover(work.path()).unwrap();
@@ -147,19 +154,25 @@ fn end_to_end(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("unchanged save", files), &files, |b, _| {
             b.iter(|| save(&repo, &store, &options).unwrap())
         });
-        group.bench_with_input(BenchmarkId::new("restore 20 files", files), &files, |b, _| {
-            b.iter(|| {
-                for i in 0..20 {
-                    let path = work.path().join(format!("d{:02}/e{:02}/f{i}.rs", i % 50, i % 7));
-                    std::fs::write(path, b"edited").unwrap();
-                }
-                let options = RestoreOptions {
-                    no_save: true,
-                    ..RestoreOptions::default()
-                };
-                restore(&repo, &store, "@", &options).unwrap()
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("restore 20 files", files),
+            &files,
+            |b, _| {
+                b.iter(|| {
+                    for i in 0..20 {
+                        let path =
+                            work.path()
+                                .join(format!("d{:02}/e{:02}/f{i}.rs", i % 50, i % 7));
+                        std::fs::write(path, b"edited").unwrap();
+                    }
+                    let options = RestoreOptions {
+                        no_save: true,
+                        ..RestoreOptions::default()
+                    };
+                    restore(&repo, &store, "@", &options).unwrap()
+                })
+            },
+        );
     }
     group.finish();
 }

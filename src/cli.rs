@@ -35,6 +35,11 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Log(commands::log::Args),
+    Gc(commands::gc::Args),
+    Pin(commands::pin::Args),
+    Unpin(commands::unpin::Args),
+    Verify(commands::verify::Args),
+    Stats(commands::stats::Args),
 }
 
 #[cfg(test)]

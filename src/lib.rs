@@ -13,6 +13,8 @@
 //! - [`tree`]: directory records and building them from a flat file list.
 //! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
 //! - [`save`], [`restore`], [`diff`]: the operations.
+//! - [`retention`], [`gc`], [`reach`]: which checkpoints a policy keeps, removing the
+//!   rest and sweeping what nothing reaches; [`verify`] and [`stats`] look the store over.
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
 
 pub mod chunk;
@@ -21,13 +23,18 @@ pub mod dag;
 pub mod diff;
 pub mod error;
 pub mod fault;
+pub mod gc;
 pub mod output;
+pub mod reach;
 pub mod repo;
 pub mod restore;
+pub mod retention;
 pub mod save;
 pub mod stat_cache;
+pub mod stats;
 pub mod store;
 pub mod tree;
+pub mod verify;
 pub mod walk;
 
 pub use error::{Error, Result};

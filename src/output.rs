@@ -30,6 +30,8 @@ pub struct CheckpointJson {
     pub files: u64,
     /// Total bytes of its files.
     pub bytes: u64,
+    /// Whether it is pinned (gc never removes it).
+    pub pinned: bool,
 }
 
 impl CheckpointJson {
@@ -51,6 +53,7 @@ impl CheckpointJson {
                 .collect(),
             files: record.files,
             bytes: record.bytes,
+            pinned: false,
         }
     }
 }

@@ -153,7 +153,11 @@ fn unsafe_stored_names_are_refused_and_nothing_is_written() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{dir_name:?}/{file_name:?}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{dir_name:?}/{file_name:?}: {stderr}"
+        );
         assert!(stderr.contains("unsafe stored name"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert_eq!(listing(outer.path()), before, "{dir_name:?}/{file_name:?}");

@@ -37,15 +37,15 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let read = store.db.begin_read()?;
     let entries = dag::log(&read, args.all, args.max_count)?;
     let checkpoints = read.open_table(CHECKPOINTS)?;
+    let pinned = git_checkpoint::gc::pinned(&read)?;
     if context.json {
         let list = entries
             .iter()
             .map(|(id, record)| {
-                Ok(CheckpointJson::new(
-                    *id,
-                    dag::short_id(&checkpoints, *id)?,
-                    record,
-                ))
+                Ok(CheckpointJson {
+                    pinned: pinned.contains(id),
+                    ..CheckpointJson::new(*id, dag::short_id(&checkpoints, *id)?, record)
+                })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         return print_json(&list);
@@ -75,8 +75,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             .get(id)
             .map(|l| format!("({}) ", l.join(", ")))
             .unwrap_or_default();
+        let pin = if pinned.contains(id) { "[pinned] " } else { "" };
         context.say(&format!(
-            "{} {:>15}  {label}{}",
+            "{} {:>15}  {label}{pin}{}",
             dag::short_id(&checkpoints, *id)?,
             relative_time(record.time_ns, now),
             record.message

@@ -1,16 +1,21 @@
 //! One file per subcommand: its `Args` (the help text) and one function that resolves
 //! the arguments, does the work through the library, and reports.
 
+pub mod gc;
 pub mod log;
+pub mod pin;
 pub mod restore;
 pub mod save;
+pub mod stats;
+pub mod unpin;
+pub mod verify;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use git_checkpoint::repo::Repo;
-use git_checkpoint::store::{Store, DEFAULT_LOCK_TIMEOUT};
+use git_checkpoint::store::{ReadStore, Store, DEFAULT_LOCK_TIMEOUT};
 
 use crate::cli::{Cli, Command};
 
@@ -27,7 +32,40 @@ pub struct Context {
 impl Context {
     /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows.
     pub fn open_store(&self) -> anyhow::Result<Store> {
-        let timeout = match self.repo.config("checkpoint.locktimeout") {
+        let quiet = self.quiet;
+        Ok(Store::open(
+            &self.store_path(),
+            self.lock_timeout()?,
+            &mut || {
+                if !quiet {
+                    eprintln!("waiting for another git-checkpoint to finish...");
+                }
+            },
+        )?)
+    }
+
+    /// Opens the store read-only (the file stays byte-identical), waiting likewise.
+    pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
+        let quiet = self.quiet;
+        Ok(ReadStore::open(
+            &self.store_path(),
+            self.lock_timeout()?,
+            &mut || {
+                if !quiet {
+                    eprintln!("waiting for another git-checkpoint to finish...");
+                }
+            },
+        )?)
+    }
+
+    /// The store file.
+    pub fn store_path(&self) -> PathBuf {
+        self.repo.checkpoint_dir().join("store.redb")
+    }
+
+    /// How long to wait for another process: `checkpoint.lockTimeout` seconds.
+    pub fn lock_timeout(&self) -> anyhow::Result<Duration> {
+        Ok(match self.repo.config("checkpoint.locktimeout") {
             Some(value) => Duration::from_secs_f64(
                 value
                     .parse::<f64>()
@@ -38,14 +76,7 @@ impl Context {
                     })?,
             ),
             None => DEFAULT_LOCK_TIMEOUT,
-        };
-        let quiet = self.quiet;
-        let path = self.repo.checkpoint_dir().join("store.redb");
-        Ok(Store::open(&path, timeout, &mut || {
-            if !quiet {
-                eprintln!("waiting for another git-checkpoint to finish...");
-            }
-        })?)
+        })
     }
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 3).
@@ -88,6 +119,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Save(args) => save::run(&context, args),
         Command::Restore(args) => restore::run(&context, args),
         Command::Log(args) => log::run(&context, args),
+        Command::Gc(args) => gc::run(&context, args),
+        Command::Pin(args) => pin::run(&context, args),
+        Command::Unpin(args) => unpin::run(&context, args),
+        Command::Verify(args) => verify::run(&context, args),
+        Command::Stats(args) => stats::run(&context, args),
     }
 }
 

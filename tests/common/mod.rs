@@ -1,0 +1,615 @@
+//! Shared helpers for the integration tests: isolated git environments, running
+//! the real `git-checkpoint` binary with a timeout, and exact worktree snapshots.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-checkpoint");
+
+/// Every invocation is killed (and the test failed) after this long, so that a
+/// hang in the implementation fails the suite instead of blocking it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Variables that could point git (or the binary) somewhere else.
+const SCRUB_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_PREFIX",
+    "GIT_CHECKPOINT_PAUSE",
+];
+
+/// Output of one finished process.
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_raw: Vec<u8>,
+    pub started: Instant,
+    pub finished: Instant,
+}
+
+impl Out {
+    pub fn elapsed(&self) -> Duration {
+        self.finished - self.started
+    }
+}
+
+impl fmt::Display for Out {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "exit code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `cmd` to completion (stdin closed), killing it and panicking after `timeout`.
+pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Out {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let desc = format!("{cmd:?}");
+    let started = Instant::now();
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {desc}: {e}"));
+    let mut so = child.stdout.take().expect("stdout pipe");
+    let mut se = child.stderr.take().expect("stderr pipe");
+    let t_out = thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = so.read_to_end(&mut b);
+        b
+    });
+    let t_err = thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = se.read_to_end(&mut b);
+        b
+    });
+    let mut nap = Duration::from_millis(1);
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = t_err.join().unwrap_or_default();
+            panic!(
+                "timed out after {timeout:?} (killed): {desc}\nstderr so far:\n{}",
+                String::from_utf8_lossy(&err)
+            );
+        }
+        thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(20));
+    };
+    let finished = Instant::now();
+    let stdout_raw = t_out.join().expect("stdout reader");
+    let stderr = t_err.join().expect("stderr reader");
+    Out {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout_raw).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout_raw,
+        started,
+        finished,
+    }
+}
+
+/// Asserts the process did not panic (invariant 7); used on every binary run.
+#[track_caller]
+pub fn assert_no_panic(out: &Out, what: &str) {
+    assert!(
+        !out.stderr.contains("panicked") && !out.stderr.contains("RUST_BACKTRACE"),
+        "{what}: the binary panicked\n{out}"
+    );
+    assert!(
+        out.code != 101,
+        "{what}: exit code 101 (panic exit code)\n{out}"
+    );
+}
+
+/// A temporary directory with an isolated HOME; every git and binary process
+/// spawned through it ignores the user's and the system's git configuration.
+pub struct Sandbox {
+    _tmp: TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("gcp-test-")
+            .tempdir()
+            .expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonicalize tempdir");
+        let home = root.join("home");
+        fs::create_dir_all(home.join(".config")).expect("mkdir home");
+        Sandbox {
+            _tmp: tmp,
+            root,
+            home,
+        }
+    }
+
+    /// Applies the isolated environment to a command.
+    pub fn isolate(&self, cmd: &mut Command) {
+        for k in SCRUB_ENV {
+            cmd.env_remove(k);
+        }
+        cmd.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            // Never let git discover a repository above the sandbox.
+            .env("GIT_CEILING_DIRECTORIES", &self.root)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("NO_COLOR", "1");
+    }
+
+    pub fn git_cmd(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new("git");
+        self.isolate(&mut c);
+        // Our own read-only git calls must not refresh the index behind our back.
+        c.env("GIT_OPTIONAL_LOCKS", "0");
+        c.current_dir(cwd).args(args);
+        c
+    }
+
+    /// Runs git and returns its stdout; panics if git fails.
+    #[track_caller]
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = run_cmd(self.git_cmd(cwd, args), DEFAULT_TIMEOUT);
+        assert_eq!(out.code, 0, "git {args:?} in {}\n{out}", cwd.display());
+        out.stdout
+    }
+
+    pub fn bin_cmd<S: AsRef<OsStr>>(&self, cwd: &Path, args: &[S]) -> Command {
+        let mut c = Command::new(BIN);
+        self.isolate(&mut c);
+        c.current_dir(cwd).args(args);
+        c
+    }
+
+    /// Runs the binary in `cwd`; always checks it did not panic.
+    #[track_caller]
+    pub fn run_in<S: AsRef<OsStr> + fmt::Debug>(&self, cwd: &Path, args: &[S]) -> Out {
+        let out = run_cmd(self.bin_cmd(cwd, args), DEFAULT_TIMEOUT);
+        assert_no_panic(&out, &format!("git-checkpoint {args:?}"));
+        out
+    }
+
+    /// Runs the binary in `cwd` and asserts exit 0.
+    #[track_caller]
+    pub fn ok_in<S: AsRef<OsStr> + fmt::Debug>(&self, cwd: &Path, args: &[S]) -> Out {
+        let out = self.run_in(cwd, args);
+        assert_eq!(
+            out.code,
+            0,
+            "git-checkpoint {args:?} in {} failed\n{out}",
+            cwd.display()
+        );
+        out
+    }
+
+    /// `git init -q -b main` of a new directory `rel` inside the sandbox.
+    pub fn init_repo(&self, rel: &str) -> PathBuf {
+        let dir = self.root.join(rel);
+        fs::create_dir_all(&dir).expect("mkdir repo");
+        self.git(&dir, &["init", "-q", "-b", "main"]);
+        dir
+    }
+}
+
+/// A sandbox holding one freshly initialised repository at `<sandbox>/repo`.
+pub struct Repo {
+    pub sb: Sandbox,
+    pub dir: PathBuf,
+}
+
+impl Default for Repo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Repo {
+    pub fn new() -> Self {
+        let sb = Sandbox::new();
+        let dir = sb.init_repo("repo");
+        Repo { sb, dir }
+    }
+
+    /// Absolute path of `rel` inside the worktree.
+    pub fn p(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    #[track_caller]
+    pub fn run<S: AsRef<OsStr> + fmt::Debug>(&self, args: &[S]) -> Out {
+        self.sb.run_in(&self.dir, args)
+    }
+
+    #[track_caller]
+    pub fn ok<S: AsRef<OsStr> + fmt::Debug>(&self, args: &[S]) -> Out {
+        self.sb.ok_in(&self.dir, args)
+    }
+
+    /// Runs with exit 0 and parses stdout as one JSON document.
+    #[track_caller]
+    pub fn json<S: AsRef<OsStr> + fmt::Debug>(&self, args: &[S]) -> Value {
+        let out = self.ok(args);
+        parse_json(&out, &format!("{args:?}"))
+    }
+
+    /// `save --json` with extra args; returns the parsed object.
+    #[track_caller]
+    pub fn save_json(&self, extra: &[&str]) -> Value {
+        let mut args = vec!["save", "--json"];
+        args.extend_from_slice(extra);
+        self.json(&args)
+    }
+
+    /// Saves with a message and returns the new checkpoint's full id.
+    #[track_caller]
+    pub fn save(&self, msg: &str) -> String {
+        let v = self.save_json(&["-m", msg]);
+        match id_of(&v) {
+            Some(id) => id,
+            None => panic!("save -m {msg:?} made no checkpoint: {v}"),
+        }
+    }
+
+    /// Saves with `--allow-empty`, returns the id.
+    #[track_caller]
+    pub fn save_forced(&self, msg: &str) -> String {
+        let v = self.save_json(&["-m", msg, "--allow-empty"]);
+        match id_of(&v) {
+            Some(id) => id,
+            None => panic!("save --allow-empty made no checkpoint: {v}"),
+        }
+    }
+
+    /// `log --json` (`--all` when `all`), as a vector of checkpoint objects.
+    #[track_caller]
+    pub fn log_json(&self, all: bool) -> Vec<Value> {
+        let v = if all {
+            self.json(&["log", "--all", "--json"])
+        } else {
+            self.json(&["log", "--json"])
+        };
+        match v.as_array() {
+            Some(a) => a.clone(),
+            None => panic!("log --json is not an array: {v}"),
+        }
+    }
+
+    #[track_caller]
+    pub fn log_ids(&self, all: bool) -> Vec<String> {
+        self.log_json(all)
+            .iter()
+            .map(|c| id_of(c).expect("log entry without id"))
+            .collect()
+    }
+
+    /// The current checkpoint per `log --json` (newest of the current line).
+    #[track_caller]
+    pub fn current(&self) -> String {
+        self.log_ids(false)
+            .into_iter()
+            .next()
+            .expect("log is empty")
+    }
+
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        self.sb.git(&self.dir, args)
+    }
+
+    pub fn write(&self, rel: impl AsRef<Path>, data: &[u8]) {
+        write_file(&self.p(rel), data, false);
+    }
+
+    pub fn write_exec(&self, rel: impl AsRef<Path>, data: &[u8]) {
+        write_file(&self.p(rel), data, true);
+    }
+
+    pub fn symlink(&self, rel: impl AsRef<Path>, target: impl AsRef<Path>) {
+        let p = self.p(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        std::os::unix::fs::symlink(target, &p)
+            .unwrap_or_else(|e| panic!("symlink {}: {e}", p.display()));
+    }
+
+    #[track_caller]
+    pub fn read(&self, rel: impl AsRef<Path>) -> Vec<u8> {
+        let p = self.p(rel);
+        fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+    }
+
+    #[track_caller]
+    pub fn read_string(&self, rel: impl AsRef<Path>) -> String {
+        String::from_utf8(self.read(rel)).expect("utf-8 content")
+    }
+
+    pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
+        fs::symlink_metadata(self.p(rel)).is_ok()
+    }
+
+    /// Removes a file, symlink or directory tree (whatever is there).
+    pub fn remove(&self, rel: impl AsRef<Path>) {
+        remove_any(&self.p(rel));
+    }
+
+    pub fn set_exec(&self, rel: impl AsRef<Path>, exec: bool) {
+        let p = self.p(rel);
+        let mode = if exec { 0o755 } else { 0o644 };
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// Snapshot of the worktree (everything except the top-level `.git`).
+    pub fn snapshot(&self) -> Snap {
+        snapshot(&self.dir, true)
+    }
+
+    pub fn git_dir(&self) -> PathBuf {
+        self.dir.join(".git")
+    }
+
+    pub fn store_path(&self) -> PathBuf {
+        self.git_dir().join("checkpoint").join("store.redb")
+    }
+}
+
+#[track_caller]
+pub fn parse_json(out: &Out, what: &str) -> Value {
+    match serde_json::from_str(out.stdout.trim()) {
+        Ok(v) => v,
+        Err(e) => panic!("{what}: stdout is not one JSON document ({e})\n{out}"),
+    }
+}
+
+/// The `id` field of a checkpoint object, if it is a string.
+pub fn id_of(v: &Value) -> Option<String> {
+    v.get("id").and_then(Value::as_str).map(str::to_owned)
+}
+
+pub fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub fn write_file(p: &Path, data: &[u8], exec: bool) {
+    if let Some(parent) = p.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    if fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(p).unwrap();
+    }
+    fs::write(p, data).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+    let mode = if exec { 0o755 } else { 0o644 };
+    fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+pub fn remove_any(p: &Path) {
+    match fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(p).unwrap(),
+        Ok(_) => fs::remove_file(p).unwrap(),
+        Err(_) => {}
+    }
+}
+
+/// Removes empty directories below `root` (bottom-up), never `root` itself nor
+/// anything inside a `.git`.
+pub fn prune_empty_dirs(root: &Path) {
+    fn go(dir: &Path) -> bool {
+        let mut empty = true;
+        for e in fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() && e.file_name() != ".git" {
+                if go(&e.path()) {
+                    fs::remove_dir(e.path()).unwrap();
+                } else {
+                    empty = false;
+                }
+            } else {
+                empty = false;
+            }
+        }
+        empty
+    }
+    go(root);
+}
+
+/// Deterministic pseudo-random bytes (xorshift64).
+pub fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+/// One entry of a snapshot.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Node {
+    Dir,
+    File { data: Vec<u8>, exec: bool },
+    Link(Vec<u8>),
+    Other,
+}
+
+impl Node {
+    pub fn is_captured_kind(&self) -> bool {
+        matches!(self, Node::File { .. } | Node::Link(_))
+    }
+}
+
+fn fnv(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Node::Dir => write!(f, "dir"),
+            Node::File { data, exec } => {
+                let kind = if *exec { "exec" } else { "file" };
+                if data.len() <= 40 {
+                    write!(f, "{kind}({:?})", String::from_utf8_lossy(data))
+                } else {
+                    write!(f, "{kind}(len={}, fnv={:016x})", data.len(), fnv(data))
+                }
+            }
+            Node::Link(t) => write!(f, "symlink -> {:?}", String::from_utf8_lossy(t)),
+            Node::Other => write!(f, "special file"),
+        }
+    }
+}
+
+/// Path (raw bytes, relative, `/`-separated) to node.
+pub type Snap = BTreeMap<Vec<u8>, Node>;
+
+pub fn show_path(p: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(p))
+}
+
+/// Walks `root` without following symlinks. With `skip_root_git`, the top-level
+/// `.git` is left out (nested `.git` directories are included).
+pub fn snapshot(root: &Path, skip_root_git: bool) -> Snap {
+    let mut out = Snap::new();
+    walk(root, root, skip_root_git, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, skip_root_git: bool, out: &mut Snap) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
+        .map(|e| e.unwrap())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        if skip_root_git && dir == root && e.file_name() == ".git" {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        let m = fs::symlink_metadata(&path).unwrap();
+        let ft = m.file_type();
+        if ft.is_symlink() {
+            let t = fs::read_link(&path).unwrap();
+            out.insert(rel, Node::Link(t.as_os_str().as_bytes().to_vec()));
+        } else if ft.is_dir() {
+            out.insert(rel, Node::Dir);
+            walk(root, &path, skip_root_git, out);
+        } else if ft.is_file() {
+            let data = fs::read(&path).unwrap();
+            out.insert(
+                rel,
+                Node::File {
+                    data,
+                    exec: m.mode() & 0o111 != 0,
+                },
+            );
+        } else {
+            out.insert(rel, Node::Other);
+        }
+    }
+}
+
+/// Paths whose entries differ between two snapshots, described for a message.
+pub fn snap_diff(expected: &Snap, actual: &Snap) -> Vec<String> {
+    let mut d = Vec::new();
+    for (k, v) in expected {
+        match actual.get(k) {
+            None => d.push(format!("missing  {}: expected {v:?}", show_path(k))),
+            Some(a) if a != v => d.push(format!(
+                "differs  {}: expected {v:?}, found {a:?}",
+                show_path(k)
+            )),
+            _ => {}
+        }
+    }
+    for (k, v) in actual {
+        if !expected.contains_key(k) {
+            d.push(format!("extra    {}: {v:?}", show_path(k)));
+        }
+    }
+    d
+}
+
+#[track_caller]
+pub fn assert_snap_eq(expected: &Snap, actual: &Snap, what: &str) {
+    let d = snap_diff(expected, actual);
+    assert!(
+        d.is_empty(),
+        "{what}: worktree differs ({} entries)\n{}",
+        d.len(),
+        d.join("\n")
+    );
+}
+
+/// Whether a relative path lies inside some `.git` directory.
+pub fn in_dot_git(rel: &[u8]) -> bool {
+    rel.split(|b| *b == b'/').any(|c| c == b".git")
+}
+
+/// Apparent size and allocated bytes (st_blocks * 512) of a file.
+pub fn file_usage(p: &Path) -> (u64, u64) {
+    let m = fs::metadata(p).unwrap_or_else(|e| panic!("stat {}: {e}", p.display()));
+    (m.len(), m.blocks() * 512)
+}
+
+/// Spawns the binary in the background; the handle yields its output.
+pub fn spawn_bg(cmd: Command, timeout: Duration) -> thread::JoinHandle<Out> {
+    thread::spawn(move || run_cmd(cmd, timeout))
+}
