@@ -26,7 +26,8 @@ use crate::{Error, Id, Result};
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
     /// What is damaged: "chunk <id>", "tree <id>", "checkpoint <id>", "branch <name>",
-    /// "HEAD", "pin <id>", "stat cache <path>" or "file".
+    /// "HEAD", "pin <id>", "stat cache <path>", "file" or "records" (the tables as a
+    /// whole).
     pub object: String,
     /// What is wrong with it.
     pub message: String,
@@ -53,8 +54,7 @@ pub struct Report {
     pub unreachable_trees: usize,
     /// Chunks nothing references (not damage: gc deletes them).
     pub unreachable_chunks: usize,
-    /// Whether the file opened and passed redb's checks, so that the records were
-    /// checked at all.
+    /// Whether the records could be read and checked at all.
     pub opened: bool,
 }
 
@@ -125,6 +125,7 @@ pub fn verify(
     // (an interrupted commit) and refuses what it cannot.
     let checked = catch_quietly(|| store.db.check_integrity())
         .unwrap_or_else(|panic| Err(redb::StorageError::Corrupted(panic).into()));
+    let mut read_data = read_data;
     match checked {
         Ok(true) => {}
         Ok(false) => findings.add(
@@ -133,12 +134,25 @@ pub fn verify(
         ),
         Err(e) => {
             findings.add("file".into(), format!("the file is damaged: {e}"));
-            findings.into_report(&mut report);
-            return Ok(report);
+            // redb refuses the file as a whole. Read the records anyway, re-hashing every
+            // chunk, to name what is damaged and the checkpoints it breaks.
+            drop(store);
+            store = match catch_quietly(|| Store::open(path, timeout, on_wait)) {
+                Ok(Ok(store)) => store,
+                _ => {
+                    findings.into_report(&mut report);
+                    return Ok(report);
+                }
+            };
+            read_data = true;
         }
     }
-    report.opened = true;
-    check_records(&store, read_data, &mut report, &mut findings)?;
+    // Reading a damaged file may still fail or, inside redb, panic: that is reported too.
+    match catch_quietly(|| check_records(&store, read_data, &mut report, &mut findings)) {
+        Ok(Ok(())) => report.opened = true,
+        Ok(Err(e)) => findings.add("records".into(), format!("cannot be read: {e}")),
+        Err(panic) => findings.add("records".into(), format!("cannot be read: {panic}")),
+    }
     findings.into_report(&mut report);
     Ok(report)
 }
@@ -160,7 +174,7 @@ fn check_records(
         match codec::decode::<Checkpoint>(value.value(), &format!("checkpoint {id}")) {
             Ok(record) => records.push((id, record)),
             Err(e) => {
-                findings.add(format!("checkpoint {id}"), e.to_string());
+                findings.add(format!("checkpoint {id}"), describe(e));
                 findings.affected.insert(id);
             }
         }
@@ -240,6 +254,15 @@ fn check_records(
     Ok(())
 }
 
+/// An error as a problem description: without the "the store is damaged" that every
+/// line of the report would otherwise repeat.
+fn describe(e: Error) -> String {
+    match e {
+        Error::Corrupt(message) => message,
+        e => e.to_string(),
+    }
+}
+
 /// Runs `f`, turning a panic inside it into its message. The default hook's printout is
 /// suppressed meanwhile: the caller reports the damage in its own words.
 fn catch_quietly<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
@@ -277,7 +300,7 @@ fn check_refs(
             format!("points at missing checkpoint {}", Id(id)),
         ),
         Ok(_) => {}
-        Err(e) => findings.add("HEAD".into(), e.to_string()),
+        Err(e) => findings.add("HEAD".into(), describe(e)),
     }
     for item in txn.open_table(PINS)?.iter()? {
         let id = item?.0.value();
@@ -306,7 +329,7 @@ fn read_chunks(
             buf.clear();
             let bad = chunk::decode_chunk(hasher, Id(id), stored, buf)
                 .err()
-                .map(|e| (id, e.to_string()));
+                .map(|e| (id, describe(e)));
             Ok((stored.len() as u64, bad))
         })
         .collect::<Result<_>>()?;
@@ -355,7 +378,7 @@ fn check_trees(
             Some(value) => match codec::decode(value.value(), &object) {
                 Ok(tree) => tree,
                 Err(e) => {
-                    findings.add(object, e.to_string());
+                    findings.add(object, describe(e));
                     damaged_here.push(id);
                     continue;
                 }
