@@ -194,6 +194,52 @@ impl Graph {
     }
 }
 
+/// The trees and chunks under `checkpoints` (roots and attachments) that `marked` lacks:
+/// what removing those checkpoints frees. A marked tree is not entered, as everything
+/// below it is marked too; a tree that is missing or does not decode is listed but not
+/// entered. Reads tree records only.
+pub fn unmarked_below(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+    checkpoints: &[&Checkpoint],
+    marked: &Marked,
+) -> Result<(Vec<u128>, Vec<u128>)> {
+    let mut trees = HashSet::new();
+    let mut chunks = HashSet::new();
+    let mut stack = Vec::new();
+    for checkpoint in checkpoints {
+        stack.push(checkpoint.tree);
+        for attachment in &checkpoint.attachments {
+            chunks.extend(
+                attachment
+                    .chunks
+                    .iter()
+                    .filter(|c| !marked.chunks.contains(c)),
+            );
+        }
+    }
+    while let Some(id) = stack.pop() {
+        if marked.trees.contains(&id) || !trees.insert(id) {
+            continue;
+        }
+        let Some(value) = table.get(id)? else {
+            continue;
+        };
+        let Ok(tree) = codec::decode::<Tree>(value.value(), "tree") else {
+            continue;
+        };
+        for entry in tree.entries {
+            match entry.node {
+                Node::Dir { tree } => stack.push(tree),
+                Node::File { chunks: ids, .. } => {
+                    chunks.extend(ids.into_iter().filter(|c| !marked.chunks.contains(c)))
+                }
+                Node::Symlink { .. } => {}
+            }
+        }
+    }
+    Ok((trees.into_iter().collect(), chunks.into_iter().collect()))
+}
+
 /// The stored size of every value in a table keyed by id (the trees or chunks table).
 /// redb keeps values in its leaf pages, so this touches them, but nothing is decoded.
 pub fn stored_sizes(table: &impl ReadableTable<u128, &'static [u8]>) -> Result<HashMap<u128, u64>> {

@@ -450,6 +450,27 @@ fn configured_retention_runs_after_each_save() {
     let v = repo.save_json(&[]);
     assert!(v["id"].is_string());
     assert_eq!(repo.log_ids(true).len(), 3);
+    // The automatic gc deletes everything the removed checkpoints alone held.
+    let verify = json_env(&repo, &[], &["verify", "--read-data", "--json"]);
+    assert_eq!(verify["unreachable_chunks"], 0, "{verify}");
+    assert_eq!(verify["unreachable_trees"], 0, "{verify}");
+
+    // Dropping a checkpoint that holds most of the file compacts it at once.
+    repo.write("big.bin", &pseudo_random(4 << 20, 11));
+    repo.save("big");
+    repo.remove("big.bin");
+    for i in 0..2 {
+        repo.write("n.txt", format!("small {i}").as_bytes());
+        repo.save("small");
+    }
+    let before = std::fs::metadata(repo.store_path()).unwrap().len();
+    assert!(before > 4 << 20, "{before}");
+    repo.write("n.txt", b"drops big");
+    let out = ok_env(&repo, &[], &["save"]);
+    assert!(out.stdout.contains("freed on disk"), "{out}");
+    let after = std::fs::metadata(repo.store_path()).unwrap().len();
+    assert!(after < before / 2, "{before} -> {after}");
+    assert_eq!(repo.log_ids(true).len(), 3);
 
     repo.git(&["config", "checkpoint.gc.keep", "lots"]);
     repo.write("n.txt", b"x");

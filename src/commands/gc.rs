@@ -178,12 +178,12 @@ fn report(
             } else {
                 "would go"
             },
-            human_bytes(plan.live_bytes)
+            human_bytes(plan.live_bytes.unwrap_or(0))
         ));
         if plan.over_budget {
             context.warn(&format!(
                 "live data {} still exceeds --max-size {}: branch tips, the current checkpoint and pinned checkpoints alone need that much",
-                human_bytes(plan.live_bytes),
+                human_bytes(plan.live_bytes.unwrap_or(0)),
                 human_bytes(budget)
             ));
         }
@@ -200,11 +200,13 @@ fn report(
         ));
     }
     context.say(&format!(
-        "{data_verb} {} chunks and {} trees: {} of stored data (live data left: {})",
+        "{data_verb} {} chunks and {} trees: {} of stored data{}",
         plan.chunks.len(),
         plan.trees.len(),
         human_bytes(plan.removed_bytes),
-        human_bytes(plan.live_bytes)
+        plan.live_bytes
+            .map(|live| format!(" (live data left: {})", human_bytes(live)))
+            .unwrap_or_default()
     ));
     if let Some(outcome) = outcome {
         context.say(&format!(
@@ -235,14 +237,18 @@ pub fn after_save(context: &Context, store: &mut Store) {
     };
     match gc::auto(store, &options) {
         Ok(Some((plan, outcome))) => context.say(&format!(
-            "gc ({}): removed {} checkpoint(s), {} freed on disk",
+            "gc ({}): removed {} checkpoint(s){}",
             if options.policy.is_empty() {
                 "checkpoint.gc.maxSize".to_string()
             } else {
                 options.policy.describe()
             },
             plan.removed.len(),
-            signed_bytes(outcome.freed())
+            if outcome.freed() > 0 {
+                format!(", {} freed on disk", signed_bytes(outcome.freed()))
+            } else {
+                String::new()
+            }
         )),
         Ok(None) => {}
         Err(e) => context.warn(&format!("automatic gc failed: {e}")),
