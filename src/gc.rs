@@ -4,7 +4,9 @@
 //!
 //! A gc keeps the union of: what the policy selects ([`crate::retention`]), every branch
 //! tip, the current checkpoint and every pinned checkpoint. With no policy it keeps every
-//! checkpoint and only sweeps data nothing reaches (left by interrupted saves). With a
+//! checkpoint and only sweeps data nothing reaches (which the normal paths never leave:
+//! an interrupted save's chunk batches are rolled back by redb, but an older version, a
+//! tool using the library or a bug might). With a
 //! size budget it then also drops the oldest checkpoints that nothing else protects until
 //! the live data fits.
 //!
@@ -13,9 +15,10 @@
 //!
 //! 1. Plan from one read snapshot: which checkpoints go, the new parent lists of the kept
 //!    checkpoints whose parents go, and by marking from the kept roots (each shared tree
-//!    visited once, no chunk data read) which trees and chunks nothing kept reaches, and
-//!    which stat-cache entries name such chunks. The store's file lock is held
-//!    throughout, so nothing changes between this snapshot and step 2.
+//!    visited once, no chunk data read) which trees and chunks nothing kept reaches (in
+//!    the whole store for `git checkpoint gc`, under the removed checkpoints for the
+//!    automatic run), and which stat-cache entries name such chunks. The store's file
+//!    lock is held throughout, so nothing changes between this snapshot and step 2.
 //! 2. One redb write transaction rewrites the re-parented records in place (ids do not
 //!    change), deletes the removed checkpoint records, the unreachable trees and chunks,
 //!    and the stat-cache entries that name deleted chunks, and commits durably. redb's

@@ -38,7 +38,7 @@ pub struct Problem {
 pub struct Report {
     /// Every problem, sorted.
     pub problems: Vec<Problem>,
-    /// Checkpoints that are damaged or reach damage, sorted.
+    /// Checkpoints that are damaged, reach damage, or lost a parent, sorted.
     pub affected: Vec<Id>,
     /// Checkpoints checked.
     pub checkpoints: usize,
@@ -329,7 +329,11 @@ fn read_chunks(
             buf.clear();
             let bad = chunk::decode_chunk(hasher, Id(id), stored, buf)
                 .err()
-                .map(|e| (id, describe(e)));
+                .map(|e| {
+                    let message = describe(e);
+                    let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
+                    (id, shorter.map(str::to_string).unwrap_or(message))
+                });
             Ok((stored.len() as u64, bad))
         })
         .collect::<Result<_>>()?;

@@ -23,7 +23,7 @@ use super::{print_json, Context};
 /// deleted and the store file is compacted, so the disk space goes back to the system.
 ///
 /// Without any --keep option no checkpoint is removed: gc only deletes data that nothing
-/// reaches (left by interrupted saves) and compacts the file.
+/// reaches and compacts the file.
 ///
 /// --max-size: after the rules, also remove the oldest checkpoints that are neither a
 /// branch tip, nor current, nor pinned, until the live data (stored bytes of everything

@@ -15,7 +15,7 @@ use super::{print_json, Context};
 /// every chunk is also read, decompressed and re-hashed.
 ///
 /// A damaged store gets a list of what is damaged and of the checkpoints it affects
-/// (those that would not restore exactly), and exit status 1.
+/// (those that would not restore exactly, or whose parent is gone), and exit status 1.
 ///
 /// Examples:
 ///
