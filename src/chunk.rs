@@ -111,6 +111,20 @@ pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
     }
 }
 
+/// The length of a stored chunk's content, from its header alone (zstd frames record
+/// it), without decompressing; `None` when the header does not say.
+pub fn raw_len(stored: &[u8]) -> Option<u64> {
+    match stored {
+        [FORMAT_VERSION, CODEC_RAW, payload @ ..] => Some(payload.len() as u64),
+        [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
+            zstd::zstd_safe::get_frame_content_size(payload)
+                .ok()
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
 /// Decodes a stored chunk into `out` (appending) and checks it against its id, so a
 /// damaged store can never hand back wrong bytes.
 pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
@@ -190,6 +204,7 @@ mod tests {
             let mut out = Vec::new();
             decode_chunk(&hasher, id, &stored, &mut out).unwrap();
             assert_eq!(out, data);
+            assert_eq!(raw_len(&stored), Some(data.len() as u64));
             let mut damaged = stored.clone();
             let last = damaged.len() - 1;
             damaged[last] ^= 1;

@@ -67,6 +67,11 @@ pub enum Command {
     Switch(commands::switch::Args),
     Branch(commands::branch::Args),
     Attachment(commands::attachment::Args),
+    Gc(commands::gc::Args),
+    Pin(commands::pin::Args),
+    Unpin(commands::unpin::Args),
+    Verify(commands::verify::Args),
+    Stats(commands::stats::Args),
 }
 
 #[cfg(test)]

@@ -181,7 +181,13 @@ macro_rules! from_redb {
         }
     )*};
 }
-from_redb!(DatabaseError, TransactionError, TableError, CommitError);
+from_redb!(
+    DatabaseError,
+    TransactionError,
+    TableError,
+    CommitError,
+    CompactionError
+);
 
 impl From<redb::SetDurabilityError> for Error {
     fn from(e: redb::SetDurabilityError) -> Self {

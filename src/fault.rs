@@ -3,11 +3,16 @@
 //!
 //! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`.
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
+//! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`now_ns`] reports, so that tests can
+//!   make checkpoints with chosen times for the retention policies.
 //!
 //! Points: `locked` (the store was just opened), `save-chunks-written` (all chunks written,
 //! checkpoint not yet), `restore-mid-write` (half the files of a restore written),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
-//! for the bar to appear).
+//! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
+//! `gc-before-commit` (every removal staged in the write transaction, not committed),
+//! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
+//! compaction step).
 
 /// Pauses or aborts if the environment names `point`.
 pub fn point(point: &str) {
@@ -22,5 +27,20 @@ pub fn point(point: &str) {
     }
     if std::env::var("GIT_CHECKPOINT_FAULT").is_ok_and(|name| name == point) {
         std::process::abort();
+    }
+}
+
+/// The current time in nanoseconds since the Unix epoch: `GIT_CHECKPOINT_NOW` when it
+/// holds an RFC 3339 time (a test hook), the system clock otherwise.
+pub fn now_ns() -> i128 {
+    let hooked = std::env::var("GIT_CHECKPOINT_NOW").ok().and_then(|text| {
+        time::OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339).ok()
+    });
+    match hooked {
+        Some(t) => t.unix_timestamp_nanos(),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0),
     }
 }

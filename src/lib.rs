@@ -15,6 +15,8 @@
 //! - [`save`], [`restore`], [`diff`]: the operations.
 //! - [`graph`]: the lanes of `log --graph`.
 //! - [`patch`]: changes shown as git shows them (unified diff, `--stat`, names).
+//! - [`retention`], [`gc`], [`reach`]: which checkpoints a policy keeps, removing the
+//!   rest and sweeping what nothing reaches; [`verify`] and [`stats`] look the store over.
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
 //! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
 //! - [`config`]: the `checkpoint.*` settings from git's config.
@@ -29,19 +31,24 @@ pub mod dag;
 pub mod diff;
 pub mod error;
 pub mod fault;
+pub mod gc;
 pub mod graph;
 pub mod hooks;
 pub mod output;
 pub mod pager;
 pub mod patch;
 pub mod progress;
+pub mod reach;
 pub mod repo;
 pub mod restore;
+pub mod retention;
 pub mod save;
 pub mod stat_cache;
+pub mod stats;
 pub mod store;
 pub mod trace;
 pub mod tree;
+pub mod verify;
 pub mod walk;
 
 pub use error::{Error, Result};

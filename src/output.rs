@@ -35,6 +35,8 @@ pub struct CheckpointJson {
     pub skipped: Vec<SkippedJson>,
     /// Files stored with it outside its tree.
     pub attachments: Vec<AttachmentJson>,
+    /// Whether it is pinned (gc never removes it).
+    pub pinned: bool,
 }
 
 /// The JSON object for a file a save skipped.
@@ -96,6 +98,7 @@ impl CheckpointJson {
                     size: a.size,
                 })
                 .collect(),
+            pinned: false,
         }
     }
 }

@@ -170,7 +170,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
             let mut record = Checkpoint {
                 tree: snapshot.root.0,
                 parents: current.map(|c| c.0).into_iter().collect(),
-                time_ns: now_ns(),
+                time_ns: crate::fault::now_ns(),
                 message: options.message.clone(),
                 branch: match head {
                     Head::Branch(name) => Some(name),
@@ -297,13 +297,6 @@ pub fn forget_cached(txn: &redb::WriteTransaction, paths: &[Vec<u8>]) -> Result<
         cache.remove(path.as_slice())?;
     }
     Ok(())
-}
-
-fn now_ns() -> i128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0)
 }
 
 /// One file's outcome in a scan.

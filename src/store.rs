@@ -11,7 +11,7 @@
 //! | `branches` | name | checkpoint id |
 //! | `state` | `head` | [`crate::dag::Head`] |
 //! | `stat_cache` | worktree path | [`crate::stat_cache::CacheEntry`] |
-//! | `pins` | checkpoint id | unit (reserved for retention) |
+//! | `pins` | checkpoint id | unit: pinned checkpoints, which gc never removes |
 //!
 //! redb lets one process open the file at a time and fails at once otherwise; [`Store::open`]
 //! turns that into a bounded wait (DESIGN invariant 4).
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rand::RngCore;
-use redb::{Database, DatabaseError, ReadableDatabase, TableDefinition};
+use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
 use crate::chunk::{ChunkParams, Hasher};
 use crate::codec::{self, FORMAT_VERSION};
@@ -72,35 +72,12 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        let started = Instant::now();
-        let mut noticed = false;
-        let mut delay = Duration::from_millis(5);
-        let db = loop {
-            match Database::builder()
+        let db = wait_for_lock(timeout, on_wait, || {
+            Database::builder()
                 .set_cache_size(STORE_CACHE_BYTES)
                 .create(path)
-            {
-                Ok(db) => break db,
-                Err(DatabaseError::DatabaseAlreadyOpen) => {
-                    let waited = started.elapsed();
-                    if waited >= timeout {
-                        return Err(Error::StoreBusy {
-                            seconds: waited.as_secs(),
-                        });
-                    }
-                    if !noticed && waited >= WAIT_NOTICE_AFTER {
-                        noticed = true;
-                        on_wait();
-                    }
-                    std::thread::sleep(delay.min(timeout.saturating_sub(waited)));
-                    delay = (delay * 2).min(Duration::from_millis(200));
-                }
-                Err(DatabaseError::Storage(redb::StorageError::Corrupted(msg))) => {
-                    return Err(Error::Corrupt(format!("{}: {msg}", path.display())))
-                }
-                Err(e) => return Err(Error::Store(format!("{}: {e}", path.display()))),
-            }
-        };
+        })?
+        .map_err(|e| open_error(path, e))?;
         let hasher = init_meta(&db, path)?;
         crate::fault::point("locked");
         Ok(Store {
@@ -108,6 +85,91 @@ impl Store {
             path: path.to_path_buf(),
             hasher,
         })
+    }
+}
+
+/// A store opened only for reading: redb opens the file read-only, so the file stays
+/// byte-identical (`gc --dry-run`, `stats`). Holds the file like [`Store`] does.
+pub struct ReadStore {
+    /// The redb database, read-only.
+    pub db: ReadOnlyDatabase,
+    /// The file it lives in.
+    pub path: PathBuf,
+    /// Names content with this store's key and parameters.
+    pub hasher: Hasher,
+}
+
+impl ReadStore {
+    /// Opens the store at `path` read-only, waiting for another process as
+    /// [`Store::open`] does. A store that does not exist yet, or that an interrupted run
+    /// left needing recovery (which redb refuses to do read-only), is first opened for
+    /// writing once, which creates or repairs it.
+    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<ReadStore> {
+        let attempt = || Builder::new().open_read_only(path);
+        let db = if path.exists() {
+            wait_for_lock(timeout, on_wait, attempt)?
+        } else {
+            Err(DatabaseError::RepairAborted)
+        };
+        let db = match db {
+            Err(DatabaseError::RepairAborted) => {
+                drop(Store::open(path, timeout, on_wait)?);
+                wait_for_lock(timeout, on_wait, attempt)?
+            }
+            other => other,
+        }
+        .map_err(|e| open_error(path, e))?;
+        let hasher = {
+            let txn = db.begin_read()?;
+            hasher_from_meta(&txn.open_table(META)?, path)?
+        };
+        Ok(ReadStore {
+            db,
+            path: path.to_path_buf(),
+            hasher,
+        })
+    }
+}
+
+/// Runs `attempt` (an open of the store file) until it stops failing with
+/// `DatabaseAlreadyOpen`, with backoff, for up to `timeout`; calls `on_wait` once after a
+/// second. Returns the last attempt's own result.
+fn wait_for_lock<T>(
+    timeout: Duration,
+    on_wait: &mut dyn FnMut(),
+    mut attempt: impl FnMut() -> Result<T, DatabaseError>,
+) -> Result<Result<T, DatabaseError>> {
+    let started = Instant::now();
+    let mut noticed = false;
+    let mut delay = Duration::from_millis(5);
+    loop {
+        match attempt() {
+            Err(DatabaseError::DatabaseAlreadyOpen) => {
+                let waited = started.elapsed();
+                if waited >= timeout {
+                    return Err(Error::StoreBusy {
+                        seconds: waited.as_secs(),
+                    });
+                }
+                if !noticed && waited >= WAIT_NOTICE_AFTER {
+                    noticed = true;
+                    on_wait();
+                }
+                std::thread::sleep(delay.min(timeout.saturating_sub(waited)));
+                delay = (delay * 2).min(Duration::from_millis(200));
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// The error for a store file that does not open.
+fn open_error(path: &Path, e: DatabaseError) -> Error {
+    match e {
+        DatabaseError::Storage(redb::StorageError::Corrupted(msg)) => {
+            Error::Corrupt(format!("{}: {msg}", path.display()))
+        }
+        e => Error::Store(format!("{}: {e}", path.display())),
     }
 }
 

@@ -58,15 +58,15 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     let entries = dag::log(&read, &query)?;
     let checkpoints = read.open_table(CHECKPOINTS)?;
+    let pinned = git_checkpoint::gc::pinned(&read)?;
     if context.json {
         let list = entries
             .iter()
             .map(|e| {
-                Ok(CheckpointJson::new(
-                    e.id,
-                    dag::short_id(&checkpoints, e.id)?,
-                    &e.record,
-                ))
+                Ok(CheckpointJson {
+                    pinned: pinned.contains(&e.id),
+                    ..CheckpointJson::new(e.id, dag::short_id(&checkpoints, e.id)?, &e.record)
+                })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         return print_json(&list);
@@ -118,7 +118,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         line += " ";
         line += &paint(&format!("{age:>age_width$}"), style::DIM, colour);
         line += "  ";
-        let labels = format_labels(&labels(entry.id, &head, &branches), colour);
+        let mut labels = format_labels(&labels(entry.id, &head, &branches), colour);
+        if pinned.contains(&entry.id) {
+            if !labels.is_empty() {
+                labels += " ";
+            }
+            labels += &paint("[pinned]", style::DIM, colour);
+        }
         let message = entry.record.message.lines().next().unwrap_or("");
         for part in [labels.as_str(), message] {
             if !part.is_empty() {

@@ -6,14 +6,19 @@ pub mod branch;
 pub mod completions;
 pub mod diff;
 pub mod fork;
+pub mod gc;
 pub mod hooks;
 pub mod install_man;
 pub mod log;
+pub mod pin;
 pub mod restore;
 pub mod save;
 pub mod show;
+pub mod stats;
 pub mod status;
 pub mod switch;
+pub mod unpin;
+pub mod verify;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -24,7 +29,7 @@ use git_checkpoint::output;
 use git_checkpoint::pager::Pager;
 use git_checkpoint::progress::{Progress, TerminalBar};
 use git_checkpoint::repo::Repo;
-use git_checkpoint::store::Store;
+use git_checkpoint::store::{ReadStore, Store};
 
 use crate::cli::{Cli, Command};
 
@@ -49,6 +54,20 @@ impl Context {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
         })?)
+    }
+
+    /// Opens the store read-only (the file stays byte-identical), waiting likewise.
+    pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
+        let quiet = self.quiet;
+        Ok(ReadStore::open(
+            &self.repo.checkpoint_dir().join("store.redb"),
+            config::lock_timeout(&self.repo)?,
+            &mut || {
+                if !quiet {
+                    eprintln!("waiting for another git-checkpoint to finish...");
+                }
+            },
+        )?)
     }
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 3).
@@ -119,6 +138,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Switch(args) => switch::run(&context, args),
         Command::Branch(args) => branch::run(&context, args),
         Command::Attachment(args) => attachment::run(&context, args),
+        Command::Gc(args) => gc::run(&context, args),
+        Command::Pin(args) => pin::run(&context, args),
+        Command::Unpin(args) => unpin::run(&context, args),
+        Command::Verify(args) => verify::run(&context, args),
+        Command::Stats(args) => stats::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }

@@ -57,7 +57,7 @@ pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
 
 /// Runs `save`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let store = context.open_store()?;
+    let mut store = context.open_store()?;
     let options = SaveOptions {
         message: args.message,
         meta: args.meta,
@@ -73,6 +73,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     let read = store.db.begin_read()?;
     let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
+    let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
     if let Some(target) = git_checkpoint::restore::interrupted(&read)? {
         let target = dag::short_id(&checkpoints, target)?;
         context.warn(&format!(
@@ -109,6 +110,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                 context.say(&format!("Nothing changed since checkpoint {short}"));
             }
         }
+    }
+    if saved {
+        // Compaction needs the store without a live transaction.
+        drop((checkpoints, read));
+        super::gc::after_save(context, &mut store);
     }
     Ok(())
 }

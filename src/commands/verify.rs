@@ -1,0 +1,108 @@
+//! `git checkpoint verify`
+
+use git_checkpoint::output::human_bytes;
+use git_checkpoint::verify;
+use git_checkpoint::Error;
+
+use super::{print_json, Context};
+
+/// Check the store for damage.
+///
+/// Checks the file's page checksums, then that every checkpoint record decodes, that its
+/// parents exist, that every tree it reaches exists and decodes (with safe names) and
+/// every chunk those trees name exists, that branches, HEAD and pins point at existing
+/// checkpoints, and that the stat cache names only existing chunks. With --read-data
+/// every chunk is also read, decompressed and re-hashed.
+///
+/// A damaged store gets a list of what is damaged and of the checkpoints it affects
+/// (those that would not restore exactly, or whose parent is gone), and exit status 1.
+///
+/// Examples:
+///
+///   git checkpoint verify
+///
+///   git checkpoint verify --read-data --json
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Also read, decompress and re-hash every chunk.
+    #[arg(long)]
+    read_data: bool,
+}
+
+/// Runs `verify`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let report = verify::verify(
+        &context.repo.checkpoint_dir().join("store.redb"),
+        git_checkpoint::config::lock_timeout(&context.repo)?,
+        &mut || context.warn("waiting for another git-checkpoint to finish..."),
+        args.read_data,
+    )?;
+    if context.json {
+        print_json(&serde_json::json!({
+            "ok": report.ok(),
+            "opened": report.opened,
+            "problems": report.problems.iter().map(|p| serde_json::json!({
+                "object": p.object,
+                "problem": p.message,
+            })).collect::<Vec<_>>(),
+            "affected_checkpoints": report.affected.iter().map(|id| id.hex()).collect::<Vec<_>>(),
+            "checkpoints": report.checkpoints,
+            "trees": report.trees,
+            "chunks": report.chunks,
+            "chunks_read": report.chunks_read,
+            "bytes_read": report.bytes_read,
+            "unreachable_trees": report.unreachable_trees,
+            "unreachable_chunks": report.unreachable_chunks,
+        }))?;
+    } else {
+        let read = if args.read_data {
+            format!(
+                "; read and re-hashed {} chunks ({})",
+                report.chunks_read,
+                human_bytes(report.bytes_read)
+            )
+        } else {
+            String::new()
+        };
+        if report.opened {
+            context.say(&format!(
+                "Checked {} checkpoints, {} trees, {} chunks{read}",
+                report.checkpoints, report.trees, report.chunks
+            ));
+        }
+        if report.unreachable_trees + report.unreachable_chunks > 0 {
+            context.say(&format!(
+                "{} trees and {} chunks are unreachable (not damage: git checkpoint gc deletes them)",
+                report.unreachable_trees, report.unreachable_chunks
+            ));
+        }
+        for problem in &report.problems {
+            eprintln!("damaged: {}: {}", problem.object, problem.message);
+        }
+        if !report.affected.is_empty() {
+            eprintln!(
+                "affected checkpoints ({}): {}",
+                report.affected.len(),
+                report
+                    .affected
+                    .iter()
+                    .map(|id| id.hex())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+        if report.ok() {
+            context.say("No problems found");
+        }
+    }
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "{} problem(s) found, {} checkpoint(s) affected",
+            report.problems.len(),
+            report.affected.len()
+        ))
+        .into())
+    }
+}

@@ -1,0 +1,439 @@
+//! Checking a store: the file itself (redb's page checksums), then every record: each
+//! checkpoint decodes, its parents exist, every tree it reaches exists and decodes with
+//! safe names, every chunk those trees name exists; branches, HEAD and pins point at
+//! checkpoints; stat-cache entries name existing chunks (a save would reuse them). With
+//! `read_data`, every chunk is also read, decompressed and re-hashed.
+//!
+//! Damage is reported, never fatal: the report lists each damaged object and the
+//! checkpoints that no longer restore exactly because of it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use rayon::prelude::*;
+use redb::{ReadableDatabase, ReadableTable};
+
+use crate::chunk::{self, Hasher};
+use crate::codec;
+use crate::dag::{self, Checkpoint, Head};
+use crate::stat_cache::CacheEntry;
+use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
+use crate::tree::{is_safe_name, Node, Tree};
+use crate::{Error, Id, Result};
+
+/// One damaged object.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    /// What is damaged: "chunk <id>", "tree <id>", "checkpoint <id>", "branch <name>",
+    /// "HEAD", "pin <id>", "stat cache <path>", "file" or "records" (the tables as a
+    /// whole).
+    pub object: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// What a verify found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Every problem, sorted.
+    pub problems: Vec<Problem>,
+    /// Checkpoints that are damaged, reach damage, or lost a parent, sorted.
+    pub affected: Vec<Id>,
+    /// Checkpoints checked.
+    pub checkpoints: usize,
+    /// Trees checked (those some checkpoint reaches).
+    pub trees: usize,
+    /// Chunks in the store.
+    pub chunks: usize,
+    /// Chunks read, decompressed and re-hashed (with `read_data`).
+    pub chunks_read: usize,
+    /// Stored bytes read for that.
+    pub bytes_read: u64,
+    /// Trees no checkpoint reaches (not damage: gc deletes them).
+    pub unreachable_trees: usize,
+    /// Chunks nothing references (not damage: gc deletes them).
+    pub unreachable_chunks: usize,
+    /// Whether the records could be read and checked at all.
+    pub opened: bool,
+}
+
+impl Report {
+    /// Whether nothing is damaged.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Problems keyed by object, so that one object is reported once.
+#[derive(Default)]
+struct Findings {
+    problems: BTreeMap<String, String>,
+    affected: BTreeSet<Id>,
+}
+
+impl Findings {
+    fn add(&mut self, object: String, message: impl Into<String>) {
+        self.problems
+            .entry(object)
+            .or_insert_with(|| message.into());
+    }
+
+    fn into_report(self, report: &mut Report) {
+        report.problems = self
+            .problems
+            .into_iter()
+            .map(|(object, message)| Problem { object, message })
+            .collect();
+        report.affected = self.affected.into_iter().collect();
+    }
+}
+
+/// Verifies the store at `path`, waiting for another process as [`Store::open`] does.
+/// Fails only when the store cannot be looked at for reasons other than damage (busy,
+/// written by a newer version); damage, including a file that does not open, is in the
+/// report.
+pub fn verify(
+    path: &Path,
+    timeout: Duration,
+    on_wait: &mut dyn FnMut(),
+    read_data: bool,
+) -> Result<Report> {
+    let mut report = Report::default();
+    let mut findings = Findings::default();
+    // redb takes an empty file for a new store; an existing empty store file is one that
+    // lost everything.
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        findings.add("file".into(), "the store file is empty (truncated?)");
+        findings.into_report(&mut report);
+        return Ok(report);
+    }
+    // redb's own documentation allows a plain open of a file damaged outside redb to
+    // panic, so the open and the checksum pass run under `catch_quietly`.
+    let opened = catch_quietly(|| Store::open(path, timeout, on_wait))
+        .unwrap_or_else(|panic| Err(Error::Corrupt(panic)));
+    let mut store = match opened {
+        Ok(store) => store,
+        Err(e @ (Error::StoreBusy { .. } | Error::NewerFormat { .. })) => return Err(e),
+        Err(e) => {
+            findings.add("file".into(), format!("the store does not open: {e}"));
+            findings.into_report(&mut report);
+            return Ok(report);
+        }
+    };
+    // redb verifies every page checksum of the committed trees; it repairs what it can
+    // (an interrupted commit) and refuses what it cannot.
+    let checked = catch_quietly(|| store.db.check_integrity())
+        .unwrap_or_else(|panic| Err(redb::StorageError::Corrupted(panic).into()));
+    let mut read_data = read_data;
+    match checked {
+        Ok(true) => {}
+        Ok(false) => findings.add(
+            "file".into(),
+            "page checksums did not match; redb repaired the file, possibly by going back to an earlier commit",
+        ),
+        Err(e) => {
+            findings.add("file".into(), format!("the file is damaged: {e}"));
+            // redb refuses the file as a whole. Read the records anyway, re-hashing every
+            // chunk, to name what is damaged and the checkpoints it breaks.
+            drop(store);
+            store = match catch_quietly(|| Store::open(path, timeout, on_wait)) {
+                Ok(Ok(store)) => store,
+                _ => {
+                    findings.into_report(&mut report);
+                    return Ok(report);
+                }
+            };
+            read_data = true;
+        }
+    }
+    // Reading a damaged file may still fail or, inside redb, panic: that is reported too.
+    match catch_quietly(|| check_records(&store, read_data, &mut report, &mut findings)) {
+        Ok(Ok(())) => report.opened = true,
+        Ok(Err(e)) => findings.add("records".into(), format!("cannot be read: {e}")),
+        Err(panic) => findings.add("records".into(), format!("cannot be read: {panic}")),
+    }
+    findings.into_report(&mut report);
+    Ok(report)
+}
+
+fn check_records(
+    store: &Store,
+    read_data: bool,
+    report: &mut Report,
+    findings: &mut Findings,
+) -> Result<()> {
+    let txn = store.db.begin_read()?;
+    let checkpoints = txn.open_table(CHECKPOINTS)?;
+    let mut records: Vec<(Id, Checkpoint)> = Vec::new();
+    let mut ids = HashSet::new();
+    for item in checkpoints.iter()? {
+        let (key, value) = item?;
+        let id = Id(key.value());
+        ids.insert(id.0);
+        match codec::decode::<Checkpoint>(value.value(), &format!("checkpoint {id}")) {
+            Ok(record) => records.push((id, record)),
+            Err(e) => {
+                findings.add(format!("checkpoint {id}"), describe(e));
+                findings.affected.insert(id);
+            }
+        }
+    }
+    report.checkpoints = ids.len();
+    for (id, record) in &records {
+        for parent in record.parents.iter().filter(|p| !ids.contains(p)) {
+            findings.add(
+                format!("checkpoint {id}"),
+                format!("its parent {} is missing", Id(*parent)),
+            );
+            findings.affected.insert(*id);
+        }
+    }
+    check_refs(&txn, &ids, findings)?;
+
+    let chunks_table = txn.open_table(CHUNKS)?;
+    let mut chunk_ids = HashSet::new();
+    for item in chunks_table.iter()? {
+        chunk_ids.insert(item?.0.value());
+    }
+    report.chunks = chunk_ids.len();
+    let mut bad_chunks: HashSet<u128> = HashSet::new();
+    if read_data {
+        let bad = read_chunks(&chunks_table, &store.hasher, &chunk_ids, report)?;
+        for (id, message) in bad {
+            findings.add(format!("chunk {}", Id(id)), message);
+            bad_chunks.insert(id);
+        }
+    }
+    let mut chunk_ok = |id: u128, findings: &mut Findings| -> bool {
+        if !chunk_ids.contains(&id) {
+            findings.add(format!("chunk {}", Id(id)), "missing");
+            false
+        } else {
+            !bad_chunks.contains(&id)
+        }
+    };
+
+    let trees = check_trees(
+        &txn.open_table(TREES)?,
+        records.iter().map(|(_, r)| r.tree),
+        &mut chunk_ok,
+        findings,
+    )?;
+    report.trees = trees.reached;
+    report.unreachable_trees = trees.unreachable;
+    let mut referenced: HashSet<u128> = trees.chunks;
+    for (id, record) in &records {
+        let mut attachments_ok = true;
+        for &c in record.attachments.iter().flat_map(|a| &a.chunks) {
+            referenced.insert(c);
+            attachments_ok &= chunk_ok(c, findings);
+        }
+        if trees.damaged.contains(&record.tree) || !attachments_ok {
+            findings.affected.insert(*id);
+        }
+    }
+    report.unreachable_chunks = chunk_ids.difference(&referenced).count();
+
+    for item in txn.open_table(STAT_CACHE)?.iter()? {
+        let (path, value) = item?;
+        // An entry that does not decode is only a missed shortcut; one that names a
+        // missing chunk would make the next save record that chunk.
+        if let Ok(entry) = codec::decode::<CacheEntry>(value.value(), "stat cache entry") {
+            if let Some(missing) = entry.chunks.iter().find(|c| !chunk_ids.contains(c)) {
+                findings.add(
+                    format!("stat cache {}", String::from_utf8_lossy(path.value())),
+                    format!(
+                        "names missing chunk {} (the next save would record it)",
+                        Id(*missing)
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An error as a problem description: without the "the store is damaged" that every
+/// line of the report would otherwise repeat.
+fn describe(e: Error) -> String {
+    match e {
+        Error::Corrupt(message) => message,
+        e => e.to_string(),
+    }
+}
+
+/// Runs `f`, turning a panic inside it into its message. The default hook's printout is
+/// suppressed meanwhile: the caller reports the damage in its own words.
+fn catch_quietly<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "the storage engine gave up on the file".into())
+    })
+}
+
+/// Branches, HEAD and pins must name existing checkpoints.
+fn check_refs(
+    txn: &redb::ReadTransaction,
+    ids: &HashSet<u128>,
+    findings: &mut Findings,
+) -> Result<()> {
+    for item in txn.open_table(BRANCHES)?.iter()? {
+        let (name, tip) = item?;
+        if !ids.contains(&tip.value()) {
+            findings.add(
+                format!("branch {}", name.value()),
+                format!("points at missing checkpoint {}", Id(tip.value())),
+            );
+        }
+    }
+    match dag::head(&txn.open_table(STATE)?) {
+        Ok(Head::Detached(id)) if !ids.contains(&id) => findings.add(
+            "HEAD".into(),
+            format!("points at missing checkpoint {}", Id(id)),
+        ),
+        Ok(_) => {}
+        Err(e) => findings.add("HEAD".into(), describe(e)),
+    }
+    for item in txn.open_table(PINS)?.iter()? {
+        let id = item?.0.value();
+        if !ids.contains(&id) {
+            findings.add(format!("pin {}", Id(id)), "pins a missing checkpoint");
+        }
+    }
+    Ok(())
+}
+
+/// Reads, decompresses and re-hashes every chunk, in parallel; returns the bad ones.
+fn read_chunks(
+    table: &(impl ReadableTable<u128, &'static [u8]> + Sync),
+    hasher: &Hasher,
+    ids: &HashSet<u128>,
+    report: &mut Report,
+) -> Result<Vec<(u128, String)>> {
+    let ids: Vec<u128> = ids.iter().copied().collect();
+    let results: Vec<(u64, Option<(u128, String)>)> = ids
+        .par_iter()
+        .map_init(Vec::new, |buf, &id| -> Result<_> {
+            let Some(stored) = table.get(id)? else {
+                return Ok((0, Some((id, "vanished while it was read".to_string()))));
+            };
+            let stored = stored.value();
+            buf.clear();
+            let bad = chunk::decode_chunk(hasher, Id(id), stored, buf)
+                .err()
+                .map(|e| {
+                    let message = describe(e);
+                    let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
+                    (id, shorter.map(str::to_string).unwrap_or(message))
+                });
+            Ok((stored.len() as u64, bad))
+        })
+        .collect::<Result<_>>()?;
+    report.chunks_read = results.len();
+    report.bytes_read = results.iter().map(|(n, _)| n).sum();
+    Ok(results.into_iter().filter_map(|(_, bad)| bad).collect())
+}
+
+/// What the tree walk found.
+struct TreeWalk {
+    /// Trees reached.
+    reached: usize,
+    /// Trees in the table that nothing reaches.
+    unreachable: usize,
+    /// Trees that are damaged or have damage below them.
+    damaged: HashSet<u128>,
+    /// Chunks the reached trees name.
+    chunks: HashSet<u128>,
+}
+
+/// Loads every tree reachable from `roots` once, notes what is wrong with each, then
+/// spreads damage up to every tree above it (which also copes with cycles a crafted
+/// store could hold).
+fn check_trees(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+    roots: impl Iterator<Item = u128>,
+    chunk_ok: &mut impl FnMut(u128, &mut Findings) -> bool,
+    findings: &mut Findings,
+) -> Result<TreeWalk> {
+    let mut parents_of: HashMap<u128, Vec<u128>> = HashMap::new();
+    let mut seen: HashSet<u128> = HashSet::new();
+    let mut damaged_here: Vec<u128> = Vec::new();
+    let mut chunks = HashSet::new();
+    let mut stack: Vec<u128> = roots.collect();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let object = format!("tree {}", Id(id));
+        let tree: Tree = match table.get(id)? {
+            None => {
+                findings.add(object, "missing");
+                damaged_here.push(id);
+                continue;
+            }
+            Some(value) => match codec::decode(value.value(), &object) {
+                Ok(tree) => tree,
+                Err(e) => {
+                    findings.add(object, describe(e));
+                    damaged_here.push(id);
+                    continue;
+                }
+            },
+        };
+        let mut ok = true;
+        for entry in &tree.entries {
+            if !is_safe_name(&entry.name) {
+                findings.add(
+                    object.clone(),
+                    format!(
+                        "holds the unsafe name {:?}",
+                        String::from_utf8_lossy(&entry.name)
+                    ),
+                );
+                ok = false;
+            }
+            match &entry.node {
+                Node::File { chunks: ids, .. } => {
+                    for &c in ids {
+                        chunks.insert(c);
+                        ok &= chunk_ok(c, findings);
+                    }
+                }
+                Node::Dir { tree } => {
+                    parents_of.entry(*tree).or_default().push(id);
+                    stack.push(*tree);
+                }
+                Node::Symlink { .. } => {}
+            }
+        }
+        if !ok {
+            damaged_here.push(id);
+        }
+    }
+    let mut damaged: HashSet<u128> = HashSet::new();
+    while let Some(id) = damaged_here.pop() {
+        if damaged.insert(id) {
+            damaged_here.extend(parents_of.get(&id).into_iter().flatten());
+        }
+    }
+    let mut unreachable = 0;
+    for item in table.iter()? {
+        if !seen.contains(&item?.0.value()) {
+            unreachable += 1;
+        }
+    }
+    Ok(TreeWalk {
+        reached: seen.len(),
+        unreachable,
+        damaged,
+        chunks,
+    })
+}
