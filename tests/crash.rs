@@ -41,6 +41,12 @@ fn no_temp_files(dir: &Path) -> bool {
     true
 }
 
+/// The store passes a full check, every chunk re-read and re-hashed.
+fn assert_verifies(repo: &Repo, what: &str) {
+    let out = repo.run(&["verify", "--read-data"]);
+    assert_eq!(out.code, 0, "{what}: verify failed\n{out}");
+}
+
 /// Runs the binary with a fault point armed; it must die, not exit normally.
 fn crash_at(repo: &Repo, point: &str, args: &[&str]) {
     let mut cmd = repo.sb.bin_cmd(&repo.dir, args);
@@ -57,6 +63,7 @@ fn a_save_that_dies_after_writing_chunks_leaves_the_store_as_it_was() {
     let first_snap = repo.snapshot();
     fill(&repo, 20, 30_000, 2);
     crash_at(&repo, "save-chunks-written", &["save", "-m", "dies"]);
+    assert_verifies(&repo, "after a save died");
 
     assert_eq!(repo.log_ids(true), vec![first.clone()]);
     let second_snap = repo.snapshot();
@@ -77,6 +84,7 @@ fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
     repo.save("second");
 
     crash_at(&repo, "restore-mid-write", &["restore", &first]);
+    assert_verifies(&repo, "after a restore died");
     // The store still opens; a save says what happened and captures no temporary file.
     let out = repo.ok(&["save", "-m", "after the crash"]);
     assert!(out.stderr.contains("interrupted"), "{out}");
@@ -129,7 +137,8 @@ fn kill_9_at_spread_out_moments_never_loses_a_checkpoint() {
                 known.insert(id.to_string(), before);
             }
         }
-        // The store opens and still lists every checkpoint known to have completed.
+        // The store passes verify and still lists every checkpoint known to have completed.
+        assert_verifies(&repo, &format!("round {round}"));
         let listed = repo.log_ids(true);
         for id in known.keys() {
             assert!(listed.contains(id), "round {round}: {id} lost");
