@@ -218,9 +218,14 @@ fn read_config(root: &Path) -> Result<HashMap<String, String>> {
 }
 
 impl Repo {
-    /// A path argument, relative to the current directory as git takes them, as a
-    /// root-relative path without `.`/`..` components or trailing `/`. The worktree root
+    /// Path arguments, relative to the current directory as git takes them, as
+    /// root-relative paths without `.`/`..` components or trailing `/`. The worktree root
     /// itself is the empty path.
+    pub fn worktree_paths(&self, args: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
+        args.iter().map(|arg| self.worktree_path(arg)).collect()
+    }
+
+    /// One path argument as [`Repo::worktree_paths`] takes them.
     pub fn worktree_path(&self, arg: &Path) -> Result<Vec<u8>> {
         use std::path::Component;
         let shown = || arg.display().to_string();

@@ -58,11 +58,7 @@ struct DiffJson {
 
 /// Runs `diff`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let paths = args
-        .paths
-        .iter()
-        .map(|p| context.repo.worktree_path(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let paths = context.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_store()?;
     // The worktree side, scanned without storing anything, when fewer than two

@@ -44,11 +44,7 @@ pub struct Args {
 
 /// Runs `restore`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let paths = args
-        .paths
-        .iter()
-        .map(|p| context.repo.worktree_path(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let paths = context.repo.worktree_paths(&args.paths)?;
     let store = context.open_store()?;
     let options = RestoreOptions {
         dry_run: args.dry_run,
