@@ -324,3 +324,24 @@ fn dedup_identical_files_cost_one() {
     assert!(two.read("sub/two.bin") == data && two.read("one.bin") == data);
     let _ = fs::metadata(two.p("three.bin")).expect("three.bin still there");
 }
+
+/// A first save compacts the store: without it, redb leaves the file of a fast-growing
+/// store at over twice its data.
+#[test]
+fn a_first_save_leaves_a_compact_store() {
+    let r = Repo::new();
+    for i in 0..400 {
+        // Varied, partly compressible content, 20-80 KiB a file.
+        let mut data = common::pseudo_random(16384 + (i * 331) % 32768, i as u64);
+        data.extend(std::iter::repeat_n(b'x', 4096 + (i * 97) % 16384));
+        r.write(format!("d{}/f{i}.bin", i % 7), &data);
+    }
+    r.save("first");
+    let stats = r.json(&["stats", "--json"]);
+    let file = stats["file_size"].as_f64().unwrap();
+    let live = stats["live_bytes"].as_f64().unwrap();
+    assert!(
+        file <= 1.6 * live + 1_000_000.0,
+        "store file {file} bytes for {live} bytes of live data"
+    );
+}

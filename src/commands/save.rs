@@ -74,6 +74,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let read = store.db.begin_read()?;
     let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
     let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
+    let stored_bytes = report.stored_bytes;
     if let Some(target) = git_checkpoint::restore::interrupted(&read)? {
         let target = dag::short_id(&checkpoints, target)?;
         context.warn(&format!(
@@ -114,6 +115,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     if saved {
         // Compaction needs the store without a live transaction.
         drop((checkpoints, read));
+        git_checkpoint::save::compact_after_large_save(&mut store, stored_bytes)?;
         super::gc::after_save(context, &mut store);
     }
     Ok(())
