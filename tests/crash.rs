@@ -85,6 +85,12 @@ fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
 
     crash_at(&repo, "restore-mid-write", &["restore", &first]);
     assert_verifies(&repo, "after a restore died");
+    // status says which restore is unfinished.
+    let out = repo.ok(&["status", "--json"]);
+    assert!(out.stderr.contains("interrupted"), "{out}");
+    let status = common::parse_json(&out, "status");
+    let target = status["interrupted_restore"].as_str().unwrap_or_default();
+    assert!(target.len() >= 7 && first.starts_with(target), "{status}");
     // The store still opens; a save says what happened and captures no temporary file.
     let out = repo.ok(&["save", "-m", "after the crash"]);
     assert!(out.stderr.contains("interrupted"), "{out}");
@@ -100,6 +106,8 @@ fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
     assert!(no_temp_files(&repo.dir), "temporary files left behind");
     let out = repo.ok(&["save", "--allow-empty", "-m", "clean"]);
     assert!(!out.stderr.contains("interrupted"), "{out}");
+    let status = repo.json(&["status", "--json"]);
+    assert!(status["interrupted_restore"].is_null(), "{status}");
 }
 
 /// Kills saves and restores with SIGKILL at spread-out moments. Every checkpoint that

@@ -82,6 +82,22 @@ impl Context {
             .then(|| Arc::new(TerminalBar::new()) as Arc<dyn Progress>)
     }
 
+    /// Warns if a restore was interrupted, and returns the short id it was restoring.
+    pub fn warn_interrupted_restore(
+        &self,
+        read: &redb::ReadTransaction,
+    ) -> anyhow::Result<Option<String>> {
+        let Some(target) = git_checkpoint::restore::interrupted(read)? else {
+            return Ok(None);
+        };
+        let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
+        let target = git_checkpoint::dag::short_id(&checkpoints, target)?;
+        self.warn(&format!(
+            "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
+        ));
+        Ok(Some(target))
+    }
+
     /// Prints a warning to stderr unless quiet.
     pub fn warn(&self, message: &str) {
         if !self.quiet {

@@ -75,12 +75,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
     let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
     let stored_bytes = report.stored_bytes;
-    if let Some(target) = git_checkpoint::restore::interrupted(&read)? {
-        let target = dag::short_id(&checkpoints, target)?;
-        context.warn(&format!(
-            "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
-        ));
-    }
+    context.warn_interrupted_restore(&read)?;
     match report.outcome {
         SaveOutcome::Saved { id, checkpoint } => {
             let short = dag::short_id(&checkpoints, id)?;

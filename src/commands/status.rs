@@ -32,6 +32,8 @@ struct StatusJson {
     checkpoint: Option<String>,
     branch: Option<String>,
     clean: bool,
+    /// The checkpoint an interrupted restore was restoring, if one was.
+    interrupted_restore: Option<String>,
     changes: Vec<ChangeJson>,
 }
 
@@ -55,6 +57,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         Some(id) => Some(dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree),
         None => None,
     };
+    let interrupted = context.warn_interrupted_restore(&read)?;
     let trees = read.open_table(TREES)?;
     let reader = TreeReader::new(&store.hasher, &trees, Some(&snapshot.trees));
     let changes = diff_trees(
@@ -71,6 +74,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
                 dag::Head::Detached(_) => None,
             },
             clean: changes.is_empty(),
+            interrupted_restore: interrupted,
             changes: changes
                 .iter()
                 .map(|c| ChangeJson {
