@@ -87,9 +87,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                     .as_deref()
                     .map(|b| format!(" on {b}"))
                     .unwrap_or_default();
+                let files = match checkpoint.files {
+                    1 => "1 file".to_string(),
+                    n => format!("{n} files"),
+                };
                 context.say(&format!(
-                    "Saved checkpoint {short}{branch} ({} files, {})",
-                    checkpoint.files,
+                    "Saved checkpoint {short}{branch} ({files}, {})",
                     human_bytes(checkpoint.bytes)
                 ));
             }
