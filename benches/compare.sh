@@ -51,8 +51,17 @@ else
 fi
 
 git -C "$work" init -q -b main
-nfiles=$(git -C "$work" ls-files -o --exclude-standard | wc -l)
-nbytes=$(git -C "$work" ls-files -z -o --exclude-standard | (cd "$work" && xargs -0 cat) | wc -c)
+# The regular files git sees (symlinks, including links to directories, left out), for
+# the `cat` floor and the size.
+(cd "$work" && git ls-files -z -o --exclude-standard) | python3 -c '
+import os, sys
+root, names = sys.argv[1], sys.stdin.buffer.read().split(b"\0")
+keep = [n for n in names if n and os.path.isfile(os.path.join(root.encode(), n))
+        and not os.path.islink(os.path.join(root.encode(), n))]
+sys.stdout.buffer.write(b"\0".join(os.path.join(root.encode(), n) for n in keep))
+' "$work" > "$scratch/regular"
+nfiles=$(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(len(d.split(b"\0")) if d else 0)' "$scratch/regular")
+nbytes=$(xargs -0 -a "$scratch/regular" cat | wc -c)
 echo "tree: $label, $nfiles files, $((nbytes / 1000000)) MB; $runs runs each" >&2
 
 shadow=$scratch/shadow.git
@@ -93,7 +102,7 @@ measure() { # name, prepare, command...
 measure first "sync" \
   -n "git-checkpoint" "rm -rf $work/.git/checkpoint; $gc save" \
   -n "shadow git" "rm -rf $shadow; git init -q --bare $shadow; $sg config core.bare false; $sg add -A && $sg commit -qm first" \
-  -n "cat every file" "cd $work && git ls-files -z -o --exclude-standard | xargs -0 cat > /dev/null"
+  -n "cat every file" "xargs -0 -a $scratch/regular cat > /dev/null"
 if command -v restic >/dev/null; then
   measure first-restic "rm -rf $scratch/restic; restic init -q" \
     -n "restic" "restic backup -q $work"
