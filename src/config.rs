@@ -63,10 +63,10 @@ pub fn lock_timeout(repo: &Repo) -> Result<Duration> {
 /// limit (the value 0).
 pub fn max_file_size(repo: &Repo) -> Result<Option<u64>> {
     match repo.config("checkpoint.maxfilesize") {
-        Some(value) => match parse_size(value) {
-            Some(0) => Ok(None),
-            Some(limit) => Ok(Some(limit)),
-            None => Err(bad(
+        Some(value) => match crate::retention::parse_size(value) {
+            Ok(0) => Ok(None),
+            Ok(limit) => Ok(Some(limit)),
+            Err(_) => Err(bad(
                 "checkpoint.maxFileSize",
                 value,
                 "a size in bytes with an optional k, m or g suffix (e.g. 100m), or 0 for no limit",
@@ -100,39 +100,9 @@ pub fn is_valid_branch_name(name: &str) -> bool {
             .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '~' | ':'))
 }
 
-/// Parses a size as git's integer options do: digits with an optional `k`, `m` or `g`
-/// suffix (any case) multiplying by 1024, 1024² or 1024³.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, factor) = match text.char_indices().last()? {
-        (i, 'k' | 'K') => (&text[..i], 1u64 << 10),
-        (i, 'm' | 'M') => (&text[..i], 1 << 20),
-        (i, 'g' | 'G') => (&text[..i], 1 << 30),
-        _ => (text, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(factor)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_like_git_integers() {
-        assert_eq!(parse_size("0"), Some(0));
-        assert_eq!(parse_size("1500"), Some(1500));
-        assert_eq!(parse_size("100M"), Some(100 << 20));
-        assert_eq!(parse_size("2k"), Some(2048));
-        assert_eq!(parse_size(" 1g "), Some(1 << 30));
-        assert_eq!(parse_size("m"), None);
-        assert_eq!(parse_size("-5"), None);
-        assert_eq!(parse_size("1.5M"), None);
-        assert_eq!(parse_size("10MB"), None);
-        assert_eq!(parse_size("99999999999999999999g"), None);
-    }
 
     #[test]
     fn branch_names_avoid_revision_syntax() {

@@ -339,8 +339,8 @@ fn local_offset_seconds(unix_seconds: i64) -> Option<i32> {
     i32::try_from(tm.tm_gmtoff).ok()
 }
 
-/// Parses a size for `--max-size`: a number with an optional K, M, G or T suffix (powers
-/// of 1024, "B"/"iB" after it allowed), e.g. `2G`, `500M`, `1.5GiB`, `1048576`.
+/// Parses a size, for `--max-size` and the size settings: a number with an optional K, M,
+/// G or T suffix (powers of 1024, "B"/"iB" after it allowed), e.g. `2G`, `500M`, `1.5GiB`.
 pub fn parse_size(text: &str) -> Result<u64> {
     let bad = || {
         Error::InvalidArgument(format!(
@@ -608,6 +608,11 @@ mod tests {
         assert_eq!(parse_size("500m").unwrap(), 500 << 20);
         assert_eq!(parse_size("100KB").unwrap(), 100 << 10);
         assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size(" 1g ").unwrap(), 1 << 30);
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert!(parse_size("m").is_err());
+        assert!(parse_size("-5").is_err());
+        assert!(parse_size("99999999999999999999g").is_err());
         for bad in ["", "G", "-1G", "2X", "1e400"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
