@@ -183,7 +183,7 @@ pub fn restore(
         let reader = TreeReader::new(&store.hasher, &trees, scanned_trees.as_ref());
         diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
     };
-    report.untouched = spare_large_files(
+    report.untouched = spare_skipped_files(
         &repo.root,
         &mut changes,
         current_skipped.iter().chain(&target_skipped),
@@ -243,10 +243,10 @@ pub fn interrupted(txn: &redb::ReadTransaction) -> Result<Option<Id>> {
     }
 }
 
-/// Keeps files that a save skipped for their size out of `changes`: no checkpoint holds
-/// their content, so writing over them or deleting them would lose it. Returns those
+/// Keeps files that a save skipped (too large, or unreadable) out of `changes`: no
+/// checkpoint holds their content, so writing over them or deleting them would lose it. Returns those
 /// that exist in the worktree, which the restore leaves as they are.
-fn spare_large_files<'a>(
+fn spare_skipped_files<'a>(
     root: &Path,
     changes: &mut Vec<Change>,
     skipped: impl Iterator<Item = &'a dag::SkippedFile>,
