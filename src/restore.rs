@@ -244,8 +244,8 @@ pub fn interrupted(txn: &redb::ReadTransaction) -> Result<Option<Id>> {
 }
 
 /// Keeps files that a save skipped (too large, or unreadable) out of `changes`: no
-/// checkpoint holds their content, so writing over them or deleting them would lose it. Returns those
-/// that exist in the worktree, which the restore leaves as they are.
+/// checkpoint holds their content, so writing over them or deleting them would lose it.
+/// Returns those that exist in the worktree, which the restore leaves as they are.
 fn spare_skipped_files<'a>(
     root: &Path,
     changes: &mut Vec<Change>,
