@@ -4,7 +4,6 @@
 //! (git's `index` lines aside: they name git blobs), same hunks; and the same
 //! `--stat` and `--name-status`.
 
-#[path = "timeline_common/mod.rs"]
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
@@ -99,7 +98,7 @@ fn copy_worktree(repo: &Repo, to: &Path) {
         .arg("-c")
         .arg(format!(
             "cd '{}' && tar --exclude=./.git -cf - . | tar -xpf - -C '{}'",
-            repo.root.display(),
+            repo.dir.display(),
             to.display()
         ))
         .status()
@@ -157,9 +156,9 @@ fn from_no_index(diff: &str) -> String {
 fn diff_matches_git_diff_of_the_same_trees() {
     let repo = Repo::new();
     write_tree(&repo, 1);
-    let a = repo.save("a");
+    let a = repo.save_forced("a");
     write_tree(&repo, 2);
-    let b = repo.save("b");
+    let b = repo.save_forced("b");
 
     // The worktree side is B; materialise both trees by restoring them.
     let scratch = repo.scratch("trees");
@@ -255,7 +254,7 @@ fn copy_worktree_from(from: &Path, to: &Path) {
 fn diff_with_the_worktree_reads_files_from_disk_and_stores_nothing() {
     let repo = Repo::new();
     repo.write("a.txt", b"one\ntwo\n");
-    repo.save("base");
+    repo.save_forced("base");
     repo.write("a.txt", b"one\n2\n");
     repo.write("sub/b.txt", b"new\n");
     let out = repo.ok(&["diff"]).stdout;
@@ -272,7 +271,7 @@ fn diff_with_the_worktree_reads_files_from_disk_and_stores_nothing() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sub/b.txt\n");
-    let json = repo.json(&["diff"]);
+    let json = repo.json_of(&["diff"]);
     assert!(json["to"].is_null());
     assert_eq!(json["changes"][0]["path"], "a.txt");
     assert_eq!(json["changes"][0]["status"], "M");
@@ -280,5 +279,5 @@ fn diff_with_the_worktree_reads_files_from_disk_and_stores_nothing() {
     assert_eq!(json["changes"][0]["deletions"], 1);
     assert_eq!(json["changes"][1]["status"], "A");
     // Nothing was saved by diff.
-    assert_eq!(repo.json(&["log", "--all"]).as_array().unwrap().len(), 1);
+    assert_eq!(repo.json_of(&["log", "--all"]).as_array().unwrap().len(), 1);
 }

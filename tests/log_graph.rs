@@ -1,7 +1,6 @@
 //! `log --graph` pictures of typical histories, as snapshots (ids and ages replaced, so
 //! they are stable), each also checked to show every checkpoint exactly once.
 
-#[path = "timeline_common/mod.rs"]
 mod common;
 
 use common::Repo;
@@ -12,7 +11,7 @@ use common::Repo;
 fn graph(repo: &Repo) -> String {
     let out = repo.ok(&["log", "--graph", "--all"]).stdout;
     let ids: Vec<String> = repo
-        .json(&["log", "--all"])
+        .json_of(&["log", "--all"])
         .as_array()
         .unwrap()
         .iter()
@@ -52,8 +51,8 @@ fn graph(repo: &Repo) -> String {
 
 /// Saves `message` with content that makes the change summary predictable.
 fn step(repo: &Repo, message: &str) -> String {
-    repo.write(&format!("{message}.txt"), message.as_bytes());
-    repo.save(message)
+    repo.write(format!("{message}.txt"), message.as_bytes());
+    repo.save_forced(message)
 }
 
 #[test]

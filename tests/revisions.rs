@@ -1,14 +1,13 @@
 //! Every way to name a checkpoint, and every way to get it wrong: one clear line on
 //! stderr and the documented exit code, never a panic.
 
-#[path = "timeline_common/mod.rs"]
 mod common;
 
 use common::{assert_no_panic, Repo};
 
 /// Resolves `rev` through `show --json` and returns the full id.
 fn resolve(repo: &Repo, rev: &str) -> String {
-    repo.json(&["show", rev])["id"]
+    repo.json_of(&["show", rev])["id"]
         .as_str()
         .unwrap()
         .to_string()
@@ -30,11 +29,11 @@ fn each_revision_form_names_the_right_checkpoint() {
     let mut ids = Vec::new();
     for i in 0..4 {
         repo.write("f.txt", format!("{i}\n").as_bytes());
-        ids.push(repo.save(&format!("c{i}")));
+        ids.push(repo.save_forced(&format!("c{i}")));
     }
     repo.ok(&["fork", &ids[1], "-b", "side"]);
     repo.write("g.txt", b"side\n");
-    let side = repo.save("s");
+    let side = repo.save_forced("s");
     repo.ok(&["switch", "main"]);
 
     // A full id, and prefixes of 4, 7 and 31 digits (4 only where no other id shares it).
@@ -78,9 +77,9 @@ fn bad_revisions_fail_with_one_clear_line_and_exit_1() {
     // An empty store has no current checkpoint.
     fails(&repo, "@", 1, "no checkpoint yet");
     repo.write("f.txt", b"1\n");
-    let root = repo.save("root");
+    let root = repo.save_forced("root");
     repo.write("f.txt", b"2\n");
-    let tip = repo.save("tip");
+    let tip = repo.save_forced("tip");
 
     fails(&repo, "nosuch", 1, "unknown revision 'nosuch'");
     fails(
@@ -119,7 +118,7 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     use redb::ReadableDatabase;
     let repo = Repo::new();
     repo.write("f.txt", b"1\n");
-    let real = repo.save("real");
+    let real = repo.save_forced("real");
     // Two more records under ids that share the prefix abcd: copies of the real record,
     // so that each resolves to something showable once it is unambiguous.
     let path = repo.p(".git/checkpoint/store.redb");
@@ -156,7 +155,7 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     assert_eq!(resolve(&repo, "abcd123452"), second);
     fails(&repo, "abcd12345", 1, "ambiguous revision");
     // Short ids grow until unique: these two share 9 digits, so they print with 10.
-    let listed = repo.json(&["log", "--all"]);
+    let listed = repo.json_of(&["log", "--all"]);
     let shorts: Vec<&str> = listed
         .as_array()
         .unwrap()

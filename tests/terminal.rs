@@ -1,7 +1,6 @@
 //! Output a person reads goes through a pager and is coloured only on a terminal, as
 //! git does it. The terminal is a real pseudo-terminal made by `script(1)`.
 
-#[path = "timeline_common/mod.rs"]
 mod common;
 
 use std::process::{Command, Stdio};
@@ -14,7 +13,7 @@ fn on_terminal(repo: &Repo, args: &str, env: &[(&str, &str)]) -> String {
     let mut command = Command::new("script");
     command
         .args(["-qec", &format!("{} {args}", common::BIN), "/dev/null"])
-        .current_dir(&repo.root)
+        .current_dir(&repo.dir)
         .env("HOME", repo.home())
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("TERM", "xterm")
@@ -33,12 +32,12 @@ fn on_terminal(repo: &Repo, args: &str, env: &[(&str, &str)]) -> String {
 fn history() -> Repo {
     let repo = Repo::new();
     repo.write("a.txt", b"one\n");
-    let first = repo.save("first");
+    let first = repo.save_forced("first");
     repo.write("a.txt", b"two\n");
-    repo.save("second");
+    repo.save_forced("second");
     repo.ok(&["fork", &first, "-b", "side"]);
     repo.write("b.txt", b"side\n");
-    repo.save("third");
+    repo.save_forced("third");
     repo
 }
 
@@ -121,7 +120,12 @@ fn without_ages(text: &str) -> Vec<String> {
     text.lines()
         .map(|line| {
             line.split(' ')
-                .filter(|w| w.parse::<u64>().is_err() && !w.starts_with("second") && *w != "ago")
+                .filter(|w| {
+                    !w.is_empty()
+                        && w.parse::<u64>().is_err()
+                        && !w.starts_with("second")
+                        && *w != "ago"
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })

@@ -2,7 +2,6 @@
 //! move between branches with the worktree following, branches are listed, renamed and
 //! deleted, metadata filters the log, and attachments come back byte for byte.
 
-#[path = "timeline_common/mod.rs"]
 mod common;
 
 use common::Repo;
@@ -10,7 +9,7 @@ use common::Repo;
 fn log_ids(repo: &Repo, args: &[&str]) -> Vec<String> {
     let mut all = vec!["log"];
     all.extend_from_slice(args);
-    repo.json(&all)
+    repo.json_of(&all)
         .as_array()
         .unwrap()
         .iter()
@@ -33,7 +32,7 @@ fn table_sizes(repo: &Repo) -> [u64; 3] {
 }
 
 fn parents(repo: &Repo, rev: &str) -> Vec<String> {
-    repo.json(&["show", rev])["parents"]
+    repo.json_of(&["show", rev])["parents"]
         .as_array()
         .unwrap()
         .iter()
@@ -45,16 +44,16 @@ fn parents(repo: &Repo, rev: &str) -> Vec<String> {
 fn restore_then_save_branches_the_dag_and_keeps_the_abandoned_line() {
     let repo = Repo::new();
     repo.write("f.txt", b"1\n");
-    let c1 = repo.save("c1");
+    let c1 = repo.save_forced("c1");
     repo.write("f.txt", b"2\n");
-    let c2 = repo.save("c2");
+    let c2 = repo.save_forced("c2");
     repo.write("f.txt", b"3\n");
-    let c3 = repo.save("c3");
+    let c3 = repo.save_forced("c3");
 
     repo.ok(&["restore", &c1]);
     assert_eq!(repo.read("f.txt"), b"1\n");
     repo.write("g.txt", b"new line of work\n");
-    let c4 = repo.save("c4");
+    let c4 = repo.save_forced("c4");
 
     // The new checkpoint's parent is the restored one, not the old tip.
     assert_eq!(parents(&repo, &c4), [c1.as_str()]);
@@ -73,13 +72,13 @@ fn restore_then_save_branches_the_dag_and_keeps_the_abandoned_line() {
 fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
     let repo = Repo::new();
     repo.write("f.txt", b"1\n");
-    let c1 = repo.save("c1");
+    let c1 = repo.save_forced("c1");
     repo.write("f.txt", b"unsaved\n");
-    let out = repo.json(&["restore", &c1]);
+    let out = repo.json_of(&["restore", &c1]);
     let safety = out["safety_checkpoint"].as_str().unwrap().to_string();
     assert_eq!(parents(&repo, &safety), [c1.as_str()]);
     assert_eq!(
-        repo.json(&["show", &safety])["message"],
+        repo.json_of(&["show", &safety])["message"],
         format!("before restore to {}", &c1[..7])
     );
     assert_eq!(log_ids(&repo, &["--all"]), [safety, c1]);
@@ -89,15 +88,15 @@ fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
 fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
     let repo = Repo::new();
     repo.write("a.txt", b"a1\n");
-    let c1 = repo.save("c1");
+    let c1 = repo.save_forced("c1");
     repo.write("a.txt", b"a2\n");
     repo.write("b.txt", b"b2\n");
-    let c2 = repo.save("c2");
+    let c2 = repo.save_forced("c2");
     assert_eq!(repo.branches(), ["*main"]);
 
     // fork from an older checkpoint, default name fork-1, with unsaved changes.
     repo.write("a.txt", b"unsaved on main\n");
-    let forked = repo.json(&["fork", &c1]);
+    let forked = repo.json_of(&["fork", &c1]);
     assert_eq!(forked["branch"], "fork-1");
     assert_eq!(forked["target"], c1.as_str());
     let safety = forked["safety_checkpoint"].as_str().unwrap().to_string();
@@ -109,8 +108,8 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
 
     // Saving continues on the fork.
     repo.write("c.txt", b"on the fork\n");
-    let f1 = repo.save("f1");
-    assert_eq!(repo.json(&["show", &f1])["branch"], "fork-1");
+    let f1 = repo.save_forced("f1");
+    assert_eq!(repo.json_of(&["show", &f1])["branch"], "fork-1");
     assert_eq!(parents(&repo, &f1), [c1.as_str()]);
     assert_eq!(repo.id("fork-1"), f1);
 
@@ -121,7 +120,7 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
     assert_eq!(repo.id("fork-1"), f1);
 
     // A named fork; then back to fork-1.
-    let named = repo.json(&["fork", &c2, "-b", "exp"]);
+    let named = repo.json_of(&["fork", &c2, "-b", "exp"]);
     assert_eq!(named["branch"], "exp");
     assert!(named["safety_checkpoint"].is_null(), "{named}");
     assert_eq!(repo.files(), ["a.txt=a2\n", "b.txt=b2\n"]);
@@ -131,7 +130,7 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
 
     // Switching to the current branch keeps unsaved work (it is saved, not undone).
     repo.write("c.txt", b"more\n");
-    let out = repo.json(&["switch", "fork-1"]);
+    let out = repo.json_of(&["switch", "fork-1"]);
     assert!(out["safety_checkpoint"].is_string());
     assert_eq!(repo.read("c.txt"), b"more\n");
 
@@ -156,8 +155,8 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
     repo.ok(&["branch", "-m", "fork-1", "parser"]);
     assert_eq!(repo.branches(), ["main", "*parser"]);
     let before = repo.files();
-    repo.save("p1");
-    assert_eq!(repo.json(&["show", "@"])["branch"], "parser");
+    repo.save_forced("p1");
+    assert_eq!(repo.json_of(&["show", "@"])["branch"], "parser");
     assert_eq!(repo.files(), before);
 
     // Bad names and taken names are refused before anything happens.
@@ -191,7 +190,7 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
 fn branch_listing_marks_the_current_branch() {
     let repo = Repo::new();
     repo.write("a.txt", b"a\n");
-    let c1 = repo.save("first");
+    let c1 = repo.save_forced("first");
     repo.ok(&["fork", &c1, "-b", "side"]);
     let out = repo.ok(&["branch"]);
     let short = &c1[..7];
@@ -210,7 +209,7 @@ fn meta_filters_the_log_and_all_pairs_must_match() {
         for m in meta {
             args.extend(["--meta", m]);
         }
-        repo.json(&args)["id"].as_str().unwrap().to_string()
+        repo.json_of(&args)["id"].as_str().unwrap().to_string()
     };
     let a = save(b"1", &["session=s1", "msg=1"]);
     let b = save(b"2", &["session=s1", "msg=2"]);
@@ -271,7 +270,7 @@ fn attachments_round_trip_byte_for_byte() {
         args.push(path.display().to_string());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let saved = repo.json(&args);
+    let saved = repo.json_of(&args);
     let id = saved["id"].as_str().unwrap().to_string();
     let listed = saved["attachments"].as_array().unwrap();
     assert_eq!(listed.len(), 4);
@@ -279,7 +278,7 @@ fn attachments_round_trip_byte_for_byte() {
         assert_eq!(json["name"], *name);
         assert_eq!(json["size"], bytes.len() as u64);
         let out = repo.ok(&["attachment", &id[..8], name]);
-        assert!(out.bytes == *bytes, "{name} differs");
+        assert!(out.stdout_raw == *bytes, "{name} differs");
     }
     // Attachments are outside the tree: the worktree is unchanged and has no copy.
     assert_eq!(repo.files(), ["f.txt=x\n"]);
@@ -292,10 +291,10 @@ fn attachments_round_trip_byte_for_byte() {
     // A save with only an attachment still makes a checkpoint, so it is never lost.
     let note = outside.join("note.txt");
     std::fs::write(&note, b"second note\n").unwrap();
-    let again = repo.json(&["save", "--attach", note.to_str().unwrap()]);
+    let again = repo.json_of(&["save", "--attach", note.to_str().unwrap()]);
     assert!(again["id"].is_string(), "{again}");
     assert_eq!(
-        repo.ok(&["attachment", "@", "note.txt"]).bytes,
+        repo.ok(&["attachment", "@", "note.txt"]).stdout_raw,
         b"second note\n"
     );
 
@@ -317,16 +316,16 @@ fn attachments_round_trip_byte_for_byte() {
 #[test]
 fn status_lists_worktree_changes_and_writes_nothing() {
     let repo = Repo::new();
-    let out = repo.json(&["status"]);
+    let out = repo.json_of(&["status"]);
     assert!(out["checkpoint"].is_null());
     repo.write("keep.txt", b"k\n");
     repo.write("mod.txt", b"m\n");
     repo.write("gone.txt", b"g\n");
     repo.write("kind", b"file\n");
     repo.write("run.sh", b"#!/bin/sh\n");
-    repo.save("base");
+    repo.save_forced("base");
     assert_eq!(repo.ok(&["status"]).stdout, "");
-    assert_eq!(repo.json(&["status"])["clean"], true);
+    assert_eq!(repo.json_of(&["status"])["clean"], true);
 
     repo.write("mod.txt", b"m2\n");
     repo.remove("gone.txt");
@@ -341,7 +340,7 @@ fn status_lists_worktree_changes_and_writes_nothing() {
         out.stdout,
         "D gone.txt\nT kind\nM mod.txt\nA new dir/new.txt\nM run.sh\n"
     );
-    let json = repo.json(&["status"]);
+    let json = repo.json_of(&["status"]);
     assert_eq!(json["clean"], false);
     assert_eq!(json["branch"], "main");
     assert_eq!(json["changes"][0]["status"], "D");

@@ -386,6 +386,85 @@ impl Repo {
         snapshot(&self.dir, true)
     }
 
+    /// The HOME the binary and git run with.
+    pub fn home(&self) -> PathBuf {
+        self.sb.home.clone()
+    }
+
+    /// A scratch directory beside the worktree (not inside it).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        let path = self.sb.root.join(name);
+        fs::create_dir_all(&path).unwrap();
+        path
+    }
+
+    /// Runs the binary in the worktree with extra environment.
+    #[track_caller]
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Out {
+        let mut cmd = self.sb.bin_cmd(&self.dir, args);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+        assert_no_panic(&out, &format!("{args:?}"));
+        out
+    }
+
+    /// Runs `--json <args>` with exit 0 and parses the document it prints.
+    #[track_caller]
+    pub fn json_of(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        self.json(&all)
+    }
+
+    /// The full id a revision names.
+    #[track_caller]
+    pub fn id(&self, rev: &str) -> String {
+        self.json_of(&["show", rev])["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Branch names, sorted, with the current one marked by a leading `*`.
+    #[track_caller]
+    pub fn branches(&self) -> Vec<String> {
+        self.json_of(&["branch"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let name = b["name"].as_str().unwrap();
+                if b["current"].as_bool().unwrap() {
+                    format!("*{name}")
+                } else {
+                    name.to_string()
+                }
+            })
+            .collect()
+    }
+
+    /// Every file in the worktree outside `.git`, as `path=content` (symlinks as
+    /// `path->target`), sorted: the worktree's state as one printable value.
+    pub fn files(&self) -> Vec<String> {
+        self.snapshot()
+            .into_iter()
+            .filter_map(|(path, node)| {
+                let path = String::from_utf8_lossy(&path).into_owned();
+                match node {
+                    Node::File { data, .. } => {
+                        Some(format!("{path}={}", String::from_utf8_lossy(&data)))
+                    }
+                    Node::Link(target) => {
+                        Some(format!("{path}->{}", String::from_utf8_lossy(&target)))
+                    }
+                    Node::Dir | Node::Other => None,
+                }
+            })
+            .collect()
+    }
+
     pub fn git_dir(&self) -> PathBuf {
         self.dir.join(".git")
     }
