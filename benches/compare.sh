@@ -68,6 +68,8 @@ shadow=$scratch/shadow.git
 export GIT_CONFIG_NOSYSTEM=1 HOME=$scratch
 git config --global user.email bench@example.invalid
 git config --global user.name bench
+# A background auto-gc would race the resets between runs and skew the timings.
+git config --global gc.auto 0
 sg="git --git-dir=$shadow --work-tree=$work"
 gc="$bin -C $work -q"
 export RESTIC_PASSWORD=bench RESTIC_REPOSITORY=$scratch/restic
