@@ -2,7 +2,8 @@
 # Compares git-checkpoint with the shadow-git-repository approach (a separate git dir
 # whose work tree is the project, `git add -A && git commit`, as Roo-Code and Cline do),
 # and with restic when it is installed, on one tree, in one run, with medians from
-# hyperfine. Prints a Markdown table of times, ratios and store sizes.
+# hyperfine. Prints a Markdown table of times, ratios and store sizes (the disk space
+# each store occupies, as `du` counts it; a redb file is longer than the space it uses).
 #
 # Usage:
 #   benches/compare.sh <dir>                 copy the files git sees in <dir> and measure
@@ -118,14 +119,14 @@ $sg add -A && $sg commit -qm base && $sg tag base
 base_id=$($bin -C "$work" log --json -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
 # Puts the worktree back to the base checkpoint and the shadow repo's base commit.
 reset_base="$gc restore $base_id --no-save; $sg reset -q --hard base; $sg clean -qfd"
-store_first=$(du -sb "$work/.git/checkpoint" | cut -f1)
-shadow_loose=$(du -sb "$shadow" | cut -f1)
+store_first=$(du -s -B1 "$work/.git/checkpoint" | cut -f1)
+shadow_loose=$(du -s -B1 "$shadow" | cut -f1)
 git --git-dir="$shadow" gc -q
-shadow_packed=$(du -sb "$shadow" | cut -f1)
+shadow_packed=$(du -s -B1 "$shadow" | cut -f1)
 restic_size=""
 if command -v restic >/dev/null; then
   rm -rf "$scratch/restic"; restic init -q; restic backup -q "$work" >/dev/null
-  restic_size=$(du -sb "$scratch/restic" | cut -f1)
+  restic_size=$(du -s -B1 "$scratch/restic" | cut -f1)
 fi
 
 # Saves with nothing changed. The floor is `git status` of the shadow repository, where
