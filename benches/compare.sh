@@ -27,19 +27,7 @@ mkdir -p "$work"
 
 if [ "${1:-}" = "--synthetic" ]; then
   files=${2:?number of files}
-  python3 - "$work" "$files" <<'PY'
-import os, random, sys
-root, n = sys.argv[1], int(sys.argv[2])
-rng = random.Random(42)
-words = [f"ident_{i}" for i in range(500)]
-for i in range(n):
-    d = os.path.join(root, f"d{i % 97:02}", f"e{i % 13:02}", f"f{i % 5}")
-    os.makedirs(d, exist_ok=True)
-    lines = rng.randint(5, 400)
-    with open(os.path.join(d, f"file{i}.rs"), "w") as f:
-        for _ in range(lines):
-            f.write(" ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + ";\n")
-PY
+  python3 "$here/benches/synthetic_tree.py" "$work" "$files"
   label="synthetic tree"
 else
   src=$(cd "${1:?directory}" && pwd)

@@ -16,6 +16,8 @@ pub struct Repo {
     pub root: PathBuf,
     /// The worktree's own git directory (a linked worktree has its own).
     pub git_dir: PathBuf,
+    /// The git directory all worktrees share (`info/exclude` lives there).
+    pub common_dir: PathBuf,
     /// The current directory relative to `root`, with a trailing `/`, or empty at the top.
     pub prefix: Vec<u8>,
     /// git configuration keys this tool reads (`checkpoint.*`, `core.excludesfile`,
@@ -77,6 +79,8 @@ impl Repo {
                     "--absolute-git-dir",
                     "--show-toplevel",
                     "--show-prefix",
+                    "--path-format=absolute",
+                    "--git-common-dir",
                 ])
                 .output();
             (out, config.join())
@@ -108,6 +112,10 @@ impl Repo {
         }
         let root = PathBuf::from(OsStr::from_bytes(root));
         let prefix = lines.next().unwrap_or_default().to_vec();
+        let common_dir = match lines.next().filter(|l| !l.is_empty()) {
+            Some(dir) => PathBuf::from(OsStr::from_bytes(dir)),
+            None => git_dir.clone(),
+        };
         let config = config.unwrap_or_else(|_| {
             Err(Error::Git {
                 command: "config".into(),
@@ -117,6 +125,7 @@ impl Repo {
         Ok(Repo {
             root,
             git_dir,
+            common_dir,
             prefix,
             config,
         })
@@ -155,18 +164,11 @@ impl Repo {
         GitHead { commit, branch }
     }
 
-    /// Paths git tracks although an ignore rule matches them (the walk alone misses these).
-    pub fn tracked_but_ignored(&self) -> Result<Vec<Vec<u8>>> {
-        let out = git(
-            &self.root,
-            &[
-                "ls-files",
-                "-z",
-                "--cached",
-                "--ignored",
-                "--exclude-standard",
-            ],
-        )?;
+    /// Every path in git's index. Reading the index is cheap; asking git which of them
+    /// an ignore rule matches (`ls-files -ci`) costs more than a whole `git status` on a
+    /// big tree, so the walk compares this list with what it found instead.
+    pub fn tracked_paths(&self) -> Result<Vec<Vec<u8>>> {
+        let out = git(&self.root, &["ls-files", "-z", "--cached"])?;
         Ok(out
             .split(|&b| b == 0)
             .filter(|p| !p.is_empty())

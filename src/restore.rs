@@ -199,11 +199,15 @@ pub fn restore(
     }
     // Recorded durably first, so that a crash in the middle is reported and can be
     // finished by running the restore again.
-    let txn = store.db.begin_write()?;
-    txn.open_table(STATE)?
-        .insert(RESTORING, codec::encode(&target.0).as_slice())?;
-    txn.commit()?;
     {
+        let _span = crate::trace::span("restore: record the restore as started");
+        let txn = store.db.begin_write()?;
+        txn.open_table(STATE)?
+            .insert(RESTORING, codec::encode(&target.0).as_slice())?;
+        txn.commit()?;
+    }
+    {
+        let _span = crate::trace::span("restore: change the worktree");
         let read = store.db.begin_read()?;
         let chunks = read.open_table(CHUNKS)?;
         apply(
@@ -216,6 +220,7 @@ pub fn restore(
         )?;
     }
 
+    let _span = crate::trace::span("restore: record the restore as done");
     let txn = store.db.begin_write()?;
     txn.open_table(STATE)?.remove(RESTORING)?;
     match &options.head {
@@ -367,6 +372,7 @@ fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
     }
     let staged = staged?;
     if !staged.is_empty() {
+        let _span = crate::trace::span("restore: sync, rename, sync");
         sync_filesystem(root)?;
         for (staged, target) in staged.into_iter().zip(&targets) {
             staged.put_in_place(target)?;

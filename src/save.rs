@@ -30,8 +30,6 @@ use crate::{Error, Id, Result};
 
 /// Bytes of new chunks written per non-durable batch.
 const BATCH_BYTES: usize = 64 << 20;
-/// The largest store file [`compact_after_large_save`] compacts.
-const COMPACT_AFTER_SAVE_LIMIT: u64 = 256 << 20;
 /// Files up to this size are read whole into a reused buffer; larger ones are streamed.
 const READ_WHOLE_LIMIT: u64 = 8 << 20;
 /// How often a file that changes while it is read is read before it is left out.
@@ -94,8 +92,6 @@ pub struct Snapshot {
     cache_updates: Vec<CacheUpdate>,
     /// The write transaction holding the last chunks, not yet committed.
     chunk_txn: Option<redb::WriteTransaction>,
-    /// Bytes of new chunks written to the store (stored form).
-    pub stored_bytes: u64,
 }
 
 /// The result of [`save`].
@@ -126,25 +122,6 @@ pub struct SaveReport {
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
-    /// Bytes of new chunks this save wrote (stored form).
-    pub stored_bytes: u64,
-}
-
-/// After a save that wrote `stored_bytes`, a quarter or more of what the store file now
-/// holds (a first save, a large import), compacts the file: redb leaves a file that grew
-/// that fast at over twice its data, and compaction gives the excess back at once.
-/// Smaller saves skip it; they reuse the pages earlier deletions freed. Files over
-/// [`COMPACT_AFTER_SAVE_LIMIT`] are left to `gc`: compacting them takes long enough, and
-/// enough memory, to be felt at the end of a save.
-pub fn compact_after_large_save(store: &mut Store, stored_bytes: u64) -> Result<()> {
-    let size = std::fs::metadata(&store.path)
-        .map_err(|e| Error::io(&store.path, e))?
-        .len();
-    if stored_bytes.saturating_mul(4) >= size && size <= COMPACT_AFTER_SAVE_LIMIT {
-        let _span = crate::trace::span("compact");
-        while store.db.compact()? {}
-    }
-    Ok(())
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
@@ -236,6 +213,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         // Nothing to record: skip the durable commit and its fsync.
         txn.abort()?;
     } else {
+        let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;
     }
     Ok(SaveReport {
@@ -243,7 +221,6 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         warnings: snapshot.warnings,
         leftovers: snapshot.leftovers,
         skipped: snapshot.skipped,
-        stored_bytes: snapshot.stored_bytes,
     })
 }
 
@@ -384,50 +361,54 @@ pub fn scan_with_progress(
         }
     };
 
-    let scanned: Result<(Vec<Scanned>, WrittenChunks)> = std::thread::scope(|scope| {
-        let writer = scope.spawn(|| write_chunks(store, rx));
-        let context = ScanContext {
-            root: &repo.root,
-            hasher: &store.hasher,
-            chunks: &chunks,
-            sent: &sent,
-            tx,
-            clock_ns,
-            // A scan that stores nothing only looks; what it cannot read it reports
-            // as skipped, and restore then leaves it alone.
-            skip_unreadable: match mode {
-                ScanMode::Store {
-                    skip_unreadable, ..
-                } => skip_unreadable,
-                ScanMode::HashOnly => true,
-            },
-        };
-        let scanned = found
-            .entries
-            .par_iter()
-            .map_init(Vec::new, |buf, entry| {
-                let cached = match entry.kind {
-                    Kind::File => cached_entry(&cache, &entry.path)?,
-                    Kind::Symlink => None,
-                };
-                let scanned = context.scan_one(entry, cached, buf);
-                if let Some(progress) = progress {
-                    progress.file_done(entry.stat.size);
-                }
-                scanned
-            })
-            .collect::<Result<Vec<_>>>();
-        if let Some(progress) = progress {
-            progress.end();
-        }
-        drop(context);
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
-        let scanned = scanned?;
-        Ok((scanned, written?))
-    });
+    let scanned: Result<(Vec<Scanned>, Option<redb::WriteTransaction>)> =
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| write_chunks(store, rx));
+            let context = ScanContext {
+                root: &repo.root,
+                hasher: &store.hasher,
+                chunks: &chunks,
+                sent: &sent,
+                tx,
+                clock_ns,
+                // A scan that stores nothing only looks; what it cannot read it reports
+                // as skipped, and restore then leaves it alone.
+                skip_unreadable: match mode {
+                    ScanMode::Store {
+                        skip_unreadable, ..
+                    } => skip_unreadable,
+                    ScanMode::HashOnly => true,
+                },
+            };
+            let scanned = found
+                .entries
+                .par_iter()
+                .map_init(Vec::new, |buf, entry| {
+                    let cached = match entry.kind {
+                        Kind::File => cached_entry(&cache, &entry.path)?,
+                        Kind::Symlink => None,
+                    };
+                    let scanned = context.scan_one(entry, cached, buf);
+                    if let Some(progress) = progress {
+                        progress.file_done(entry.stat.size);
+                    }
+                    scanned
+                })
+                .collect::<Result<Vec<_>>>();
+            if let Some(progress) = progress {
+                progress.end();
+            }
+            drop(context);
+            let _span = crate::trace::span("wait for the chunk writer");
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
+            // A failed writer (a full disk, say) is why the scan stopped too, if it did.
+            let written = written?;
+            Ok((scanned?, written))
+        });
     let (scanned, written) = scanned?;
+    let _span = crate::trace::span("build trees");
 
     let mut files = Vec::with_capacity(scanned.len());
     let mut cache_updates = Vec::new();
@@ -450,8 +431,7 @@ pub fn scan_with_progress(
         leftovers: found.leftovers,
         skipped,
         cache_updates,
-        chunk_txn: written.open,
-        stored_bytes: written.bytes,
+        chunk_txn: written,
     })
 }
 
@@ -693,19 +673,13 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
 /// Full batches are committed at once; the last, partial one is handed back still open,
 /// so that the checkpoint commits in the same transaction and a small save pays for one
 /// durable commit, not two.
-/// What [`write_chunks`] leaves: the still-open last batch, and how much it wrote.
-struct WrittenChunks {
-    open: Option<redb::WriteTransaction>,
-    bytes: u64,
-}
-
 fn write_chunks(
     store: &Store,
     rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>,
-) -> Result<WrittenChunks> {
+) -> Result<Option<redb::WriteTransaction>> {
     let mut pending = rx.iter().peekable();
     let mut open = None;
-    let mut total = 0u64;
+
     while pending.peek().is_some() {
         let txn = store.db.begin_write()?;
         let mut bytes = 0;
@@ -719,14 +693,13 @@ fn write_chunks(
                 table.insert(id, stored.as_slice())?;
             }
         }
-        total += bytes as u64;
         if bytes >= BATCH_BYTES {
             txn.commit()?;
         } else {
             open = Some(txn);
         }
     }
-    Ok(WrittenChunks { open, bytes: total })
+    Ok(open)
 }
 
 /// A path for messages: lossy UTF-8.

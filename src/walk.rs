@@ -8,6 +8,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
 
 use crate::repo::Repo;
 use crate::stat_cache::FileStat;
@@ -51,28 +55,40 @@ fn is_dot_git(name: &OsStr) -> bool {
 /// Walks the worktree of `repo`.
 pub fn walk(repo: &Repo) -> Result<Walk> {
     std::thread::scope(|scope| {
-        let tracked = scope.spawn(|| repo.tracked_but_ignored());
+        let tracked = scope.spawn(|| repo.tracked_paths());
         let mut found = {
             let _span = crate::trace::span("walk: directories");
             walk_tree(repo)?
         };
+        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let tracked = tracked
             .join()
             .unwrap_or_else(|_| Err(Error::InvalidArgument("git ls-files panicked".into())))?;
+        // A tracked path the walk did not reach is deleted, or ignored although tracked,
+        // which `git add -A` still records.
+        let mut ignored_but_tracked = Walk::default();
         for path in tracked {
-            if path
-                .split(|&b| b == b'/')
-                .any(|c| is_dot_git(OsStr::from_bytes(c)))
+            let walked = found
+                .entries
+                .binary_search_by(|e| e.path.as_slice().cmp(&path))
+                .is_ok();
+            if walked
+                || path
+                    .split(|&b| b == b'/')
+                    .any(|c| is_dot_git(OsStr::from_bytes(c)))
             {
                 continue;
             }
-            let full = repo.root.join(OsStr::from_bytes(&path));
-            // A tracked file deleted from the worktree is simply not there.
-            if let Ok(meta) = std::fs::symlink_metadata(&full) {
-                classify(path, &meta, &mut found);
+            if let Ok(meta) = std::fs::symlink_metadata(repo.root.join(OsStr::from_bytes(&path))) {
+                classify(path, &meta, &mut ignored_but_tracked);
             }
         }
-        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        if !ignored_but_tracked.entries.is_empty() {
+            found.entries.append(&mut ignored_but_tracked.entries);
+            found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        }
+        found.special.append(&mut ignored_but_tracked.special);
+        found.leftovers.append(&mut ignored_but_tracked.leftovers);
         found.entries.dedup_by(|a, b| a.path == b.path);
         found.special.sort_unstable();
         found.special.dedup();
@@ -111,118 +127,173 @@ fn classify(path: Vec<u8>, meta: &std::fs::Metadata, into: &mut Walk) {
     });
 }
 
+/// The ignore rules that apply in one directory: its own `.gitignore`, then those of the
+/// directories above it, then the repository-wide excludes. A path is decided by the
+/// nearest level with a matching pattern, as git decides it.
+struct Rules {
+    /// Matches paths relative to the directory whose `.gitignore` this is.
+    matcher: Gitignore,
+    /// Length of that directory's worktree-relative path plus its slash (0 at the root).
+    prefix: usize,
+    parent: Option<Arc<Rules>>,
+}
+
+impl Rules {
+    fn ignores(&self, rel: &[u8], is_dir: bool, excludes: &Gitignore) -> bool {
+        let mut level = Some(self);
+        while let Some(rules) = level {
+            let local = Path::new(OsStr::from_bytes(&rel[rules.prefix..]));
+            match rules.matcher.matched(local, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => level = rules.parent.as_deref(),
+            }
+        }
+        excludes
+            .matched(Path::new(OsStr::from_bytes(rel)), is_dir)
+            .is_ignore()
+    }
+}
+
+/// What every directory of one walk shares.
+struct WalkState<'a> {
+    root: &'a Path,
+    /// `core.excludesFile`, then `info/exclude` (later files win, as in git).
+    excludes: Gitignore,
+    found: Mutex<Walk>,
+    failed: Mutex<Option<Error>>,
+}
+
+/// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
+/// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
+/// directories are not entered, as in git, so a rule inside one cannot re-include.
 fn walk_tree(repo: &Repo) -> Result<Walk> {
     let root = repo.root.as_path();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .standard_filters(false)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        // git reads only the effective excludes file; it is added below.
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .current_dir(root)
-        .filter_entry(|e| !is_dot_git(e.file_name()));
-    if let Some(excludes) = repo.excludes_file().filter(|p| p.is_file()) {
-        if let Some(err) = builder.add_ignore(&excludes) {
-            return Err(Error::InvalidArgument(format!(
-                "cannot read excludes file {}: {err}",
-                excludes.display()
-            )));
-        }
-    }
-    let (tx, rx) = crossbeam_channel::unbounded::<Result<Walk>>();
-    let mut visitors = VisitorBuilder { root, tx };
-    builder.build_parallel().visit(&mut visitors);
-    drop(visitors);
-    let mut all = Walk::default();
-    for batch in rx {
-        let batch = batch?;
-        all.entries.extend(batch.entries);
-        all.special.extend(batch.special);
-        all.leftovers.extend(batch.leftovers);
-    }
-    Ok(all)
-}
-
-struct VisitorBuilder<'a> {
-    root: &'a Path,
-    tx: crossbeam_channel::Sender<Result<Walk>>,
-}
-
-impl<'s> ignore::ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
-    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
-        Box::new(Visitor {
-            root: self.root,
-            tx: self.tx.clone(),
-            batch: Walk::default(),
-        })
-    }
-}
-
-/// One walker thread's state: entries are sent in batches, the last one on drop.
-struct Visitor<'a> {
-    root: &'a Path,
-    tx: crossbeam_channel::Sender<Result<Walk>>,
-    batch: Walk,
-}
-
-impl Visitor<'_> {
-    fn take(&mut self, result: Result<ignore::DirEntry, ignore::Error>) -> Result<()> {
-        let entry = result.map_err(|e| walk_error(self.root, e))?;
-        if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
-            return Ok(());
-        }
-        let meta = entry.metadata().map_err(|e| walk_error(self.root, e))?;
-        classify(relative(self.root, entry.path()), &meta, &mut self.batch);
-        Ok(())
-    }
-}
-
-impl ignore::ParallelVisitor for Visitor<'_> {
-    fn visit(&mut self, result: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        match self.take(result) {
-            Ok(()) => {
-                if self.batch.entries.len() >= 4096 {
-                    let _ = self.tx.send(Ok(std::mem::take(&mut self.batch)));
-                }
-                ignore::WalkState::Continue
-            }
-            // A file deleted while the walk runs is simply not part of the checkpoint.
-            Err(e) if is_vanished(&e) => ignore::WalkState::Continue,
-            Err(e) => {
-                let _ = self.tx.send(Err(e));
-                ignore::WalkState::Quit
+    let mut excludes = GitignoreBuilder::new(root);
+    let info_exclude = repo.common_dir.join("info").join("exclude");
+    for file in [repo.excludes_file(), Some(info_exclude)]
+        .into_iter()
+        .flatten()
+    {
+        if file.is_file() {
+            if let Some(err) = excludes.add(&file) {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot read excludes file {}: {err}",
+                    file.display()
+                )));
             }
         }
     }
+    let state = WalkState {
+        root,
+        excludes: excludes
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
+        found: Mutex::new(Walk::default()),
+        failed: Mutex::new(None),
+    };
+    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
+    if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
+    Ok(state.found.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        let _ = self.tx.send(Ok(std::mem::take(&mut self.batch)));
+fn walk_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: Vec<u8>,
+    parent_rules: Option<Arc<Rules>>,
+) {
+    match read_dir(scope, state, &dir, parent_rules) {
+        Ok(batch) => {
+            let mut found = state.found.lock().unwrap_or_else(|e| e.into_inner());
+            found.entries.extend(batch.entries);
+            found.special.extend(batch.special);
+            found.leftovers.extend(batch.leftovers);
+        }
+        // A directory deleted while the walk runs is simply not part of the checkpoint.
+        Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            state
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(e);
+        }
     }
 }
 
-fn relative(root: &Path, path: &Path) -> Vec<u8> {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .as_os_str()
-        .as_bytes()
-        .to_vec()
-}
-
-fn walk_error(root: &Path, e: ignore::Error) -> Error {
-    match e.io_error().map(std::io::Error::kind) {
-        Some(kind) => Error::io(root, std::io::Error::new(kind, e.to_string())),
-        None => Error::InvalidArgument(format!("walking the worktree: {e}")),
+/// Lists one directory into a batch, spawning a task for each subdirectory to walk.
+fn read_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: &[u8],
+    parent_rules: Option<Arc<Rules>>,
+) -> Result<Walk> {
+    let full = state.root.join(OsStr::from_bytes(dir));
+    let io = |e| Error::io(&full, e);
+    let mut entries = Vec::new();
+    let mut has_gitignore = false;
+    for entry in std::fs::read_dir(&full).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        if is_dot_git(&name) {
+            continue;
+        }
+        has_gitignore |= name.as_bytes() == b".gitignore";
+        entries.push(entry);
     }
-}
-
-fn is_vanished(e: &Error) -> bool {
-    matches!(e, Error::Io { error, .. } if error.kind() == std::io::ErrorKind::NotFound)
+    let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
+    let rules = if has_gitignore {
+        let mut builder = GitignoreBuilder::new(&full);
+        // Like git, a pattern that does not parse is skipped; the others still apply.
+        let _ = builder.add(full.join(".gitignore"));
+        match builder.build() {
+            Ok(matcher) => Some(Arc::new(Rules {
+                matcher,
+                prefix,
+                parent: parent_rules,
+            })),
+            Err(_) => parent_rules,
+        }
+    } else {
+        parent_rules
+    };
+    let mut batch = Walk::default();
+    for entry in entries {
+        let name = entry.file_name();
+        let mut rel = Vec::with_capacity(prefix + name.len());
+        if !dir.is_empty() {
+            rel.extend_from_slice(dir);
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name.as_bytes());
+        let file_type = match entry.file_type() {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(entry.path(), e)),
+        };
+        let ignored = match &rules {
+            Some(rules) => rules.ignores(&rel, file_type.is_dir(), &state.excludes),
+            None => state
+                .excludes
+                .matched(Path::new(OsStr::from_bytes(&rel)), file_type.is_dir())
+                .is_ignore(),
+        };
+        if ignored {
+            continue;
+        }
+        if file_type.is_dir() {
+            let rules = rules.clone();
+            scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
+            continue;
+        }
+        match entry.metadata() {
+            Ok(meta) => classify(rel, &meta, &mut batch),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(entry.path(), e)),
+        }
+    }
+    Ok(batch)
 }

@@ -74,7 +74,6 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let read = store.db.begin_read()?;
     let checkpoints = read.open_table(git_checkpoint::store::CHECKPOINTS)?;
     let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
-    let stored_bytes = report.stored_bytes;
     context.warn_interrupted_restore(&read)?;
     match report.outcome {
         SaveOutcome::Saved { id, checkpoint } => {
@@ -111,9 +110,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
     }
     if saved {
-        // Compaction needs the store without a live transaction.
+        // gc may compact, which needs the store without a live transaction.
         drop((checkpoints, read));
-        git_checkpoint::save::compact_after_large_save(&mut store, stored_bytes)?;
         super::gc::after_save(context, &mut store);
     }
     Ok(())
