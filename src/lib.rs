@@ -5,6 +5,7 @@
 //! reports. One module per concern:
 //!
 //! - [`repo`]: finding the worktree and asking git what it knows (config, HEAD).
+//! - [`git_index`]: the paths git tracks, read from its index file.
 //! - [`store`]: the redb file, its tables, the bounded wait for the writer lock.
 //! - [`codec`]: the versioned record encoding shared by every table.
 //! - [`chunk`]: content-defined chunking, keyed hashing and compression of content.
@@ -32,6 +33,7 @@ pub mod diff;
 pub mod error;
 pub mod fault;
 pub mod gc;
+pub mod git_index;
 pub mod graph;
 pub mod hooks;
 pub mod output;

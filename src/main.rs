@@ -14,7 +14,10 @@ fn main() {
     }
     std::panic::set_hook(Box::new(report_panic));
     let cli = cli::Cli::parse();
-    let code = match commands::run(cli) {
+    let span = git_checkpoint::trace::span("command");
+    let result = commands::run(cli);
+    drop(span);
+    let code = match result {
         Ok(()) => 0,
         Err(error) => {
             let lib_error = error.downcast_ref::<git_checkpoint::Error>();

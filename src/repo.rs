@@ -21,7 +21,7 @@ pub struct Repo {
     /// The current directory relative to `root`, with a trailing `/`, or empty at the top.
     pub prefix: Vec<u8>,
     /// git configuration keys this tool reads (`checkpoint.*`, `core.excludesfile`,
-    /// `core.pager`),
+    /// `core.pager`, `extensions.objectformat`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
 }
@@ -166,8 +166,20 @@ impl Repo {
 
     /// Every path in git's index. Reading the index is cheap; asking git which of them
     /// an ignore rule matches (`ls-files -ci`) costs more than a whole `git status` on a
-    /// big tree, so the walk compares this list with what it found instead.
+    /// big tree, so the walk compares this list with what it found instead. The index
+    /// file is read directly when [`crate::git_index`] knows its form, else git lists it.
     pub fn tracked_paths(&self) -> Result<Vec<Vec<u8>>> {
+        if std::env::var_os("GIT_INDEX_FILE").is_none() {
+            let hash_len = match self.config("extensions.objectformat") {
+                Some(format) if format.eq_ignore_ascii_case("sha256") => 32,
+                _ => 20,
+            };
+            if let Ok(paths) =
+                crate::git_index::tracked_paths(&self.git_dir.join("index"), hash_len)
+            {
+                return Ok(paths);
+            }
+        }
         let out = git(&self.root, &["ls-files", "-z", "--cached"])?;
         Ok(out
             .split(|&b| b == 0)
@@ -203,7 +215,7 @@ fn read_config(root: &Path) -> Result<HashMap<String, String>> {
             "config",
             "-z",
             "--get-regexp",
-            r"^(checkpoint\..*|core\.excludesfile|core\.pager)$",
+            r"^(checkpoint\..*|core\.excludesfile|core\.pager|extensions\.objectformat)$",
         ])
         .output()
         .map_err(|e| Error::Git {

@@ -349,7 +349,7 @@ pub fn scan_with_progress(
 
     let read = store.db.begin_read()?;
     let chunks = read.open_table(CHUNKS)?;
-    let cache = read.open_table(STAT_CACHE)?;
+    let (cached, stale) = match_stat_cache(&read.open_table(STAT_CACHE)?, &found.entries)?;
     let sent: Mutex<HashSet<u128>> = Mutex::new(HashSet::new());
     let (tx, rx) = crossbeam_channel::bounded::<(u128, Vec<u8>)>(64);
     // In hash-only mode no sender exists, so the writer sees the channel closed at once.
@@ -383,11 +383,8 @@ pub fn scan_with_progress(
             let scanned = found
                 .entries
                 .par_iter()
-                .map_init(Vec::new, |buf, entry| {
-                    let cached = match entry.kind {
-                        Kind::File => cached_entry(&cache, &entry.path)?,
-                        Kind::Symlink => None,
-                    };
+                .zip(cached)
+                .map_init(Vec::new, |buf, (entry, cached)| {
                     let scanned = context.scan_one(entry, cached, buf);
                     if let Some(progress) = progress {
                         progress.file_done(entry.stat.size);
@@ -420,7 +417,7 @@ pub fn scan_with_progress(
         warnings.extend(result.warning);
         skipped.extend(result.skipped);
     }
-    stale_cache_entries(&cache, &found.entries, &mut cache_updates)?;
+    cache_updates.extend(stale);
     let mut trees = PendingTrees::new();
     let (root, totals) = tree::build(&store.hasher, &files, &mut trees);
     Ok(Snapshot {
@@ -456,35 +453,33 @@ fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> V
     skipped
 }
 
-fn cached_entry(
-    cache: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    path: &[u8],
-) -> Result<Option<CacheEntry>> {
-    match cache.get(path)? {
-        // A cache entry that does not decode is only a missed shortcut: read the file.
-        Some(v) => Ok(codec::decode(v.value(), "stat cache entry").ok()),
-        None => Ok(None),
-    }
-}
-
-/// Cache entries for paths the walk no longer found, by merging two sorted sequences.
-fn stale_cache_entries(
+/// The stat cache entry of each walked file (aligned with `walked`), and removals for the
+/// cached paths the walk no longer found: one ordered pass over both, since the walk and
+/// the table are sorted alike. A cache entry that does not decode is only a missed
+/// shortcut: that file is read.
+fn match_stat_cache(
     cache: &impl ReadableTable<&'static [u8], &'static [u8]>,
     walked: &[walk::WalkEntry],
-    out: &mut Vec<CacheUpdate>,
-) -> Result<()> {
+) -> Result<(Vec<Option<CacheEntry>>, Vec<CacheUpdate>)> {
+    let mut cached = vec![None; walked.len()];
+    let mut stale = Vec::new();
     let mut i = 0;
     for item in cache.iter()? {
-        let (key, _) = item?;
+        let (key, value) = item?;
         let key = key.value();
         while i < walked.len() && walked[i].path.as_slice() < key {
             i += 1;
         }
-        if walked.get(i).is_none_or(|w| w.path.as_slice() != key) {
-            out.push(CacheUpdate::Remove(key.to_vec()));
+        match walked.get(i) {
+            Some(entry) if entry.path.as_slice() == key => {
+                if entry.kind == Kind::File {
+                    cached[i] = codec::decode(value.value(), "stat cache entry").ok();
+                }
+            }
+            _ => stale.push(CacheUpdate::Remove(key.to_vec())),
         }
     }
-    Ok(())
+    Ok((cached, stale))
 }
 
 /// Sends a new chunk's id and stored form to the writer.

@@ -114,3 +114,52 @@ fn a_linked_worktree_uses_the_shared_info_exclude() {
     assert!(out.contains("A\tb.txt"), "{out}");
     assert!(!out.contains("key.secret"), "{out}");
 }
+
+/// The index reader agrees with `git ls-files` for every index version git writes, and
+/// hands a split index (which it does not read) back to git, with the same result.
+#[test]
+fn the_index_reader_agrees_with_git_ls_files() {
+    let r = Repo::new();
+    r.write(".gitignore", b"*.log\n");
+    let mut paths = vec![
+        "a.txt".to_string(),
+        "debug.log".to_string(),
+        "dir/sub/file-with-a-long-shared-prefix-1.txt".to_string(),
+        "dir/sub/file-with-a-long-shared-prefix-2.txt".to_string(),
+        "dir/sub/file-with-a-long-shared-prefix-2.txtx".to_string(),
+        "dir/zz".to_string(),
+        "z/\u{e9}t\u{e9}.txt".to_string(),
+    ];
+    // Long names move the padding of versions 2 and 3 and the prefixes of version 4.
+    paths.push(format!("long/{}/{}", "d".repeat(250), "n".repeat(250)));
+    paths.push(format!("long/{}/{}", "d".repeat(250), "m".repeat(200)));
+    for path in &paths {
+        r.write(path, path.as_bytes());
+    }
+    r.git(&["add", "-f", "."]);
+    // Intent-to-add needs the extended flags of index version 3.
+    r.write("intent.txt", b"later\n");
+    r.git(&["add", "-N", "intent.txt"]);
+    let git_dir = r.git_dir();
+    let ls_files = || -> Vec<Vec<u8>> {
+        r.git(&["-c", "core.quotePath=false", "ls-files", "-z"])
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.as_bytes().to_vec())
+            .collect()
+    };
+    for version in ["2", "3", "4"] {
+        r.git(&["update-index", "--index-version", version]);
+        let read = git_checkpoint::git_index::tracked_paths(&git_dir.join("index"), 20)
+            .unwrap_or_else(|_| panic!("index version {version} not read"));
+        assert_eq!(read, ls_files(), "index version {version}");
+    }
+    r.git(&["update-index", "--split-index"]);
+    assert!(git_checkpoint::git_index::tracked_paths(&git_dir.join("index"), 20).is_err());
+
+    // Either way the tracked-but-ignored file is saved.
+    r.save("split");
+    let saved = saved_paths(&r);
+    assert!(saved.contains("debug.log"), "{saved:?}");
+    assert!(saved.contains("intent.txt"), "{saved:?}");
+}
