@@ -1,8 +1,8 @@
 //! Content: cutting it into chunks (FastCDC v2020), naming each chunk by a keyed BLAKE3
 //! hash, and the stored form of a chunk (zstd, or raw where zstd does not pay).
 //!
-//! Stored chunk value: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd.
-//! Chunk values stay below 256 KiB so that redb never rounds one up to a 512 KiB page.
+//! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd. Where
+//! stored chunks are kept is [`crate::pack`]'s concern.
 
 use std::cell::RefCell;
 
@@ -160,32 +160,6 @@ pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -
         )));
     }
     Ok(())
-}
-
-/// Reads chunk `id` from the chunk table and appends its verified bytes to `out`.
-pub fn read_chunk(
-    hasher: &Hasher,
-    chunks: &impl redb::ReadableTable<u128, &'static [u8]>,
-    id: u128,
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    let stored = chunks
-        .get(id)?
-        .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))?;
-    decode_chunk(hasher, Id(id), stored.value(), out)
-}
-
-/// The content made of `ids`, read and verified chunk by chunk.
-pub fn read_content(
-    hasher: &Hasher,
-    chunks: &impl redb::ReadableTable<u128, &'static [u8]>,
-    ids: &[u128],
-) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    for &id in ids {
-        read_chunk(hasher, chunks, id, &mut out)?;
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 use crate::codec;
 use crate::dag::{self, Checkpoint};
+use crate::pack;
 use crate::reach::{self, Graph};
 use crate::repo::Repo;
 use crate::retention::{self, Policy, Span};
@@ -230,7 +231,7 @@ fn finish_plan(
     let (tree_sizes, chunk_sizes) = match sweep {
         Sweep::Everything => (
             reach::stored_sizes(&trees_table)?,
-            reach::stored_sizes(&chunks_table)?,
+            pack::stored_sizes(&chunks_table)?,
         ),
         Sweep::RemovedOnly => Default::default(),
     };
@@ -326,13 +327,14 @@ fn finish_plan(
         }
         Sweep::RemovedOnly => {
             let (trees, chunks) = reach::unmarked_below(&trees_table, &removed_roots, &marked)?;
-            for (id, table) in trees
-                .iter()
-                .map(|id| (id, &trees_table))
-                .chain(chunks.iter().map(|id| (id, &chunks_table)))
-            {
-                if let Some(value) = table.get(*id)? {
+            for id in &trees {
+                if let Some(value) = trees_table.get(*id)? {
                     plan.removed_bytes += value.value().len() as u64;
+                }
+            }
+            for id in &chunks {
+                if let Some(value) = chunks_table.get(*id)? {
+                    plan.removed_bytes += pack::Entry::parse(*id, value.value())?.stored_len();
                 }
             }
             plan.trees = trees;
@@ -412,10 +414,7 @@ pub fn apply(
         for id in &plan.trees {
             trees.remove(*id)?;
         }
-        let mut chunks = txn.open_table(CHUNKS)?;
-        for id in &plan.chunks {
-            chunks.remove(*id)?;
-        }
+        pack::remove_chunks(&txn, &plan.chunks)?;
         let mut cache = txn.open_table(STAT_CACHE)?;
         for path in &plan.stat_cache {
             cache.remove(path.as_slice())?;

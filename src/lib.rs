@@ -9,6 +9,7 @@
 //! - [`store`]: the redb file, its tables, the bounded wait for the writer lock.
 //! - [`codec`]: the versioned record encoding shared by every table.
 //! - [`chunk`]: content-defined chunking, keyed hashing and compression of content.
+//! - [`pack`]: where stored chunks live: the chunk index and the packs.
 //! - [`walk`]: the set of files git would see in the worktree.
 //! - [`stat_cache`]: file metadata that lets a save skip unchanged files.
 //! - [`tree`]: directory records and building them from a flat file list.
@@ -37,6 +38,7 @@ pub mod git_index;
 pub mod graph;
 pub mod hooks;
 pub mod output;
+pub mod pack;
 pub mod pager;
 pub mod patch;
 pub mod progress;

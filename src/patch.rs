@@ -11,11 +11,11 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use crate::pack::ReadChunks;
 use imara_diff::{Algorithm, Diff, InternedInput};
-use redb::ReadableTable;
 use serde::Serialize;
 
-use crate::chunk::{self, Hasher};
+use crate::chunk::Hasher;
 use crate::diff::Change;
 use crate::output::{paint, quote_path, quote_prefixed, style};
 use crate::tree::Node;
@@ -48,9 +48,9 @@ pub enum Format {
 
 /// Reads what a change has on each side: the old side from the store, the new side
 /// from the store or, for a comparison with the worktree, from the worktree itself.
-pub struct ContentReader<'a, C> {
+pub struct ContentReader<'a> {
     hasher: &'a Hasher,
-    chunks: &'a C,
+    chunks: &'a ReadChunks,
     worktree: Option<&'a Path>,
 }
 
@@ -70,10 +70,10 @@ impl Content {
     }
 }
 
-impl<'a, C: ReadableTable<u128, &'static [u8]>> ContentReader<'a, C> {
+impl<'a> ContentReader<'a> {
     /// A reader over the store's chunks; with `worktree`, new sides are read from files
     /// under that root (they came from a scan that stored nothing).
-    pub fn new(hasher: &'a Hasher, chunks: &'a C, worktree: Option<&'a Path>) -> Self {
+    pub fn new(hasher: &'a Hasher, chunks: &'a ReadChunks, worktree: Option<&'a Path>) -> Self {
         ContentReader {
             hasher,
             chunks,
@@ -91,7 +91,7 @@ impl<'a, C: ReadableTable<u128, &'static [u8]>> ContentReader<'a, C> {
                     let full = root.join(OsStr::from_bytes(path));
                     Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
                 }
-                None => Content::Bytes(chunk::read_content(self.hasher, self.chunks, chunks)?),
+                None => Content::Bytes(self.chunks.read_content(self.hasher, chunks)?),
             },
         })
     }
@@ -323,10 +323,7 @@ pub struct FileSummary {
 }
 
 /// Summarises each change, reading content to count lines.
-pub fn summarize<C: ReadableTable<u128, &'static [u8]>>(
-    changes: &[Change],
-    reader: &ContentReader<'_, C>,
-) -> Result<Vec<FileSummary>> {
+pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<FileSummary>> {
     changes
         .iter()
         .map(|change| {
@@ -353,10 +350,10 @@ pub fn summarize<C: ReadableTable<u128, &'static [u8]>>(
 }
 
 /// Writes `changes` in `format`, with ANSI colours when `colour`.
-pub fn write_changes<C: ReadableTable<u128, &'static [u8]>>(
+pub fn write_changes(
     out: &mut impl Write,
     changes: &[Change],
-    reader: &ContentReader<'_, C>,
+    reader: &ContentReader<'_>,
     format: Format,
     colour: bool,
 ) -> Result<()> {

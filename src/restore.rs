@@ -23,16 +23,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableDatabase;
 
-use crate::chunk::{self, Hasher};
+use crate::chunk::Hasher;
 use crate::codec;
 use crate::dag::{self, Head};
 use crate::diff::{self, Change, PathFilter};
+use crate::pack::ReadChunks;
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
-use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
+use crate::store::{Store, BRANCHES, CHECKPOINTS, STATE, TREES};
 use crate::tree::{Node, TreeReader};
 use crate::{Error, Id, Result};
 
@@ -209,7 +210,7 @@ pub fn restore(
     {
         let _span = crate::trace::span("restore: change the worktree");
         let read = store.db.begin_read()?;
-        let chunks = read.open_table(CHUNKS)?;
+        let chunks = ReadChunks::open(&read)?;
         apply(
             &repo.root,
             &store.hasher,
@@ -297,10 +298,10 @@ fn check_head_update(store: &Store, head: &HeadUpdate, paths: &[Vec<u8>]) -> Res
 
 /// Carries out `changes` in the worktree at `root`, after removing `leftovers` (an
 /// interrupted restore's temporary files).
-fn apply<C: ReadableTable<u128, &'static [u8]> + Sync>(
+fn apply(
     root: &Path,
     hasher: &Hasher,
-    chunks: &C,
+    chunks: &ReadChunks,
     changes: &[Change],
     leftovers: &[Vec<u8>],
     progress: Option<&dyn Progress>,
@@ -521,9 +522,9 @@ impl Staged {
     }
 }
 
-fn stage_node<C: ReadableTable<u128, &'static [u8]>>(
+fn stage_node(
     hasher: &Hasher,
-    chunks: &C,
+    chunks: &ReadChunks,
     node: &Node,
     target: &Path,
     umask: u32,
@@ -542,7 +543,7 @@ fn stage_node<C: ReadableTable<u128, &'static [u8]>>(
                 .map_err(|e| Error::io(dir, e))?;
             for &id in ids {
                 buf.clear();
-                chunk::read_chunk(hasher, chunks, id, buf)?;
+                chunks.read(hasher, id, buf)?;
                 tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
             }
             // Temporary files start as 0600; give the mode a new file would have.

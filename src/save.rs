@@ -20,10 +20,11 @@ use redb::{ReadableDatabase, ReadableTable};
 use crate::chunk::{self, Hasher};
 use crate::codec;
 use crate::dag::{self, Attachment, Checkpoint, Head, SkipReason, SkippedFile};
+use crate::pack::PackWriter;
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
-use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, STATE, STAT_CACHE, TREES};
+use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, STATE, STAT_CACHE, TREES};
 use crate::tree::{self, Node, PendingTrees, Totals};
 use crate::walk::{self, Kind};
 use crate::{Error, Id, Result};
@@ -69,10 +70,15 @@ pub enum ScanMode {
     HashOnly,
 }
 
-/// A change to the stat cache found by a scan.
-enum CacheUpdate {
-    Put(Vec<u8>, Vec<u8>),
-    Remove(Vec<u8>),
+/// The stat cache changes a scan found.
+#[derive(Default)]
+struct CacheUpdates {
+    /// Files read and settled: their index in [`Snapshot::files`], and the metadata they
+    /// were read under. Encoded only when written, so a big first save does not hold a
+    /// second copy of every path and chunk list.
+    put: Vec<(usize, FileStat)>,
+    /// Paths to forget.
+    remove: Vec<Vec<u8>>,
 }
 
 /// The worktree as a scan found it.
@@ -89,7 +95,9 @@ pub struct Snapshot {
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
-    cache_updates: Vec<CacheUpdate>,
+    /// Every file and symlink, by path, sorted.
+    files: Vec<(Vec<u8>, Node)>,
+    cache_updates: CacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
     chunk_txn: Option<redb::WriteTransaction>,
 }
@@ -208,8 +216,10 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
             }
         }
     };
-    apply_cache_updates(&txn, &snapshot.cache_updates)?;
-    if matches!(outcome, SaveOutcome::Unchanged { .. }) && snapshot.cache_updates.is_empty() {
+    apply_cache_updates(&txn, &snapshot.files, &snapshot.cache_updates)?;
+    let cache_unchanged =
+        snapshot.cache_updates.put.is_empty() && snapshot.cache_updates.remove.is_empty();
+    if matches!(outcome, SaveOutcome::Unchanged { .. }) && cache_unchanged {
         // Nothing to record: skip the durable commit and its fsync.
         txn.abort()?;
     } else {
@@ -276,17 +286,23 @@ fn store_attachments(
     Ok(out)
 }
 
-fn apply_cache_updates(txn: &redb::WriteTransaction, updates: &[CacheUpdate]) -> Result<()> {
+fn apply_cache_updates(
+    txn: &redb::WriteTransaction,
+    files: &[(Vec<u8>, Node)],
+    updates: &CacheUpdates,
+) -> Result<()> {
     let mut cache = txn.open_table(STAT_CACHE)?;
-    for update in updates {
-        match update {
-            CacheUpdate::Put(path, entry) => {
-                cache.insert(path.as_slice(), entry.as_slice())?;
-            }
-            CacheUpdate::Remove(path) => {
-                cache.remove(path.as_slice())?;
-            }
+    for &(index, stat) in &updates.put {
+        if let Some((path, Node::File { chunks, .. })) = files.get(index) {
+            let entry = CacheEntry {
+                stat,
+                chunks: chunks.clone(),
+            };
+            cache.insert(path.as_slice(), codec::encode(&entry).as_slice())?;
         }
+    }
+    for path in &updates.remove {
+        cache.remove(path.as_slice())?;
     }
     Ok(())
 }
@@ -301,11 +317,48 @@ pub fn forget_cached(txn: &redb::WriteTransaction, paths: &[Vec<u8>]) -> Result<
 }
 
 /// One file's outcome in a scan.
+/// What scanning one walked entry found. The entry's path is joined when the results
+/// are gathered, which keeps this small: a tree of 200,000 files holds 200,000 of them.
 struct Scanned {
     node: Option<Node>,
-    cache: Option<CacheUpdate>,
-    warning: Option<String>,
-    skipped: Option<SkippedFile>,
+    cache: CacheChange,
+    /// Rare: something to warn about, and why the file is left out, if it is.
+    problem: Option<Box<Problem>>,
+}
+
+/// What a scanned entry does to its stat cache entry.
+enum CacheChange {
+    /// Nothing: the entry vouched for the file.
+    Keep,
+    /// Record the file as read, with the metadata the walk saw.
+    Put,
+    /// Record the file as read, with this metadata: it changed since the walk (rare).
+    PutChanged(Box<FileStat>),
+    /// Forget the file: it was not read, or not settled.
+    Remove,
+}
+
+struct Problem {
+    warning: String,
+    skipped: Option<SkipReason>,
+}
+
+impl Scanned {
+    fn node(node: Node, cache: CacheChange) -> Scanned {
+        Scanned {
+            node: Some(node),
+            cache,
+            problem: None,
+        }
+    }
+
+    fn left_out(warning: String, skipped: Option<SkipReason>) -> Scanned {
+        Scanned {
+            node: None,
+            cache: CacheChange::Remove,
+            problem: Some(Box::new(Problem { warning, skipped })),
+        }
+    }
 }
 
 /// Reads the worktree into trees. In [`ScanMode::Store`] new chunks are written to the
@@ -349,9 +402,10 @@ pub fn scan_with_progress(
 
     let read = store.db.begin_read()?;
     let chunks = read.open_table(CHUNKS)?;
-    let (cached, stale) = match_stat_cache(&read.open_table(STAT_CACHE)?, &found.entries)?;
+    let StatCacheMatch { cached, stale } =
+        match_stat_cache(&read.open_table(STAT_CACHE)?, &found.entries)?;
     let sent: Mutex<HashSet<u128>> = Mutex::new(HashSet::new());
-    let (tx, rx) = crossbeam_channel::bounded::<(u128, Vec<u8>)>(64);
+    let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
     // In hash-only mode no sender exists, so the writer sees the channel closed at once.
     let tx = match mode {
         ScanMode::Store { level, .. } => Some((tx, level)),
@@ -361,7 +415,7 @@ pub fn scan_with_progress(
         }
     };
 
-    let scanned: Result<(Vec<Scanned>, Option<redb::WriteTransaction>)> =
+    let scanned: Result<(Vec<Result<Scanned>>, Option<redb::WriteTransaction>)> =
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| write_chunks(store, rx));
             let context = ScanContext {
@@ -380,7 +434,10 @@ pub fn scan_with_progress(
                     ScanMode::HashOnly => true,
                 },
             };
-            let scanned = found
+            // Collected in place, in walk order: a `Result` collect would gather pieces
+            // and copy them once more, doubling the peak on a big tree.
+            let mut scanned = Vec::with_capacity(found.entries.len());
+            found
                 .entries
                 .par_iter()
                 .zip(cached)
@@ -391,7 +448,7 @@ pub fn scan_with_progress(
                     }
                     scanned
                 })
-                .collect::<Result<Vec<_>>>();
+                .collect_into_vec(&mut scanned);
             if let Some(progress) = progress {
                 progress.end();
             }
@@ -402,22 +459,36 @@ pub fn scan_with_progress(
                 .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
             // A failed writer (a full disk, say) is why the scan stopped too, if it did.
             let written = written?;
-            Ok((scanned?, written))
+            Ok((scanned, written))
         });
     let (scanned, written) = scanned?;
     let _span = crate::trace::span("build trees");
 
     let mut files = Vec::with_capacity(scanned.len());
-    let mut cache_updates = Vec::new();
-    for (entry, result) in found.entries.iter().zip(scanned) {
-        if let Some(node) = result.node {
-            files.push((entry.path.clone(), node));
+    let mut cache_updates = CacheUpdates::default();
+    for (entry, result) in found.entries.into_iter().zip(scanned) {
+        let result = result?;
+        let index = files.len();
+        match (result.cache, &result.node) {
+            (CacheChange::Put, Some(_)) => cache_updates.put.push((index, entry.stat)),
+            (CacheChange::PutChanged(stat), Some(_)) => cache_updates.put.push((index, *stat)),
+            (CacheChange::Keep | CacheChange::Put | CacheChange::PutChanged(_), None) => {}
+            (CacheChange::Keep, Some(_)) => {}
+            (CacheChange::Remove, _) => cache_updates.remove.push(entry.path.clone()),
         }
-        cache_updates.extend(result.cache);
-        warnings.extend(result.warning);
-        skipped.extend(result.skipped);
+        if let Some(problem) = result.problem {
+            warnings.push(problem.warning);
+            skipped.extend(problem.skipped.map(|reason| SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+                reason,
+            }));
+        }
+        if let Some(node) = result.node {
+            files.push((entry.path, node));
+        }
     }
-    cache_updates.extend(stale);
+    cache_updates.remove.extend(stale);
     let mut trees = PendingTrees::new();
     let (root, totals) = tree::build(&store.hasher, &files, &mut trees);
     Ok(Snapshot {
@@ -427,6 +498,7 @@ pub fn scan_with_progress(
         warnings,
         leftovers: found.leftovers,
         skipped,
+        files,
         cache_updates,
         chunk_txn: written,
     })
@@ -460,7 +532,7 @@ fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> V
 fn match_stat_cache(
     cache: &impl ReadableTable<&'static [u8], &'static [u8]>,
     walked: &[walk::WalkEntry],
-) -> Result<(Vec<Option<CacheEntry>>, Vec<CacheUpdate>)> {
+) -> Result<StatCacheMatch> {
     let mut cached = vec![None; walked.len()];
     let mut stale = Vec::new();
     let mut i = 0;
@@ -476,14 +548,31 @@ fn match_stat_cache(
                     cached[i] = codec::decode(value.value(), "stat cache entry").ok();
                 }
             }
-            _ => stale.push(CacheUpdate::Remove(key.to_vec())),
+            _ => stale.push(key.to_vec()),
         }
     }
-    Ok((cached, stale))
+    Ok(StatCacheMatch { cached, stale })
 }
 
-/// Sends a new chunk's id and stored form to the writer.
-type ChunkSender = crossbeam_channel::Sender<(u128, Vec<u8>)>;
+/// What [`match_stat_cache`] found.
+struct StatCacheMatch {
+    /// Each walked file's entry, if it has one that decodes.
+    cached: Vec<Option<CacheEntry>>,
+    /// Cached paths the walk did not find.
+    stale: Vec<Vec<u8>>,
+}
+
+/// A chunk the store lacks, on its way to the writer.
+struct NewChunk {
+    id: u128,
+    /// Its content's length.
+    raw_len: usize,
+    /// Its stored form ([`chunk::encode_chunk`]).
+    stored: Vec<u8>,
+}
+
+/// Sends new chunks to the writer.
+type ChunkSender = crossbeam_channel::Sender<NewChunk>;
 
 struct ScanContext<'a, C> {
     root: &'a std::path::Path,
@@ -504,25 +593,21 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
     ) -> Result<Scanned> {
         let full = self.root.join(OsStr::from_bytes(&entry.path));
         if entry.kind == Kind::Symlink {
-            return Ok(match std::fs::read_link(&full) {
-                Ok(target) => Scanned {
-                    node: Some(Node::Symlink {
+            return match std::fs::read_link(&full) {
+                Ok(target) => Ok(Scanned::node(
+                    Node::Symlink {
                         target: target.into_os_string().into_encoded_bytes(),
-                    }),
-                    cache: None,
-                    warning: None,
-                    skipped: None,
-                },
-                Err(e) => vanished(&entry.path, e)?,
-            });
+                    },
+                    CacheChange::Keep,
+                )),
+                Err(e) => vanished(&entry.path, e),
+            };
         }
         if let Some(hit) = cached.as_ref().filter(|c| c.stat == entry.stat) {
-            return Ok(Scanned {
-                node: Some(file_node(&entry.stat, hit.chunks.clone())),
-                cache: None,
-                warning: None,
-                skipped: None,
-            });
+            return Ok(Scanned::node(
+                file_node(&entry.stat, hit.chunks.clone()),
+                CacheChange::Keep,
+            ));
         }
         // A change during the read shows in the metadata, except within one tick of the
         // filesystem's coarse clock: a file modified since the scan began (not "settled")
@@ -536,16 +621,10 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                     return vanished(&entry.path, error)
                 }
                 Err(e) if self.skip_unreadable => {
-                    return Ok(Scanned {
-                        node: None,
-                        cache: Some(CacheUpdate::Remove(entry.path.clone())),
-                        warning: Some(format!("skipped unreadable {e}")),
-                        skipped: Some(SkippedFile {
-                            path: entry.path.clone(),
-                            size: entry.stat.size,
-                            reason: SkipReason::Unreadable,
-                        }),
-                    })
+                    return Ok(Scanned::left_out(
+                        format!("skipped unreadable {e}"),
+                        Some(SkipReason::Unreadable),
+                    ))
                 }
                 Err(e) => return Err(e),
             };
@@ -560,35 +639,22 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 first_read = Some(chunk_ids);
                 continue;
             }
-            let cache = if settled {
-                CacheUpdate::Put(
-                    entry.path.clone(),
-                    codec::encode(&CacheEntry {
-                        stat,
-                        chunks: chunk_ids.clone(),
-                    }),
-                )
-            } else {
-                CacheUpdate::Remove(entry.path.clone())
+            let cache = match settled {
+                true if stat == entry.stat => CacheChange::Put,
+                true => CacheChange::PutChanged(Box::new(stat)),
+                false => CacheChange::Remove,
             };
-            return Ok(Scanned {
-                node: Some(file_node(&stat, chunk_ids)),
-                cache: Some(cache),
-                warning: None,
-                skipped: None,
-            });
+            return Ok(Scanned::node(file_node(&stat, chunk_ids), cache));
         }
         // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
         // to overwrite a file that is not in the current checkpoint, so it is not lost.
-        Ok(Scanned {
-            node: None,
-            cache: Some(CacheUpdate::Remove(entry.path.clone())),
-            warning: Some(format!(
+        Ok(Scanned::left_out(
+            format!(
                 "{} kept changing while it was read; left out of this checkpoint",
                 show(&entry.path)
-            )),
-            skipped: None,
-        })
+            ),
+            None,
+        ))
     }
 
     /// Reads, chunks and (in store mode) stores one file; returns its chunk ids and its
@@ -635,8 +701,12 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
             let known = self.chunks.get(id)?.is_some();
             let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
             if fresh {
-                tx.send((id, chunk::encode_chunk(piece, *level)))
-                    .map_err(|_| Error::Store("the chunk writer stopped".into()))?;
+                tx.send(NewChunk {
+                    id,
+                    raw_len: piece.len(),
+                    stored: chunk::encode_chunk(piece, *level),
+                })
+                .map_err(|_| Error::Store("the chunk writer stopped".into()))?;
             }
         }
         Ok(id)
@@ -653,12 +723,10 @@ fn file_node(stat: &FileStat, chunks: Vec<u128>) -> Node {
 
 fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
     if e.kind() == std::io::ErrorKind::NotFound {
-        Ok(Scanned {
-            node: None,
-            cache: Some(CacheUpdate::Remove(path.to_vec())),
-            warning: Some(format!("{} vanished while it was saved", show(path))),
-            skipped: None,
-        })
+        Ok(Scanned::left_out(
+            format!("{} vanished while it was saved", show(path)),
+            None,
+        ))
     } else {
         Err(Error::io(OsStr::from_bytes(path), e))
     }
@@ -670,23 +738,36 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
 /// durable commit, not two.
 fn write_chunks(
     store: &Store,
-    rx: crossbeam_channel::Receiver<(u128, Vec<u8>)>,
+    rx: crossbeam_channel::Receiver<NewChunk>,
 ) -> Result<Option<redb::WriteTransaction>> {
     let mut pending = rx.iter().peekable();
     let mut open = None;
+    let mut packer = None;
 
     while pending.peek().is_some() {
         let txn = store.db.begin_write()?;
         let mut bytes = 0;
         {
-            let mut table = txn.open_table(CHUNKS)?;
+            let mut index = txn.open_table(CHUNKS)?;
+            let mut packs = txn.open_table(PACKS)?;
+            let packer = match &mut packer {
+                Some(packer) => packer,
+                None => packer.insert(PackWriter::new(&packs)?),
+            };
             while bytes < BATCH_BYTES {
-                let Some((id, stored)) = pending.next() else {
+                let Some(chunk) = pending.next() else {
                     break;
                 };
-                bytes += stored.len();
-                table.insert(id, stored.as_slice())?;
+                bytes += chunk.stored.len();
+                packer.add(
+                    &mut index,
+                    &mut packs,
+                    chunk.id,
+                    &chunk.stored,
+                    chunk.raw_len,
+                )?;
             }
+            packer.finish(&mut packs)?;
         }
         if bytes >= BATCH_BYTES {
             txn.commit()?;

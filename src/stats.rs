@@ -3,13 +3,14 @@
 //! removing it alone would free).
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use redb::ReadableTable;
 
-use crate::chunk;
 use crate::codec;
 use crate::dag::Checkpoint;
+use crate::pack;
 use crate::reach::{self, Graph};
 use crate::store::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, TREES};
 use crate::{Error, Id, Result};
@@ -81,9 +82,12 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// chunk's header (for its content length), decompresses nothing.
 pub fn collect(txn: &redb::ReadTransaction, path: &Path) -> Result<Stats> {
     let mut stats = Stats {
+        // Blocks, not length: redb grows the file ahead of its data, and the part not yet
+        // written takes no space.
         file_size: std::fs::metadata(path)
             .map_err(|e| Error::io(path, e))?
-            .len(),
+            .blocks()
+            * 512,
         ..Stats::default()
     };
     let mut records: Vec<(Id, Checkpoint, u64)> = Vec::new();
@@ -113,14 +117,15 @@ pub fn collect(txn: &redb::ReadTransaction, path: &Path) -> Result<Stats> {
     for item in txn.open_table(CHUNKS)?.iter()? {
         let (key, value) = item?;
         let id = key.value();
-        let stored = value.value();
-        chunk_sizes.insert(id, stored.len() as u64);
+        let entry = pack::Entry::parse(id, value.value())?;
+        let stored = entry.stored_len();
+        chunk_sizes.insert(id, stored);
         if marked.chunks.contains(&id) {
             stats.live_chunks += 1;
-            stats.stored_chunk_bytes += stored.len() as u64;
-            stats.unique_bytes += chunk::raw_len(stored).unwrap_or(0);
+            stats.stored_chunk_bytes += stored;
+            stats.unique_bytes += entry.raw_len().unwrap_or(0);
         } else {
-            stats.unreachable_bytes += stored.len() as u64;
+            stats.unreachable_bytes += stored;
         }
     }
     stats.chunks = chunk_sizes.len();

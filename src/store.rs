@@ -4,8 +4,9 @@
 //!
 //! | table | key | value |
 //! |---|---|---|
-//! | `meta` | name | format version, hashing key, chunk parameters |
-//! | `chunks` | chunk id | stored chunk ([`crate::chunk`]) |
+//! | `meta` | name | store format, hashing key, chunk parameters |
+//! | `chunks` | chunk id | where the chunk is, or the stored chunk ([`crate::pack`]) |
+//! | `packs` | sequence number | stored chunks end to end ([`crate::pack`]) |
 //! | `trees` | tree id | [`crate::tree::Tree`] |
 //! | `checkpoints` | checkpoint id | [`crate::dag::Checkpoint`] |
 //! | `branches` | name | checkpoint id |
@@ -23,13 +24,15 @@ use rand::RngCore;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
 use crate::chunk::{ChunkParams, Hasher};
-use crate::codec::{self, FORMAT_VERSION};
+use crate::codec;
 use crate::{Error, Result};
 
 /// Store-wide settings.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-/// Stored chunks by id.
+/// The chunk index: by chunk id, where the chunk is (see [`crate::pack`]).
 pub const CHUNKS: TableDefinition<u128, &[u8]> = TableDefinition::new("chunks");
+/// Packs of stored chunks, by sequence number.
+pub const PACKS: TableDefinition<u64, &[u8]> = TableDefinition::new("packs");
 /// Tree records by id.
 pub const TREES: TableDefinition<u128, &[u8]> = TableDefinition::new("trees");
 /// Checkpoint records by id.
@@ -44,6 +47,11 @@ pub const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat
 pub const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
 
 const META_FORMAT: &str = "format";
+/// The layout of the tables: 1 = every chunk stored in its index entry; 2 = packs.
+/// A store of format 1 is upgraded when it is first opened for writing (nothing is
+/// rewritten: its chunks stay where they are, new ones go to packs), after which older
+/// builds refuse it rather than misread it.
+const STORE_FORMAT: u8 = 2;
 const META_KEY: &str = "hash_key";
 const META_CHUNKING: &str = "chunking";
 
@@ -81,7 +89,14 @@ impl Store {
                 .create(path)
         })?
         .map_err(|e| open_error(path, e))?;
-        let hasher = init_meta(&db, path)?;
+        let (hasher, format) = init_meta(&db, path)?;
+        if format < STORE_FORMAT {
+            let txn = db.begin_write()?;
+            txn.open_table(META)?
+                .insert(META_FORMAT, [STORE_FORMAT].as_slice())?;
+            txn.open_table(PACKS)?;
+            txn.commit()?;
+        }
         crate::fault::point("locked");
         Ok(Store {
             db,
@@ -104,9 +119,9 @@ pub struct ReadStore {
 
 impl ReadStore {
     /// Opens the store at `path` read-only, waiting for another process as
-    /// [`Store::open`] does. A store that does not exist yet, or that an interrupted run
-    /// left needing recovery (which redb refuses to do read-only), is first opened for
-    /// writing once, which creates or repairs it.
+    /// [`Store::open`] does. A store that does not exist yet, that an interrupted run
+    /// left needing recovery (which redb refuses to do read-only), or of an older format,
+    /// is first opened for writing once, which creates, repairs or upgrades it.
     pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<ReadStore> {
         let attempt = || Builder::new().open_read_only(path);
         let db = if path.exists() {
@@ -122,10 +137,15 @@ impl ReadStore {
             other => other,
         }
         .map_err(|e| open_error(path, e))?;
-        let hasher = {
+        let (hasher, format) = {
             let txn = db.begin_read()?;
             hasher_from_meta(&txn.open_table(META)?, path)?
         };
+        if format < STORE_FORMAT {
+            drop(db);
+            drop(Store::open(path, timeout, on_wait)?);
+            return ReadStore::open(path, timeout, on_wait);
+        }
         Ok(ReadStore {
             db,
             path: path.to_path_buf(),
@@ -178,7 +198,7 @@ fn open_error(path: &Path, e: DatabaseError) -> Error {
 
 /// Reads the meta table, creating it (and every other table) in a new store, and refuses
 /// a store written by a newer format.
-fn init_meta(db: &Database, path: &Path) -> Result<Hasher> {
+fn init_meta(db: &Database, path: &Path) -> Result<(Hasher, u8)> {
     {
         let txn = db.begin_read()?;
         match txn.open_table(META) {
@@ -193,10 +213,11 @@ fn init_meta(db: &Database, path: &Path) -> Result<Hasher> {
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(META)?;
-        meta.insert(META_FORMAT, [FORMAT_VERSION].as_slice())?;
+        meta.insert(META_FORMAT, [STORE_FORMAT].as_slice())?;
         meta.insert(META_KEY, key.as_slice())?;
         meta.insert(META_CHUNKING, codec::encode(&params).as_slice())?;
         txn.open_table(CHUNKS)?;
+        txn.open_table(PACKS)?;
         txn.open_table(TREES)?;
         txn.open_table(CHECKPOINTS)?;
         txn.open_table(BRANCHES)?;
@@ -205,33 +226,32 @@ fn init_meta(db: &Database, path: &Path) -> Result<Hasher> {
         txn.open_table(PINS)?;
     }
     txn.commit()?;
-    Ok(Hasher::new(key, params))
+    Ok((Hasher::new(key, params), STORE_FORMAT))
 }
 
 fn hasher_from_meta(
     meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
     path: &Path,
-) -> Result<Hasher> {
+) -> Result<(Hasher, u8)> {
     let get = |name: &str| -> Result<Vec<u8>> {
         meta.get(name)?
             .map(|v| v.value().to_vec())
             .ok_or_else(|| Error::Corrupt(format!("meta table lacks '{name}'")))
     };
-    let format = get(META_FORMAT)?;
-    match format.as_slice() {
-        [FORMAT_VERSION] => {}
-        [found] if *found > FORMAT_VERSION => {
+    let format = match get(META_FORMAT)?.as_slice() {
+        [found] if (1..=STORE_FORMAT).contains(found) => *found,
+        [found] if *found > STORE_FORMAT => {
             return Err(Error::NewerFormat {
                 path: path.to_path_buf(),
                 found: *found,
-                supported: FORMAT_VERSION,
+                supported: STORE_FORMAT,
             })
         }
         _ => return Err(Error::Corrupt("meta format record is invalid".into())),
-    }
+    };
     let key: [u8; 32] = get(META_KEY)?
         .try_into()
         .map_err(|_| Error::Corrupt("hash key has the wrong length".into()))?;
     let params: ChunkParams = codec::decode(&get(META_CHUNKING)?, "chunking parameters")?;
-    Ok(Hasher::new(key, params))
+    Ok((Hasher::new(key, params), format))
 }

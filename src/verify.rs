@@ -17,6 +17,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use crate::chunk::{self, Hasher};
 use crate::codec;
 use crate::dag::{self, Checkpoint, Head};
+use crate::pack::ReadChunks;
 use crate::stat_cache::CacheEntry;
 use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
 use crate::tree::{is_safe_name, Node, Tree};
@@ -199,7 +200,8 @@ fn check_records(
     report.chunks = chunk_ids.len();
     let mut bad_chunks: HashSet<u128> = HashSet::new();
     if read_data {
-        let bad = read_chunks(&chunks_table, &store.hasher, &chunk_ids, report)?;
+        let chunks = ReadChunks::open(&txn)?;
+        let bad = read_chunks(&chunks, &store.hasher, &chunk_ids, report)?;
         for (id, message) in bad {
             findings.add(format!("chunk {}", Id(id)), message);
             bad_chunks.insert(id);
@@ -313,7 +315,7 @@ fn check_refs(
 
 /// Reads, decompresses and re-hashes every chunk, in parallel; returns the bad ones.
 fn read_chunks(
-    table: &(impl ReadableTable<u128, &'static [u8]> + Sync),
+    chunks: &ReadChunks,
     hasher: &Hasher,
     ids: &HashSet<u128>,
     report: &mut Report,
@@ -322,19 +324,24 @@ fn read_chunks(
     let results: Vec<(u64, Option<(u128, String)>)> = ids
         .par_iter()
         .map_init(Vec::new, |buf, &id| -> Result<_> {
-            let Some(stored) = table.get(id)? else {
-                return Ok((0, Some((id, "vanished while it was read".to_string()))));
-            };
-            let stored = stored.value();
             buf.clear();
-            let bad = chunk::decode_chunk(hasher, Id(id), stored, buf)
-                .err()
-                .map(|e| {
-                    let message = describe(e);
-                    let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
-                    (id, shorter.map(str::to_string).unwrap_or(message))
-                });
-            Ok((stored.len() as u64, bad))
+            let read = chunks.with_stored(id, |stored| {
+                let bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
+                Ok((stored.len() as u64, bad))
+            });
+            let (len, bad) = match read {
+                Ok(Some(read)) => read,
+                Ok(None) => return Ok((0, Some((id, "vanished while it was read".to_string())))),
+                // A missing pack or a range outside it: this chunk is damaged.
+                Err(e @ Error::Corrupt(_)) => (0, Some(e)),
+                Err(e) => return Err(e),
+            };
+            let bad = bad.map(|e| {
+                let message = describe(e);
+                let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
+                (id, shorter.map(str::to_string).unwrap_or(message))
+            });
+            Ok((len, bad))
         })
         .collect::<Result<_>>()?;
     report.chunks_read = results.len();

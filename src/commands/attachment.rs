@@ -2,9 +2,9 @@
 
 use std::io::{BufWriter, Write};
 
-use git_checkpoint::chunk;
 use git_checkpoint::dag;
-use git_checkpoint::store::{CHECKPOINTS, CHUNKS};
+use git_checkpoint::pack::ReadChunks;
+use git_checkpoint::store::CHECKPOINTS;
 use redb::ReadableDatabase;
 
 use super::Context;
@@ -34,12 +34,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let record = dag::load(&checkpoints, id)?;
     let short = dag::short_id(&checkpoints, id)?;
     let attachment = dag::attachment(&record, &short, &args.name)?;
-    let chunks = read.open_table(CHUNKS)?;
+    let chunks = ReadChunks::open(&read)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut buf = Vec::new();
     for &chunk_id in &attachment.chunks {
         buf.clear();
-        chunk::read_chunk(&store.hasher, &chunks, chunk_id, &mut buf)?;
+        chunks.read(&store.hasher, chunk_id, &mut buf)?;
         out.write_all(&buf)?;
     }
     out.flush()?;

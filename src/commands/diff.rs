@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use git_checkpoint::dag;
 use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::pack::ReadChunks;
 use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
 use git_checkpoint::save::{scan, ScanMode};
-use git_checkpoint::store::{BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
+use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use git_checkpoint::Id;
 use redb::ReadableDatabase;
@@ -96,7 +97,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let trees = read.open_table(TREES)?;
     let tree_reader = TreeReader::new(&store.hasher, &trees, snapshot.as_ref().map(|s| &s.trees));
     let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
-    let chunks = read.open_table(CHUNKS)?;
+    let chunks = ReadChunks::open(&read)?;
     let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
     if context.json {

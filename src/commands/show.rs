@@ -7,8 +7,9 @@ use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::output::{
     format_labels, human_bytes, labels, paint, relative_time, rfc3339, style, CheckpointJson,
 };
+use git_checkpoint::pack::ReadChunks;
 use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
-use git_checkpoint::store::{BRANCHES, CHECKPOINTS, CHUNKS, STATE, TREES};
+use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use git_checkpoint::Id;
 use redb::ReadableDatabase;
@@ -65,7 +66,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         Some(record.tree),
         &PathFilter::default(),
     )?;
-    let chunks = read.open_table(CHUNKS)?;
+    let chunks = ReadChunks::open(&read)?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = dag::short_id(&checkpoints, id)?;
     if context.json {
