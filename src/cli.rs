@@ -20,7 +20,7 @@ use crate::commands;
 /// optional k, m or g suffix (1024-based, as git reads sizes), or 0 for no limit.
 /// Default 100m.
 ///
-/// checkpoint.compression: the zstd level, 1 to 19, for new content. Default 3.
+/// checkpoint.compression: the zstd level, 1 to 19, for new content. Default 1.
 ///
 /// checkpoint.lockTimeout: seconds to wait while another git-checkpoint uses the store.
 /// Default 60.

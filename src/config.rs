@@ -8,8 +8,10 @@ use crate::repo::Repo;
 use crate::store::{Store, DEFAULT_LOCK_TIMEOUT};
 use crate::{Error, Result};
 
-/// zstd level for new content when `checkpoint.compression` is unset.
-pub const DEFAULT_COMPRESSION: i32 = 3;
+/// zstd level for new content when `checkpoint.compression` is unset. Level 1 made a first
+/// save of a 102 MB source tree 10% faster than level 3 for a store 2.4% larger
+/// (34.0 against 33.2 MB), and every save with changes pays compression again.
+pub const DEFAULT_COMPRESSION: i32 = 1;
 /// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
 
