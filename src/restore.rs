@@ -29,7 +29,7 @@ use crate::chunk::Hasher;
 use crate::codec;
 use crate::dag::{self, Head};
 use crate::diff::{self, Change, PathFilter};
-use crate::pack::ReadChunks;
+use crate::pack::{LastPack, ReadChunks};
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
@@ -356,17 +356,20 @@ fn apply(
     let staged = writes
         .par_iter()
         .zip(targets.par_iter())
-        .map_init(Vec::new, |buf, (change, target)| {
-            let node = change.new.as_ref().expect("writes have a new side");
-            let staged = stage_node(hasher, chunks, node, target, umask, buf)?;
-            if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
-                crate::fault::point("restore-mid-write");
-            }
-            if let Some(progress) = progress {
-                progress.file_done(file_size(node));
-            }
-            Ok(staged)
-        })
+        .map_init(
+            || (Vec::new(), LastPack::default()),
+            |(buf, last), (change, target)| {
+                let node = change.new.as_ref().expect("writes have a new side");
+                let staged = stage_node(hasher, chunks, last, node, target, umask, buf)?;
+                if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
+                    crate::fault::point("restore-mid-write");
+                }
+                if let Some(progress) = progress {
+                    progress.file_done(file_size(node));
+                }
+                Ok(staged)
+            },
+        )
         .collect::<Result<Vec<Staged>>>();
     if let Some(progress) = progress {
         progress.end();
@@ -522,9 +525,10 @@ impl Staged {
     }
 }
 
-fn stage_node(
+fn stage_node<'a>(
     hasher: &Hasher,
-    chunks: &ReadChunks,
+    chunks: &'a ReadChunks,
+    last: &mut LastPack<'a>,
     node: &Node,
     target: &Path,
     umask: u32,
@@ -543,7 +547,7 @@ fn stage_node(
                 .map_err(|e| Error::io(dir, e))?;
             for &id in ids {
                 buf.clear();
-                chunks.read(hasher, id, buf)?;
+                chunks.read(hasher, id, buf, last)?;
                 tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
             }
             // Temporary files start as 0600; give the mode a new file would have.

@@ -17,7 +17,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use crate::chunk::{self, Hasher};
 use crate::codec;
 use crate::dag::{self, Checkpoint, Head};
-use crate::pack::ReadChunks;
+use crate::pack::{self, LastPack, ReadChunks};
 use crate::stat_cache::CacheEntry;
 use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
 use crate::tree::{is_safe_name, Node, Tree};
@@ -194,14 +194,25 @@ fn check_records(
 
     let chunks_table = txn.open_table(CHUNKS)?;
     let mut chunk_ids = HashSet::new();
+    // In pack order, so that each reading thread goes through the packs in sequence.
+    let mut in_pack_order = Vec::new();
     for item in chunks_table.iter()? {
-        chunk_ids.insert(item?.0.value());
+        let (key, value) = item?;
+        let id = key.value();
+        chunk_ids.insert(id);
+        let place = match pack::Entry::parse(id, value.value()) {
+            Ok(pack::Entry::Packed(at)) => (at.pack, at.offset),
+            _ => (u64::MAX, 0),
+        };
+        in_pack_order.push((place, id));
     }
+    in_pack_order.sort_unstable();
     report.chunks = chunk_ids.len();
     let mut bad_chunks: HashSet<u128> = HashSet::new();
     if read_data {
         let chunks = ReadChunks::open(&txn)?;
-        let bad = read_chunks(&chunks, &store.hasher, &chunk_ids, report)?;
+        let ids: Vec<u128> = in_pack_order.iter().map(|(_, id)| *id).collect();
+        let bad = read_chunks(&chunks, &store.hasher, &ids, report)?;
         for (id, message) in bad {
             findings.add(format!("chunk {}", Id(id)), message);
             bad_chunks.insert(id);
@@ -313,36 +324,40 @@ fn check_refs(
     Ok(())
 }
 
-/// Reads, decompresses and re-hashes every chunk, in parallel; returns the bad ones.
+/// Reads, decompresses and re-hashes the chunks `ids`, in parallel; returns the bad ones.
 fn read_chunks(
     chunks: &ReadChunks,
     hasher: &Hasher,
-    ids: &HashSet<u128>,
+    ids: &[u128],
     report: &mut Report,
 ) -> Result<Vec<(u128, String)>> {
-    let ids: Vec<u128> = ids.iter().copied().collect();
     let results: Vec<(u64, Option<(u128, String)>)> = ids
         .par_iter()
-        .map_init(Vec::new, |buf, &id| -> Result<_> {
-            buf.clear();
-            let read = chunks.with_stored(id, |stored| {
-                let bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
-                Ok((stored.len() as u64, bad))
-            });
-            let (len, bad) = match read {
-                Ok(Some(read)) => read,
-                Ok(None) => return Ok((0, Some((id, "vanished while it was read".to_string())))),
-                // A missing pack or a range outside it: this chunk is damaged.
-                Err(e @ Error::Corrupt(_)) => (0, Some(e)),
-                Err(e) => return Err(e),
-            };
-            let bad = bad.map(|e| {
-                let message = describe(e);
-                let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
-                (id, shorter.map(str::to_string).unwrap_or(message))
-            });
-            Ok((len, bad))
-        })
+        .map_init(
+            || (Vec::new(), LastPack::default()),
+            |(buf, last), &id| -> Result<_> {
+                buf.clear();
+                let read = chunks.with_stored(id, last, |stored| {
+                    let bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
+                    Ok((stored.len() as u64, bad))
+                });
+                let (len, bad) = match read {
+                    Ok(Some(read)) => read,
+                    Ok(None) => {
+                        return Ok((0, Some((id, "vanished while it was read".to_string()))))
+                    }
+                    // A missing pack or a range outside it: this chunk is damaged.
+                    Err(e @ Error::Corrupt(_)) => (0, Some(e)),
+                    Err(e) => return Err(e),
+                };
+                let bad = bad.map(|e| {
+                    let message = describe(e);
+                    let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
+                    (id, shorter.map(str::to_string).unwrap_or(message))
+                });
+                Ok((len, bad))
+            },
+        )
         .collect::<Result<_>>()?;
     report.chunks_read = results.len();
     report.bytes_read = results.iter().map(|(n, _)| n).sum();

@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use git_checkpoint::dag;
-use git_checkpoint::pack::ReadChunks;
+use git_checkpoint::pack::{LastPack, ReadChunks};
 use git_checkpoint::store::CHECKPOINTS;
 use redb::ReadableDatabase;
 
@@ -37,9 +37,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let chunks = ReadChunks::open(&read)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut buf = Vec::new();
+    let mut last = LastPack::default();
     for &chunk_id in &attachment.chunks {
         buf.clear();
-        chunks.read(&store.hasher, chunk_id, &mut buf)?;
+        chunks.read(&store.hasher, chunk_id, &mut buf, &mut last)?;
         out.write_all(&buf)?;
     }
     out.flush()?;
