@@ -52,7 +52,9 @@ done
 git config --unset checkpoint.gc.keepWithin
 
 echo "--- before gc"
-"$bin" stats | head -6
+# Whole output to a file first: `head` closing the pipe early would fail the script.
+"$bin" stats > "$work/stats.txt"
+head -6 "$work/stats.txt"
 echo "--- gc --keep 10 --dry-run"
 /usr/bin/time -f "%e s, %M KiB max RSS" "$bin" gc --keep 10 --dry-run | tail -2
 echo "--- gc --keep 10"
