@@ -12,13 +12,8 @@
 # Needs hyperfine and python3; installs hyperfine with apt-get when missing.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/common.sh"
 runs=${RUNS:-10}
-bin=${BIN:-$here/target/release/git-checkpoint}
-if [ ! -x "$bin" ]; then
-  (cd "$here" && cargo build --release --quiet)
-fi
-command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -10,13 +10,8 @@
 # TMPDIR (where the trees go; 300k files take about 2 GB).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/common.sh"
 runs=${RUNS:-3}
-bin=${BIN:-$here/target/release/git-checkpoint}
-if [ ! -x "$bin" ]; then
-  (cd "$here" && cargo build --release --quiet)
-fi
-command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 300000)

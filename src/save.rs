@@ -472,9 +472,9 @@ pub fn scan_with_progress(
         match (result.cache, &result.node) {
             (CacheChange::Put, Some(_)) => cache_updates.put.push((index, entry.stat)),
             (CacheChange::PutChanged(stat), Some(_)) => cache_updates.put.push((index, *stat)),
-            (CacheChange::Keep | CacheChange::Put | CacheChange::PutChanged(_), None) => {}
-            (CacheChange::Keep, Some(_)) => {}
             (CacheChange::Remove, _) => cache_updates.remove.push(entry.path.clone()),
+            // Nothing to record for a file the cache vouched for, or one left out.
+            _ => {}
         }
         if let Some(problem) = result.problem {
             warnings.push(problem.warning);

@@ -138,9 +138,20 @@ struct Rules {
     parent: Option<Arc<Rules>>,
 }
 
-impl Rules {
-    fn ignores(&self, rel: &[u8], is_dir: bool, excludes: &Gitignore) -> bool {
-        let mut level = Some(self);
+/// What every directory of one walk shares.
+struct WalkState<'a> {
+    root: &'a Path,
+    /// `core.excludesFile`, then `info/exclude` (later files win, as in git).
+    excludes: Gitignore,
+    found: Mutex<Walk>,
+    failed: Mutex<Option<Error>>,
+}
+
+impl WalkState<'_> {
+    /// Whether git ignores `rel`, given the `.gitignore` rules of its directory and those
+    /// above it (`None` where no directory on the way has one).
+    fn ignores(&self, rules: Option<&Rules>, rel: &[u8], is_dir: bool) -> bool {
+        let mut level = rules;
         while let Some(rules) = level {
             let local = Path::new(OsStr::from_bytes(&rel[rules.prefix..]));
             match rules.matcher.matched(local, is_dir) {
@@ -149,19 +160,10 @@ impl Rules {
                 Match::None => level = rules.parent.as_deref(),
             }
         }
-        excludes
+        self.excludes
             .matched(Path::new(OsStr::from_bytes(rel)), is_dir)
             .is_ignore()
     }
-}
-
-/// What every directory of one walk shares.
-struct WalkState<'a> {
-    root: &'a Path,
-    /// `core.excludesFile`, then `info/exclude` (later files win, as in git).
-    excludes: Gitignore,
-    found: Mutex<Walk>,
-    failed: Mutex<Option<Error>>,
 }
 
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
@@ -274,14 +276,7 @@ fn read_dir<'s>(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(entry.path(), e)),
         };
-        let ignored = match &rules {
-            Some(rules) => rules.ignores(&rel, file_type.is_dir(), &state.excludes),
-            None => state
-                .excludes
-                .matched(Path::new(OsStr::from_bytes(&rel)), file_type.is_dir())
-                .is_ignore(),
-        };
-        if ignored {
+        if state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
             continue;
         }
         if file_type.is_dir() {
