@@ -55,6 +55,8 @@ pub struct Report {
     pub unreachable_trees: usize,
     /// Chunks nothing references (not damage: gc deletes them).
     pub unreachable_chunks: usize,
+    /// Stored bytes of the unreachable trees and chunks: what a gc would free.
+    pub unreachable_bytes: u64,
     /// Whether the records could be read and checked at all.
     pub opened: bool,
 }
@@ -193,14 +195,16 @@ fn check_records(
     check_refs(&txn, &ids, findings)?;
 
     let chunks_table = txn.open_table(CHUNKS)?;
-    let mut chunk_ids = HashSet::new();
+    // Each chunk's stored length, for the bytes a gc would free.
+    let mut chunk_ids: HashMap<u128, u64> = HashMap::new();
     // In pack order, so that each reading thread goes through the packs in sequence.
     let mut in_pack_order = Vec::new();
     for item in chunks_table.iter()? {
         let (key, value) = item?;
         let id = key.value();
-        chunk_ids.insert(id);
-        let place = match pack::Entry::parse(id, value.value()) {
+        let entry = pack::Entry::parse(id, value.value());
+        chunk_ids.insert(id, entry.as_ref().map_or(0, pack::Entry::stored_len));
+        let place = match entry {
             Ok(pack::Entry::Packed(at)) => (at.pack, at.offset),
             _ => (u64::MAX, 0),
         };
@@ -219,7 +223,7 @@ fn check_records(
         }
     }
     let mut chunk_ok = |id: u128, findings: &mut Findings| -> bool {
-        if !chunk_ids.contains(&id) {
+        if !chunk_ids.contains_key(&id) {
             findings.add(format!("chunk {}", Id(id)), "missing");
             false
         } else {
@@ -235,6 +239,7 @@ fn check_records(
     )?;
     report.trees = trees.reached;
     report.unreachable_trees = trees.unreachable;
+    report.unreachable_bytes = trees.unreachable_bytes;
     let mut referenced: HashSet<u128> = trees.chunks;
     for (id, record) in &records {
         let mut attachments_ok = true;
@@ -246,14 +251,17 @@ fn check_records(
             findings.affected.insert(*id);
         }
     }
-    report.unreachable_chunks = chunk_ids.difference(&referenced).count();
+    for (_, stored) in chunk_ids.iter().filter(|(id, _)| !referenced.contains(id)) {
+        report.unreachable_chunks += 1;
+        report.unreachable_bytes += stored;
+    }
 
     for item in txn.open_table(STAT_CACHE)?.iter()? {
         let (path, value) = item?;
         // An entry that does not decode is only a missed shortcut; one that names a
         // missing chunk would make the next save record that chunk.
         if let Ok(entry) = codec::decode::<CacheEntry>(value.value(), "stat cache entry") {
-            if let Some(missing) = entry.chunks.iter().find(|c| !chunk_ids.contains(c)) {
+            if let Some(missing) = entry.chunks.iter().find(|c| !chunk_ids.contains_key(c)) {
                 findings.add(
                     format!("stat cache {}", String::from_utf8_lossy(path.value())),
                     format!(
@@ -370,6 +378,8 @@ struct TreeWalk {
     reached: usize,
     /// Trees in the table that nothing reaches.
     unreachable: usize,
+    /// Their stored bytes.
+    unreachable_bytes: u64,
     /// Trees that are damaged or have damage below them.
     damaged: HashSet<u128>,
     /// Chunks the reached trees name.
@@ -447,14 +457,18 @@ fn check_trees(
         }
     }
     let mut unreachable = 0;
+    let mut unreachable_bytes = 0;
     for item in table.iter()? {
-        if !seen.contains(&item?.0.value()) {
+        let (id, value) = item?;
+        if !seen.contains(&id.value()) {
             unreachable += 1;
+            unreachable_bytes += value.value().len() as u64;
         }
     }
     Ok(TreeWalk {
         reached: seen.len(),
         unreachable,
+        unreachable_bytes,
         damaged,
         chunks,
     })

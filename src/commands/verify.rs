@@ -14,6 +14,10 @@ use super::{print_json, Context};
 /// checkpoints, and that the stat cache names only existing chunks. With --read-data
 /// every chunk is also read, decompressed and re-hashed.
 ///
+/// Trees and chunks that no checkpoint reaches (a save that crashed after writing its
+/// chunks leaves some) are garbage, not damage: they are counted, with the bytes a gc
+/// would free, and do not fail the check.
+///
 /// A damaged store gets a list of what is damaged and of the checkpoints it affects
 /// (those that would not restore exactly, or whose parent is gone), and exit status 1.
 ///
@@ -53,6 +57,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             "bytes_read": report.bytes_read,
             "unreachable_trees": report.unreachable_trees,
             "unreachable_chunks": report.unreachable_chunks,
+            "unreachable_bytes": report.unreachable_bytes,
         }))?;
     } else {
         let read = if args.read_data {
@@ -72,8 +77,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
         if report.unreachable_trees + report.unreachable_chunks > 0 {
             context.say(&format!(
-                "{} trees and {} chunks are unreachable (not damage: git checkpoint gc deletes them)",
-                report.unreachable_trees, report.unreachable_chunks
+                "Garbage, not damage: {} unreachable trees and {} unreachable chunks; git checkpoint gc would free {}",
+                report.unreachable_trees,
+                report.unreachable_chunks,
+                human_bytes(report.unreachable_bytes)
             ));
         }
         for problem in &report.problems {
