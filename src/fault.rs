@@ -1,13 +1,17 @@
 //! Test hooks for crash and concurrency tests, driven by environment variables so that
 //! tests can stop or pause the real binary at a named point.
 //!
-//! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`.
+//! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`; with
+//!   `GIT_CHECKPOINT_PAUSED_FILE=<path>` it first writes the point's name to `<path>`.
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
 //! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`now_ns`] reports, so that tests can
 //!   make checkpoints with chosen times for the retention policies.
 //!
-//! Points: `locked` (the store was just opened), `save-chunks-written` (all chunks written,
-//! checkpoint not yet), `restore-mid-write` (half the files of a restore written),
+//! Points: `locked` (the store was just opened), `save-batch-committed` (a full batch of
+//! chunks committed, more may follow), `save-chunks-written` (all chunks written,
+//! checkpoint not yet), `restore-mid-write` (half the files of a restore staged under
+//! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
+//! into place: the worktree is half old, half new),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),
@@ -20,6 +24,11 @@ pub fn point(point: &str) {
         if let Some((name, ms)) = spec.split_once(':') {
             if name == point {
                 if let Ok(ms) = ms.parse::<u64>() {
+                    // Tells a waiting test that the process is inside the pause, so that
+                    // a kill it sends now is known to land at this point.
+                    if let Some(path) = std::env::var_os("GIT_CHECKPOINT_PAUSED_FILE") {
+                        let _ = std::fs::write(path, point);
+                    }
                     std::thread::sleep(std::time::Duration::from_millis(ms));
                 }
             }

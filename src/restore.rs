@@ -378,7 +378,11 @@ fn apply(
     if !staged.is_empty() {
         let _span = crate::trace::span("restore: sync, rename, sync");
         sync_filesystem(root)?;
-        for (staged, target) in staged.into_iter().zip(&targets) {
+        let half = staged.len() / 2;
+        for (done, (staged, target)) in staged.into_iter().zip(&targets).enumerate() {
+            if done == half {
+                crate::fault::point("restore-mid-rename");
+            }
             staged.put_in_place(target)?;
         }
         sync_filesystem(root)?;

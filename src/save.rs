@@ -771,6 +771,7 @@ fn write_chunks(
         }
         if bytes >= BATCH_BYTES {
             txn.commit()?;
+            crate::fault::point("save-batch-committed");
         } else {
             open = Some(txn);
         }

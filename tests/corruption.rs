@@ -31,6 +31,17 @@ fn damage(path: &std::path::Path, how: Damage) {
     fs::write(path, bytes).unwrap();
 }
 
+/// Removes every file of the worktree (not `.git`), so that a restore has to write, and
+/// so read, every chunk of its checkpoint.
+fn empty_worktree(repo: &Repo) {
+    for entry in fs::read_dir(&repo.dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != ".git" {
+            common::remove_any(&entry.path());
+        }
+    }
+}
+
 #[test]
 fn damaged_stores_give_clear_errors_and_never_wrong_bytes() {
     let repo = Repo::new();
@@ -51,10 +62,26 @@ fn damaged_stores_give_clear_errors_and_never_wrong_bytes() {
         .map(|i| Damage::Flip { at_percent: i * 5 })
         .collect();
     cases.extend([0, 1, 10, 50, 90].map(|p| Damage::Truncate { to_percent: p }));
-    let mut refused = 0;
+    // Flips that `verify --read-data` traces to `first`, and flips whose restore of
+    // `first` was refused.
+    let (mut flips_damaging_first, mut flips_refused) = (0, 0);
     for how in cases {
         fs::write(repo.store_path(), &pristine).unwrap();
         damage(&repo.store_path(), how);
+        let verified = repo.run(&["verify", "--read-data", "--json"]);
+        assert_no_panic(&verified, &format!("{how:?} verify"));
+        let first_damaged = verified.code != 0
+            && serde_json::from_str::<serde_json::Value>(&verified.stdout).map_or(true, |v| {
+                !v["opened"].as_bool().unwrap_or(false)
+                    || v["affected_checkpoints"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|id| id == first.as_str()))
+            });
+        // The store is damaged again for the commands (verify may have repaired it).
+        fs::write(repo.store_path(), &pristine).unwrap();
+        damage(&repo.store_path(), how);
+        empty_worktree(&repo);
+        let mut restored = false;
         for args in [
             vec!["log", "--all"],
             vec!["restore", "@", "--dry-run"],
@@ -63,22 +90,34 @@ fn damaged_stores_give_clear_errors_and_never_wrong_bytes() {
         ] {
             let out = repo.run(&args);
             assert_no_panic(&out, &format!("{how:?} {args:?}"));
+            let is_restore = args.last() == Some(&"--no-save");
             if out.code != 0 {
-                refused += 1;
                 let error = out.stderr.trim();
                 assert!(
                     error.starts_with("error:") || error.starts_with("fatal:"),
                     "{how:?} {args:?}: unclear failure\n{out}"
                 );
-            } else if args.last() == Some(&"--no-save") {
+            } else if is_restore {
                 // Whatever restore wrote must be the real checkpoint, byte for byte.
                 common::assert_snap_eq(&first_snap, &repo.snapshot(), &format!("{how:?}"));
+                restored = true;
             }
         }
-        // Put the worktree back for the next case.
-        fs::write(repo.store_path(), &pristine).unwrap();
-        repo.ok(&["restore", &first, "--no-save"]);
+        if first_damaged {
+            assert!(
+                !restored,
+                "{how:?}: verify found damage in {first}, yet its restore succeeded\n{}",
+                verified.stdout
+            );
+        }
+        if matches!(how, Damage::Flip { .. }) {
+            flips_damaging_first += usize::from(first_damaged);
+            flips_refused += usize::from(!restored);
+        }
     }
-    // The damage must actually have been noticed somewhere.
-    assert!(refused > 10, "only {refused} commands noticed the damage");
+    // The flips must really have hit data the restores read, and been refused for it.
+    assert!(
+        flips_damaging_first >= 5 && flips_refused >= flips_damaging_first,
+        "{flips_damaging_first} flips damaged the first checkpoint, {flips_refused} restores refused"
+    );
 }

@@ -1,16 +1,25 @@
 //! Crashes at every phase boundary of save and restore (fault points that abort the real
-//! process) and `kill -9` at spread-out moments: afterwards the store opens, every
-//! checkpoint listed before the crash restores byte-exact, and the worktree holds no
-//! temporary files once a restore has been finished.
+//! process) and `kill -9` inside running saves and restores: afterwards the store opens,
+//! every checkpoint listed before the crash restores byte-exact, and the worktree holds
+//! no temporary files once a restore has been finished.
+//!
+//! Every crash is checked to have landed where it was aimed: a fault point must end the
+//! process with SIGABRT, a kill with SIGKILL while the process was still running, and the
+//! state left behind must show the phase (committed chunk batches, a half-renamed tree).
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{assert_snap_eq, pseudo_random, Repo, Snap};
+use common::{assert_aborted, assert_snap_eq, pseudo_random, Out, Repo, Snap};
+use serde_json::Value;
+
+/// A save writes its chunks in durable batches of this many stored bytes (`BATCH_BYTES`
+/// in src/save.rs); only data beyond it makes a save commit before its checkpoint.
+const BATCH_BYTES: u64 = 64 << 20;
 
 /// Writes `files` files of `size` pseudo-random bytes, contents chosen by `seed`.
 fn fill(repo: &Repo, files: usize, size: usize, seed: u64) {
@@ -41,120 +50,281 @@ fn no_temp_files(dir: &Path) -> bool {
     true
 }
 
-/// The store passes a full check, every chunk re-read and re-hashed.
-fn assert_verifies(repo: &Repo, what: &str) {
-    let out = repo.run(&["verify", "--read-data"]);
+/// The store passes a full check, every chunk re-read and re-hashed; returns the report.
+#[track_caller]
+fn assert_verifies(repo: &Repo, what: &str) -> Value {
+    let out = repo.run(&["verify", "--read-data", "--json"]);
     assert_eq!(out.code, 0, "{what}: verify failed\n{out}");
+    common::parse_json(&out, what)
 }
 
-/// Runs the binary with a fault point armed; it must die, not exit normally.
-fn crash_at(repo: &Repo, point: &str, args: &[&str]) {
+/// Runs the binary with a fault point armed; it must die by that fault's abort.
+fn crash_at(repo: &Repo, point: &str, args: &[&str]) -> Out {
     let mut cmd = repo.sb.bin_cmd(&repo.dir, args);
     cmd.env("GIT_CHECKPOINT_FAULT", point);
     let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
-    assert_ne!(out.code, 0, "{point}: the fault point did not fire\n{out}");
+    assert_aborted(&out, point);
+    out
 }
 
+/// A save that dies after some of its chunks were committed in full batches (and, for
+/// `save-chunks-written`, after all of them): no checkpoint appears, every earlier one
+/// restores exactly, the committed chunks are garbage that `verify` counts (not damage),
+/// and the next save of the same files reuses them instead of storing them again.
 #[test]
-fn a_save_that_dies_after_writing_chunks_leaves_the_store_as_it_was() {
-    let repo = Repo::new();
-    fill(&repo, 20, 30_000, 1);
-    let first = repo.save("first");
-    let first_snap = repo.snapshot();
-    fill(&repo, 20, 30_000, 2);
-    crash_at(&repo, "save-chunks-written", &["save", "-m", "dies"]);
-    assert_verifies(&repo, "after a save died");
+fn a_save_that_dies_after_committing_chunk_batches_leaves_every_checkpoint_as_it_was() {
+    for point in ["save-batch-committed", "save-chunks-written"] {
+        let repo = Repo::new();
+        fill(&repo, 20, 30_000, 1);
+        let first = repo.save("first");
+        let first_snap = repo.snapshot();
+        // Incompressible, so that the stored bytes pass one full batch.
+        for i in 0..4u64 {
+            repo.write(format!("big/{i}.bin"), &pseudo_random(20 << 20, 50 + i));
+        }
+        crash_at(&repo, point, &["save", "-m", "dies"]);
+        assert_eq!(repo.log_ids(true), vec![first.clone()], "{point}");
 
-    assert_eq!(repo.log_ids(true), vec![first.clone()]);
-    let second_snap = repo.snapshot();
-    let second = repo.save("second");
-    repo.ok(&["restore", &first]);
-    assert_snap_eq(&first_snap, &repo.snapshot(), "first after crash");
-    repo.ok(&["restore", &second]);
-    assert_snap_eq(&second_snap, &repo.snapshot(), "second after crash");
+        // The crash came after a durable batch: its chunks are in the store, unreachable.
+        let report = assert_verifies(&repo, point);
+        let garbage = report["unreachable_bytes"].as_u64().unwrap();
+        assert!(
+            report["unreachable_chunks"].as_u64().unwrap() > 0 && garbage >= BATCH_BYTES / 10 * 9,
+            "{point}: no committed batch was left behind, so the crash came before any: {report}"
+        );
+        let text = repo.ok(&["verify"]).stdout;
+        assert!(
+            text.contains("Garbage, not damage") && text.contains("gc would free"),
+            "{text}"
+        );
+
+        let second_snap = repo.snapshot();
+        let store_before = std::fs::metadata(repo.store_path()).unwrap().len();
+        let second = repo.save("second");
+        let report = assert_verifies(&repo, point);
+        assert_eq!(report["unreachable_chunks"], 0, "{point}: {report}");
+        let grown = std::fs::metadata(repo.store_path()).unwrap().len() - store_before;
+        assert!(
+            grown < BATCH_BYTES / 2,
+            "{point}: the save stored the committed chunks again ({grown} bytes more)"
+        );
+        repo.ok(&["restore", &first]);
+        assert_snap_eq(&first_snap, &repo.snapshot(), "first after crash");
+        repo.ok(&["restore", &second]);
+        assert_snap_eq(&second_snap, &repo.snapshot(), "second after crash");
+    }
 }
 
+/// A restore that dies while staging files (none renamed yet) or half-way through putting
+/// them in place: status names the unfinished restore, a save says so and captures no
+/// temporary file, and running the restore again finishes it exactly.
 #[test]
 fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
-    let repo = Repo::new();
-    fill(&repo, 40, 20_000, 3);
-    let first = repo.save("first");
-    let first_snap = repo.snapshot();
-    fill(&repo, 40, 20_000, 4);
-    repo.save("second");
+    for point in ["restore-mid-write", "restore-mid-rename"] {
+        let repo = Repo::new();
+        fill(&repo, 40, 20_000, 3);
+        let first = repo.save("first");
+        let first_snap = repo.snapshot();
+        fill(&repo, 40, 20_000, 4);
+        repo.save("second");
+        let second_snap = repo.snapshot();
 
-    crash_at(&repo, "restore-mid-write", &["restore", &first]);
-    assert_verifies(&repo, "after a restore died");
-    // status says which restore is unfinished.
-    let out = repo.ok(&["status", "--json"]);
-    assert!(out.stderr.contains("interrupted"), "{out}");
-    let status = common::parse_json(&out, "status");
-    let target = status["interrupted_restore"].as_str().unwrap_or_default();
-    assert!(target.len() >= 7 && first.starts_with(target), "{status}");
-    // The store still opens; a save says what happened and captures no temporary file.
-    let out = repo.ok(&["save", "-m", "after the crash"]);
-    assert!(out.stderr.contains("interrupted"), "{out}");
-    let latest = repo.log_json(false);
-    assert!(
-        latest[0]["files"].as_u64().unwrap() <= 40,
-        "temporary files were captured: {}",
-        latest[0]
-    );
+        crash_at(&repo, point, &["restore", &first]);
+        assert_verifies(&repo, point);
+        // Where the crash landed shows in the worktree: staged files are not in place yet;
+        // half-way through the renames, the tree is part old, part new.
+        let files = |snap: &Snap, of: &Snap| {
+            snap.iter()
+                .filter(|(path, node)| node.is_captured_kind() && of.get(*path) == Some(node))
+                .count()
+        };
+        let now = repo.snapshot();
+        let (new, old) = (files(&now, &first_snap), files(&now, &second_snap));
+        if point == "restore-mid-rename" {
+            assert!(
+                new >= 10 && old >= 10,
+                "{point}: {new} new, {old} old files"
+            );
+        } else {
+            assert_eq!(
+                new, 0,
+                "{point}: files were put in place before the renames"
+            );
+        }
 
-    repo.ok(&["restore", &first]);
-    assert_snap_eq(&first_snap, &repo.snapshot(), "restore run again");
-    assert!(no_temp_files(&repo.dir), "temporary files left behind");
-    let out = repo.ok(&["save", "--allow-empty", "-m", "clean"]);
-    assert!(!out.stderr.contains("interrupted"), "{out}");
-    let status = repo.json(&["status", "--json"]);
-    assert!(status["interrupted_restore"].is_null(), "{status}");
+        // status says which restore is unfinished.
+        let out = repo.ok(&["status", "--json"]);
+        assert!(out.stderr.contains("interrupted"), "{out}");
+        let status = common::parse_json(&out, "status");
+        let target = status["interrupted_restore"].as_str().unwrap_or_default();
+        assert!(target.len() >= 7 && first.starts_with(target), "{status}");
+        // The store still opens; a save says what happened and captures no temporary file.
+        let out = repo.ok(&["save", "-m", "after the crash"]);
+        assert!(out.stderr.contains("interrupted"), "{out}");
+        let latest = repo.log_json(false);
+        assert!(
+            latest[0]["files"].as_u64().unwrap() <= 40,
+            "temporary files were captured: {}",
+            latest[0]
+        );
+
+        repo.ok(&["restore", &first]);
+        assert_snap_eq(&first_snap, &repo.snapshot(), "restore run again");
+        assert!(no_temp_files(&repo.dir), "temporary files left behind");
+        let out = repo.ok(&["save", "--allow-empty", "-m", "clean"]);
+        assert!(!out.stderr.contains("interrupted"), "{out}");
+        let status = repo.json(&["status", "--json"]);
+        assert!(status["interrupted_restore"].is_null(), "{status}");
+    }
 }
 
-/// Kills saves and restores with SIGKILL at spread-out moments. Every checkpoint that
-/// completed before a kill must stay listed and restore exactly.
+/// Where one killed process is stopped.
+#[derive(Debug, Clone, Copy)]
+enum KillAt {
+    /// Inside a pause at a named fault point, known to be reached.
+    Point(&'static str),
+    /// This share of the time a clean run of the same operation took.
+    Share(f64),
+}
+
+/// Sends SIGKILL and returns whether it ended the process (rather than the process
+/// having exited already), with what it printed.
+fn kill_9(mut child: Child) -> (bool, std::process::Output) {
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let landed = std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(9);
+    (landed, out)
+}
+
+/// Runs `args` and kills it at `at`; returns whether the kill landed in a live process
+/// and the id of the checkpoint if a save finished first.
+fn run_and_kill(
+    repo: &Repo,
+    args: &[&str],
+    at: KillAt,
+    clean_run: Duration,
+) -> (bool, Option<String>) {
+    let paused: PathBuf = repo.sb.root.join("paused-at");
+    let _ = std::fs::remove_file(&paused);
+    let child = match at {
+        KillAt::Point(point) => {
+            let mut cmd: Command = repo.sb.bin_cmd(&repo.dir, args);
+            cmd.env("GIT_CHECKPOINT_PAUSE", format!("{point}:30000"))
+                .env("GIT_CHECKPOINT_PAUSED_FILE", &paused);
+            let child = cmd
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let started = Instant::now();
+            while !paused.exists() {
+                assert!(
+                    started.elapsed() < common::DEFAULT_TIMEOUT,
+                    "{args:?} never reached {point}"
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            child
+        }
+        KillAt::Share(share) => {
+            let child = repo
+                .sb
+                .bin_cmd(&repo.dir, args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(clean_run.mul_f64(share));
+            child
+        }
+    };
+    let (landed, out) = kill_9(child);
+    let id = if args[0] == "save" && out.status.success() {
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["id"].as_str().map(str::to_owned)
+    } else {
+        None
+    };
+    (landed, id)
+}
+
+/// Kills saves and restores with SIGKILL inside the operation: at each of their pause
+/// points, and at spread-out shares of a clean run's time. Every kill must land in a live
+/// process; every checkpoint that completed before it stays listed and restores exactly.
 #[test]
-fn kill_9_at_spread_out_moments_never_loses_a_checkpoint() {
+fn kill_9_inside_saves_and_restores_never_loses_a_checkpoint() {
     let repo = Repo::new();
     fill(&repo, 60, 60_000, 10);
     let mut known: BTreeMap<String, Snap> = BTreeMap::new();
     let base = repo.save("base");
     known.insert(base.clone(), repo.snapshot());
+    let save_args = ["save", "--json", "-m", "killed"];
+    let restore_args = ["restore", base.as_str(), "--json"];
 
-    for round in 0..10u64 {
-        fill(&repo, 30, 60_000, 100 + round);
-        let (args, delay): (Vec<&str>, u64) = if round % 3 == 2 {
-            (vec!["restore", base.as_str(), "--json"], 5 + round * 7)
+    // How long a clean save and a clean restore of this much change take here.
+    fill(&repo, 30, 60_000, 99);
+    let before = repo.snapshot();
+    let timed = repo.ok(&save_args);
+    known.insert(
+        common::id_of(&common::parse_json(&timed, "save")).unwrap(),
+        before,
+    );
+    let save_time = timed.elapsed();
+    let restore_time = repo.ok(&["restore", &base]).elapsed();
+
+    let mut rounds: Vec<(bool, KillAt)> = Vec::new();
+    for point in ["locked", "save-chunks-written"] {
+        rounds.push((true, KillAt::Point(point)));
+    }
+    for point in ["locked", "restore-mid-write", "restore-mid-rename"] {
+        rounds.push((false, KillAt::Point(point)));
+    }
+    for share in [0.2, 0.4, 0.6] {
+        rounds.push((true, KillAt::Share(share)));
+        rounds.push((false, KillAt::Share(share)));
+    }
+
+    for (round, (is_save, at)) in rounds.into_iter().enumerate() {
+        let what = format!(
+            "round {round}: {} killed at {at:?}",
+            if is_save { "save" } else { "restore" }
+        );
+        let (args, clean_run): (&[&str], Duration) = if is_save {
+            (&save_args, save_time)
         } else {
-            (vec!["save", "--json", "-m", "killed maybe"], 5 + round * 9)
+            (&restore_args, restore_time)
         };
-        let before = repo.snapshot();
-        let mut child = repo
-            .sb
-            .bin_cmd(&repo.dir, &args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay));
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
-        if out.status.success() && args[0] == "save" {
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            if let Some(id) = v["id"].as_str() {
-                known.insert(id.to_string(), before);
+        // A timed kill can miss on a machine that is suddenly faster; then try earlier,
+        // with fresh changes (the missed run saved or restored the last ones).
+        let mut at = at;
+        let mut landed = false;
+        for attempt in 0..4u64 {
+            fill(&repo, 30, 60_000, 100 + round as u64 * 10 + attempt);
+            let before = repo.snapshot();
+            let (hit, id) = run_and_kill(&repo, args, at, clean_run);
+            if let Some(id) = id {
+                known.insert(id, before);
+            }
+            landed = hit;
+            match at {
+                KillAt::Share(share) if !hit => at = KillAt::Share(share / 2.0),
+                _ => break,
             }
         }
+        assert!(landed, "{what}: the process had finished before the kill");
+
         // The store passes verify and still lists every checkpoint known to have completed.
-        assert_verifies(&repo, &format!("round {round}"));
+        assert_verifies(&repo, &what);
         let listed = repo.log_ids(true);
         for id in known.keys() {
-            assert!(listed.contains(id), "round {round}: {id} lost");
+            assert!(listed.contains(id), "{what}: {id} lost");
         }
-        if args[0] == "restore" {
+        if !is_save {
             // Finish whatever the killed restore started.
             repo.ok(&["restore", &base]);
-            assert_snap_eq(&known[&base], &repo.snapshot(), "finished restore");
+            assert_snap_eq(&known[&base], &repo.snapshot(), &what);
         }
     }
     for (id, snap) in &known {

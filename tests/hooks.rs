@@ -179,6 +179,7 @@ fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
     let output = child.wait_with_output().unwrap();
     let out = Out {
         code: output.status.code().unwrap_or(-1),
+        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         stdout_raw: output.stdout,

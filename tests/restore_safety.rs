@@ -62,3 +62,41 @@ fn a_directory_replaced_by_a_symlink_to_outside_is_never_written_through() {
         std::os::unix::fs::symlink(outside.path(), repo.p("sub")).unwrap();
     }
 }
+
+/// A path-limited restore leaves the rest of the worktree alone, so a directory that is a
+/// symlink in the current checkpoint too is not deleted first: writing below it must be
+/// refused by the parent check itself, and nothing may appear outside the worktree.
+#[test]
+fn a_path_limited_restore_below_a_symlinked_directory_is_refused() {
+    let repo = Repo::new();
+    repo.write("sub/file.txt", b"inside\n");
+    repo.write("top.txt", b"top\n");
+    let first = repo.save("sub is a directory");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("other.txt"), b"outside\n").unwrap();
+    std::fs::remove_dir_all(repo.p("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.p("sub")).unwrap();
+    repo.save("sub is a symlink to outside");
+
+    for extra in [&["--no-save"][..], &[][..]] {
+        let mut args = vec!["restore", first.as_str()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "sub/file.txt"]);
+        let out = repo.run(&args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert!(out.stderr.contains("symlink"), "{out}");
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            ["other.txt"],
+            "{args:?}: written outside the worktree"
+        );
+        assert!(std::fs::symlink_metadata(repo.p("sub"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}

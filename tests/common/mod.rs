@@ -9,6 +9,7 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
@@ -43,7 +44,10 @@ const SCRUB_ENV: &[&str] = &[
 /// Output of one finished process.
 #[derive(Debug)]
 pub struct Out {
+    /// The exit code, or -1 when a signal ended the process.
     pub code: i32,
+    /// The signal that ended the process, if one did.
+    pub signal: Option<i32>,
     pub stdout: String,
     pub stderr: String,
     pub stdout_raw: Vec<u8>,
@@ -61,8 +65,8 @@ impl fmt::Display for Out {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "exit code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
+            "exit code {} (signal {:?})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.signal, self.stdout, self.stderr
         )
     }
 }
@@ -109,6 +113,7 @@ pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Out {
     let stderr = t_err.join().expect("stderr reader");
     Out {
         code: status.code().unwrap_or(-1),
+        signal: status.signal(),
         stdout: String::from_utf8_lossy(&stdout_raw).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         stdout_raw,
@@ -127,6 +132,17 @@ pub fn assert_no_panic(out: &Out, what: &str) {
     assert!(
         out.code != 101,
         "{what}: exit code 101 (panic exit code)\n{out}"
+    );
+}
+
+/// Asserts the process was ended by the abort of an armed fault point (SIGABRT), not by
+/// an ordinary failure that happens to exit non-zero.
+#[track_caller]
+pub fn assert_aborted(out: &Out, what: &str) {
+    assert_eq!(
+        out.signal,
+        Some(libc::SIGABRT),
+        "{what}: the fault point did not fire\n{out}"
     );
 }
 
