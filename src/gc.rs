@@ -4,9 +4,9 @@
 //!
 //! A gc keeps the union of: what the policy selects ([`crate::retention`]), every branch
 //! tip, the current checkpoint and every pinned checkpoint. With no policy it keeps every
-//! checkpoint and only sweeps data nothing reaches (which the normal paths never leave:
-//! an interrupted save's chunk batches are rolled back by redb, but an older version, a
-//! tool using the library or a bug might). With a
+//! checkpoint and only sweeps data nothing reaches (a save that died after committing
+//! some of its chunk batches leaves them, until a save of the same content reuses them;
+//! an older version, a tool using the library or a bug might leave more). With a
 //! size budget it then also drops the oldest checkpoints that nothing else protects until
 //! the live data fits.
 //!
@@ -536,6 +536,44 @@ pub fn auto(store: &mut Store, options: &GcOptions) -> Result<Option<(Plan, Outc
         over_size || plan.removed_bytes.saturating_mul(COMPACT_SHARE) >= file
     })?;
     Ok(Some((plan, outcome)))
+}
+
+/// What the automatic gc after a save did, when `checkpoint.gc.*` asks for one.
+#[derive(Debug)]
+pub enum AutoGc {
+    /// It removed checkpoints by these options.
+    Ran {
+        /// The configured retention.
+        options: GcOptions,
+        /// What went.
+        plan: Plan,
+        /// What applying it measured.
+        outcome: Outcome,
+    },
+    /// `checkpoint.gc.*` could not be read, so nothing was removed.
+    Skipped(Error),
+    /// It failed part-way; the commit protocol leaves the store as it was or as planned.
+    Failed(Error),
+}
+
+/// Runs the retention `checkpoint.gc.*` configures, after a save made a checkpoint.
+/// Returns `None` when nothing is configured or nothing goes. Never fails: the save it
+/// follows is durable whatever happens here, so a problem is part of the result.
+pub fn after_save(repo: &Repo, store: &mut Store) -> Option<AutoGc> {
+    let options = match configured(repo) {
+        Ok(Some(options)) => options,
+        Ok(None) => return None,
+        Err(e) => return Some(AutoGc::Skipped(e)),
+    };
+    match auto(store, &options) {
+        Ok(Some((plan, outcome))) => Some(AutoGc::Ran {
+            options,
+            plan,
+            outcome,
+        }),
+        Ok(None) => None,
+        Err(e) => Some(AutoGc::Failed(e)),
+    }
 }
 
 /// Pins the checkpoint `rev` names, so that gc never removes it. Returns it and whether

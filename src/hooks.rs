@@ -418,17 +418,25 @@ pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<Id>> {
 }
 
 fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<Id>> {
-    let store = config::open_store(repo, &mut || {})?;
+    let mut store = config::open_store(repo, &mut || {})?;
     let options = SaveOptions {
         message: event.message(),
         meta: event.meta(),
         compression_level: config::compression_level(repo)?,
         ..SaveOptions::default()
     };
-    Ok(match save::save(repo, &store, &options)?.outcome {
-        SaveOutcome::Saved { id, .. } => Some(id),
-        SaveOutcome::Unchanged { .. } => None,
-    })
+    let saved = match save::save(repo, &store, &options)?.outcome {
+        SaveOutcome::Saved { id, .. } => id,
+        SaveOutcome::Unchanged { .. } => return Ok(None),
+    };
+    // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
+    match crate::gc::after_save(repo, &mut store) {
+        Some(crate::gc::AutoGc::Skipped(e) | crate::gc::AutoGc::Failed(e)) => {
+            log_failure(repo, &format!("automatic gc: {e}"));
+        }
+        Some(crate::gc::AutoGc::Ran { .. }) | None => {}
+    }
+    Ok(Some(saved))
 }
 
 /// Appends a line to `<git-dir>/checkpoint/hooks.log`; a hook has nowhere else to say it.

@@ -289,3 +289,40 @@ fn installed_hook_command_is_what_the_agent_would_run() {
     let log = r.log_json(false);
     assert_eq!(log[0]["meta"]["session"], "via-git", "{log:?}");
 }
+
+/// Saves made by the agent hook keep `checkpoint.gc.*` as `save` does: agents save
+/// hundreds of times a session, and their saves are the ones retention is for. A bad
+/// value never fails the hook; it is logged.
+#[test]
+fn hook_saves_apply_the_configured_retention() {
+    let r = Repo::new();
+    r.git(&["config", "checkpoint.gc.keep", "3"]);
+    for i in 0..6 {
+        r.write("src/lib.rs", format!("pub fn f{i}() {{}}\n").as_bytes());
+        let payload = json!({
+            "session_id": "gc-session",
+            "cwd": r.dir,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "src/lib.rs"},
+        });
+        let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+    }
+    let log = r.log_json(true);
+    assert_eq!(
+        log.len(),
+        3,
+        "checkpoint.gc.keep 3 was not applied: {log:?}"
+    );
+    assert_eq!(r.read("src/lib.rs"), b"pub fn f5() {}\n");
+
+    r.git(&["config", "checkpoint.gc.keep", "lots"]);
+    r.write("src/lib.rs", b"pub fn g() {}\n");
+    let payload = json!({"session_id": "gc-session", "cwd": r.dir, "hook_event_name": "Stop"});
+    let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+    assert_eq!(r.log_json(true).len(), 4, "the save itself must not fail");
+    let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
+    assert!(logged.contains("checkpoint.gc.keep"), "{logged}");
+}

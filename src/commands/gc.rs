@@ -5,7 +5,6 @@ use std::time::Instant;
 use git_checkpoint::gc::{self, GcOptions, Outcome, Plan};
 use git_checkpoint::output::{human_bytes, relative_time, rfc3339};
 use git_checkpoint::retention::{parse_size, Policy, Span};
-use git_checkpoint::store::Store;
 use git_checkpoint::Id;
 use redb::ReadableDatabase;
 
@@ -227,16 +226,15 @@ fn signed_bytes(bytes: i64) -> String {
     }
 }
 
-/// The automatic gc after a save, by `checkpoint.gc.*`. The checkpoint is saved
-/// whatever happens here, so a problem is a warning, never a failed save.
-pub fn after_save(context: &Context, store: &mut Store) {
-    let options = match gc::configured(&context.repo) {
-        Ok(Some(options)) => options,
-        Ok(None) => return,
-        Err(e) => return context.warn(&format!("automatic gc skipped: {e}")),
-    };
-    match gc::auto(store, &options) {
-        Ok(Some((plan, outcome))) => context.say(&format!(
+/// Reports what the automatic gc after a save did. The checkpoint is saved whatever
+/// happened there, so a problem is a warning, never a failed save.
+pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
+    match auto_gc {
+        gc::AutoGc::Ran {
+            options,
+            plan,
+            outcome,
+        } => context.say(&format!(
             "gc ({}): removed {} checkpoint(s){}",
             if options.policy.is_empty() {
                 "checkpoint.gc.maxSize".to_string()
@@ -250,7 +248,7 @@ pub fn after_save(context: &Context, store: &mut Store) {
                 String::new()
             }
         )),
-        Ok(None) => {}
-        Err(e) => context.warn(&format!("automatic gc failed: {e}")),
+        gc::AutoGc::Skipped(e) => context.warn(&format!("automatic gc skipped: {e}")),
+        gc::AutoGc::Failed(e) => context.warn(&format!("automatic gc failed: {e}")),
     }
 }
