@@ -5,17 +5,23 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::Repo;
+use common::{run_cmd, Repo, DEFAULT_TIMEOUT};
 
 /// Runs the binary with `args` under a pseudo-terminal and returns what the terminal
 /// showed, with the terminal's CR LF line ends turned back into LF.
 fn on_terminal(repo: &Repo, args: &str, env: &[(&str, &str)]) -> String {
+    in_terminal_session(repo, &format!("{} {args}", common::BIN), env)
+}
+
+/// Runs `command_line` (a shell command) under a pseudo-terminal made by script(1), in
+/// the test sandbox with colour allowed (`NO_COLOR` unset, `TERM=xterm`) and no pager
+/// but those `env` names; returns what the terminal showed, CR LF turned into LF.
+fn in_terminal_session(repo: &Repo, command_line: &str, env: &[(&str, &str)]) -> String {
     let mut command = Command::new("script");
+    repo.sb.isolate(&mut command);
     command
-        .args(["-qec", &format!("{} {args}", common::BIN), "/dev/null"])
+        .args(["-qec", command_line, "/dev/null"])
         .current_dir(&repo.dir)
-        .env("HOME", repo.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("TERM", "xterm")
         .env_remove("GIT_PAGER")
         .env_remove("PAGER")
@@ -25,7 +31,7 @@ fn on_terminal(repo: &Repo, args: &str, env: &[(&str, &str)]) -> String {
         command.env(k, v);
     }
     let out = command.output().expect("script(1) runs");
-    assert!(out.status.success(), "{args}: {out:?}");
+    assert!(out.status.success(), "{command_line}: {out:?}");
     String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }
 
@@ -63,18 +69,66 @@ fn on_a_terminal_log_show_and_diff_are_paged_and_coloured() {
     assert_eq!(without_ages(&stripped), without_ages(&plain));
 }
 
+/// With stdout off a terminal nothing is paged or coloured, although everything else
+/// asks for both (`NO_COLOR` unset, `TERM=xterm`, a pager set; the binary reads no colour
+/// setting). Each command is first run on a terminal in that same environment, where it
+/// is paged and coloured, so only the terminal detection can be what turns both off.
 #[test]
 fn off_a_terminal_nothing_is_paged_or_coloured() {
     let repo = history();
-    for args in [
-        &["log", "--graph", "--all"][..],
-        &["show", "@"],
-        &["diff", "@~1", "@"],
+    repo.write("c.txt", b"pending\n");
+    let pagers = [("GIT_PAGER", PAGER), ("PAGER", PAGER)];
+    for (args, paged) in [
+        ("log --graph --all", true),
+        ("show @", true),
+        ("diff @~1 @", true),
+        ("status", false),
     ] {
-        let out = repo.run_env(args, &[("GIT_PAGER", PAGER), ("PAGER", PAGER)]);
+        // The control: on a terminal this environment colours (and pages).
+        let shown = on_terminal(&repo, args, &pagers);
+        assert!(
+            shown.contains("\x1b["),
+            "control: {args} not coloured:\n{shown}"
+        );
+        if paged {
+            assert!(
+                shown.contains("PAGED:"),
+                "control: {args} not paged:\n{shown}"
+            );
+        }
+
+        // Same terminal session, stdout redirected to a file: no colour, no pager.
+        let file = repo.sb.root.join("stdout.txt");
+        let screen = in_terminal_session(
+            &repo,
+            &format!("{} {args} > '{}'", common::BIN, file.display()),
+            &pagers,
+        );
+        let written = std::fs::read_to_string(&file).unwrap();
+        assert!(!written.is_empty(), "{args}: nothing written");
+        assert!(
+            !written.contains("PAGED:"),
+            "{args} paged into a file:\n{written}"
+        );
+        assert!(
+            !written.contains('\x1b'),
+            "{args} coloured a file:\n{written:?}"
+        );
+        assert!(!screen.contains("PAGED:"), "{args}: a pager ran:\n{screen}");
+
+        // No terminal at all (stdout and stderr pipes), with the same environment.
+        let mut command = repo
+            .sb
+            .bin_cmd(&repo.dir, &args.split(' ').collect::<Vec<_>>());
+        command.env_remove("NO_COLOR").env("TERM", "xterm");
+        for (k, v) in pagers {
+            command.env(k, v);
+        }
+        let out = run_cmd(command, DEFAULT_TIMEOUT);
         assert_eq!(out.code, 0, "{out}");
-        assert!(!out.stdout.contains("PAGED:"), "{args:?}: {out}");
-        assert!(!out.stdout.contains('\x1b'), "{args:?}: {out}");
+        assert!(!out.stdout.is_empty(), "{args}: {out}");
+        assert!(!out.stdout.contains("PAGED:"), "{args}: {out}");
+        assert!(!out.stdout.contains('\x1b'), "{args}: {out:?}");
     }
 }
 

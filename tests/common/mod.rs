@@ -708,3 +708,28 @@ pub fn file_usage(p: &Path) -> (u64, u64) {
 pub fn spawn_bg(cmd: Command, timeout: Duration) -> thread::JoinHandle<Out> {
     thread::spawn(move || run_cmd(cmd, timeout))
 }
+
+/// The variable that lets a test skip when the machine cannot run it:
+/// `GIT_CHECKPOINT_TEST_SKIP_<NAME>=<reason>`. Without it such a test fails, so a skip
+/// never shows as a silent `ok`: whoever skips one has said why. The variable is read
+/// only when the test cannot run; where it can, it runs whatever the variable says.
+pub fn skip_variable(name: &str) -> String {
+    format!("GIT_CHECKPOINT_TEST_SKIP_{name}")
+}
+
+/// Called by a test that cannot run here, just before it returns: prints the skip when
+/// `GIT_CHECKPOINT_TEST_SKIP_<name>` holds a reason, and otherwise fails the test,
+/// saying what is missing and how to opt out.
+#[track_caller]
+pub fn skip_only_if_allowed(name: &str, why_not: &str) {
+    let variable = skip_variable(name);
+    match std::env::var(&variable) {
+        Ok(reason) if !reason.trim().is_empty() => {
+            eprintln!("SKIPPED ({variable}={reason}): {why_not}");
+        }
+        _ => panic!(
+            "this test cannot run here: {why_not}\n\
+             Run it where it can, or set {variable}=<reason> to skip it knowingly."
+        ),
+    }
+}
