@@ -15,11 +15,11 @@ pub const DEFAULT_COMPRESSION: i32 = 1;
 /// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
 
-fn bad(key: &'static str, value: &str, expected: &'static str) -> Error {
+fn bad(key: &'static str, value: &str, expected: impl Into<String>) -> Error {
     Error::BadConfig {
         key,
         value: value.to_string(),
-        expected,
+        expected: expected.into(),
     }
 }
 
@@ -81,37 +81,16 @@ pub fn max_file_size(repo: &Repo) -> Result<Option<u64>> {
 /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
 pub fn default_branch(repo: &Repo) -> Result<String> {
     match repo.config("checkpoint.defaultbranch") {
-        Some(value) if is_valid_branch_name(value) => Ok(value.to_string()),
-        Some(value) => Err(bad(
-            "checkpoint.defaultBranch",
-            value,
-            "a branch name without spaces, '~', ':' or control characters, other than '@'",
-        )),
+        // The same rules as `git checkpoint branch <name>`, so a name that command
+        // refuses can never become a branch through the config.
+        Some(value) => match crate::dag::check_branch_name(value) {
+            Ok(()) => Ok(value.to_string()),
+            Err(e) => Err(bad(
+                "checkpoint.defaultBranch",
+                value,
+                format!("a branch name ({e})"),
+            )),
+        },
         None => Ok(crate::dag::DEFAULT_BRANCH.to_string()),
-    }
-}
-
-/// Whether `name` can be a checkpoint branch: it must not collide with the revision
-/// syntax (`@`, `~N`) and must print on one line as one word.
-pub fn is_valid_branch_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "@"
-        && !name.starts_with('-')
-        && !name
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '~' | ':'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branch_names_avoid_revision_syntax() {
-        assert!(is_valid_branch_name("trunk"));
-        assert!(is_valid_branch_name("agent/claude-1"));
-        for bad in ["", "@", "a~1", "two words", "-x", "a:b"] {
-            assert!(!is_valid_branch_name(bad), "{bad:?}");
-        }
     }
 }

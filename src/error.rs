@@ -118,7 +118,7 @@ pub enum Error {
         /// The value found.
         value: String,
         /// What the key takes.
-        expected: &'static str,
+        expected: String,
     },
     /// An I/O error with the path it concerns.
     #[error("{}: {error}", path.display())]

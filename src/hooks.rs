@@ -443,10 +443,7 @@ fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<Id>> {
 pub fn log_failure(repo: &Repo, message: &str) {
     let dir = repo.checkpoint_dir();
     let _ = std::fs::create_dir_all(&dir);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
+    let now = crate::fault::now_ns();
     let line = format!("{} {message}\n", crate::output::rfc3339(now));
     if let Ok(mut log) = std::fs::OpenOptions::new()
         .create(true)

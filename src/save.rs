@@ -375,17 +375,32 @@ pub fn scan_with_progress(
     progress: Option<&dyn Progress>,
 ) -> Result<Snapshot> {
     let clock_ns = stat_cache::filesystem_clock(&repo.checkpoint_dir())?;
-    let max_file_size = crate::config::max_file_size(repo)?;
+    let mut warnings = Vec::new();
+    let max_file_size = match (crate::config::max_file_size(repo), mode) {
+        (Ok(limit), _) => limit,
+        // Only a save must refuse a bad value; a look at the worktree (status, diff) still
+        // works, with the default, and says so.
+        (Err(e), ScanMode::HashOnly) => {
+            let limit = crate::config::DEFAULT_MAX_FILE_SIZE;
+            warnings.push(format!(
+                "{e}; comparing with the default limit ({})",
+                crate::output::human_bytes(limit)
+            ));
+            Some(limit)
+        }
+        (Err(e), ScanMode::Store { .. }) => return Err(e),
+    };
     let mut found = {
         let _span = crate::trace::span("walk");
         walk::walk(repo)?
     };
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
-    let mut warnings: Vec<String> = found
-        .special
-        .iter()
-        .map(|p| format!("skipped {}: not a regular file or symlink", show(p)))
-        .collect();
+    warnings.extend(
+        found
+            .special
+            .iter()
+            .map(|p| format!("skipped {}: not a regular file or symlink", show(p))),
+    );
     let mut skipped = take_large_files(&mut found.entries, max_file_size);
     warnings.extend(skipped.iter().map(|file| {
         format!(

@@ -74,6 +74,63 @@ fn bad_config_values_are_clear_errors() {
     r.ok(&["save"]);
 }
 
+/// A bad `checkpoint.maxFileSize` fails the save that needs it, with the config error,
+/// but looking at the worktree and the timeline still works (with a warning).
+#[test]
+fn a_bad_max_file_size_fails_save_but_not_status_log_or_diff() {
+    let r = Repo::new();
+    r.write("a.txt", b"one\n");
+    r.save("first");
+    r.write("a.txt", b"two\n");
+    r.git(&["config", "checkpoint.maxFileSize", "lots"]);
+    let out = r.run(&["save"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stderr
+            .contains("error: bad config value 'lots' for checkpoint.maxFileSize"),
+        "{out}"
+    );
+    let status = r.ok(&["status"]);
+    assert_eq!(status.stdout, "M a.txt\n", "{status}");
+    assert!(status.stderr.contains("checkpoint.maxFileSize"), "{status}");
+    let diff = r.ok(&["diff"]);
+    assert!(diff.stdout.contains("+two"), "{diff}");
+    let log = r.ok(&["log"]);
+    assert!(log.stdout.contains("HEAD -> main"), "{log}");
+    assert_eq!(r.log_json(true).len(), 1);
+}
+
+/// `checkpoint.defaultBranch` follows the rules of `git checkpoint branch -m`, with
+/// the same reason, so the config cannot make a branch that the command would refuse
+/// (one that reads as a checkpoint id, or as a revision range).
+#[test]
+fn the_default_branch_follows_the_branch_command_rules() {
+    let r = Repo::new();
+    r.write("a", b"1");
+    r.save("first");
+    for name in ["abcd", "HEAD", "a..b", "x.lock"] {
+        let refused = r.run(&["branch", "-m", "main", name]);
+        assert_eq!(refused.code, 1, "{name}: {refused}");
+        let reason = refused
+            .stderr
+            .trim()
+            .trim_start_matches("error: ")
+            .to_string();
+        assert!(reason.contains("is not a valid branch name"), "{refused}");
+
+        let fresh = Repo::new();
+        fresh.write("a", b"1");
+        fresh.git(&["config", "checkpoint.defaultBranch", name]);
+        let out = fresh.run(&["save"]);
+        assert_eq!(out.code, 1, "{name}: {out}");
+        assert!(
+            out.stderr.contains("checkpoint.defaultBranch") && out.stderr.contains(&reason),
+            "{name}: expected the reason {reason:?}\n{out}"
+        );
+        assert!(!fresh.store_path().exists() || fresh.run(&["log", "--json"]).code != 0);
+    }
+}
+
 #[test]
 fn large_files_are_skipped_recorded_and_left_alone_by_restore() {
     let r = Repo::new();

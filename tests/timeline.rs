@@ -349,3 +349,21 @@ fn status_lists_worktree_changes_and_writes_nothing() {
     assert_eq!(table_sizes(&repo), before);
     assert_eq!(log_ids(&repo, &["--all"]).len(), 1);
 }
+
+/// `log` and `show` tell ages by the one clock the rest of the tool uses, so a test clock
+/// (`GIT_CHECKPOINT_NOW`) set three days after a save makes them say so.
+#[test]
+fn ages_follow_the_tools_clock() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"a\n");
+    let out = repo.run_env(
+        &["save", "-m", "old"],
+        &[("GIT_CHECKPOINT_NOW", "2026-01-01T12:00:00Z")],
+    );
+    assert_eq!(out.code, 0, "{out}");
+    for args in [&["log"][..], &["show", "@"]] {
+        let out = repo.run_env(args, &[("GIT_CHECKPOINT_NOW", "2026-01-04T12:00:00Z")]);
+        assert_eq!(out.code, 0, "{out}");
+        assert!(out.stdout.contains("3 days ago"), "{args:?}: {out}");
+    }
+}

@@ -78,10 +78,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let branches = dag::branches(&read.open_table(BRANCHES)?)?;
     let trees = read.open_table(TREES)?;
     let reader = TreeReader::new(&store.hasher, &trees, None);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
+    let now = git_checkpoint::fault::now_ns();
     let ages: Vec<String> = entries
         .iter()
         .map(|e| relative_time(e.record.time_ns, now))

@@ -80,10 +80,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     let head = dag::head(&read.open_table(STATE)?)?;
     let branches = dag::branches(&read.open_table(BRANCHES)?)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
+    let now = git_checkpoint::fault::now_ns();
 
     let (colour, _pager) = context.page();
     let mut out = BufWriter::new(std::io::stdout().lock());
