@@ -15,7 +15,7 @@ use common::{
 };
 use git_checkpoint::chunk::encode_chunk;
 use git_checkpoint::codec;
-use git_checkpoint::store::{Store, BRANCHES, CHUNKS, TREES};
+use git_checkpoint::store::{Store, BRANCHES, CHUNKS, STAT_CACHE, TREES};
 use git_checkpoint::tree::Tree;
 use serde_json::Value;
 
@@ -592,4 +592,44 @@ fn kill_9_at_any_moment_of_a_gc_leaves_a_store_that_verifies_and_restores() {
         eprintln!("{what}: {} listed", repo.log_ids(true).len());
         check_after_crash(&repo, &expected, &what);
     }
+}
+
+/// A stat-cache entry that names chunks only a removed checkpoint holds must go with
+/// them, or the next save would trust it and record chunks that are gone. The normal
+/// paths keep the cache in step with the current checkpoint, which gc keeps, so the
+/// entry is put back by hand: the one a.bin had when its first version was saved.
+#[test]
+fn gc_forgets_stat_cache_entries_whose_chunks_it_deletes() {
+    let repo = Repo::new();
+    repo.write("a.bin", &pseudo_random(200_000, 21));
+    repo.write("b.txt", b"steady\n");
+    // Only files older than the cache's racy margin (2 s, ctime included) get entries.
+    std::thread::sleep(Duration::from_millis(2_100));
+    let first = repo.save("v1");
+    let cache_entry = |repo: &Repo| -> Vec<u8> {
+        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
+        let txn = redb::ReadableDatabase::begin_read(&store.db).unwrap();
+        let table = txn.open_table(STAT_CACHE).unwrap();
+        let entry = table.get(b"a.bin".as_slice()).unwrap().unwrap();
+        entry.value().to_vec()
+    };
+    let first_entry = cache_entry(&repo);
+    repo.write("a.bin", &pseudo_random(200_000, 22));
+    repo.save("v2");
+    {
+        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
+        let txn = store.db.begin_write().unwrap();
+        txn.open_table(STAT_CACHE)
+            .unwrap()
+            .insert(b"a.bin".as_slice(), first_entry.as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    repo.ok(&["gc", "--keep", "1"]);
+    assert!(!repo.log_ids(true).contains(&first));
+    let verify = repo.run(&["verify", "--read-data"]);
+    assert_eq!(
+        verify.code, 0,
+        "gc kept a cache entry naming deleted chunks\n{verify}"
+    );
 }
