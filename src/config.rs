@@ -54,8 +54,8 @@ pub fn lock_timeout(repo: &Repo) -> Result<Duration> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-            .map(Duration::from_secs_f64)
+            // `try_`: a value past what a Duration holds (1e20) is an error, not a panic.
+            .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
             .ok_or_else(|| bad("checkpoint.lockTimeout", value, "a number of seconds")),
         None => Ok(DEFAULT_LOCK_TIMEOUT),
     }

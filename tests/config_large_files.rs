@@ -59,6 +59,9 @@ fn bad_config_values_are_clear_errors() {
         ("checkpoint.maxFileSize", "lots"),
         ("checkpoint.compression", "99"),
         ("checkpoint.lockTimeout", "soon"),
+        ("checkpoint.lockTimeout", "1e20"),
+        ("checkpoint.lockTimeout", "-1"),
+        ("checkpoint.lockTimeout", "NaN"),
         ("checkpoint.defaultBranch", "has space"),
     ] {
         r.git(&["config", key, value]);

@@ -326,3 +326,17 @@ fn hook_saves_apply_the_configured_retention() {
     let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
     assert!(logged.contains("checkpoint.gc.keep"), "{logged}");
 }
+
+/// A config value the hook cannot use (a lock timeout past what a duration holds) is
+/// logged, never a panic or a failed agent step.
+#[test]
+fn a_bad_config_value_never_fails_the_hook() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.git(&["config", "checkpoint.lockTimeout", "1e20"]);
+    let payload = json!({"session_id": "s", "cwd": r.dir, "hook_event_name": "Stop"});
+    let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+    let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
+    assert!(logged.contains("checkpoint.lockTimeout"), "{logged}");
+}
