@@ -43,7 +43,9 @@ fn parse(data: &[u8], hash_len: usize) -> Option<Vec<Vec<u8>>> {
         return None;
     }
     let count = at.u32()? as usize;
-    let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count);
+    // The count is the file's word: reserve no more entries than its bytes can hold.
+    let smallest_entry = STAT_BYTES + hash_len + 2 + 1;
+    let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count.min(data.len() / smallest_entry));
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at.pos;
@@ -146,6 +148,26 @@ mod tests {
         let mut header = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
         header.extend([0u8; 30]);
         assert!(parse(&header, 20).is_none());
+    }
+
+    proptest::proptest! {
+        /// Any bytes behind a valid header, with any entry count: a list no longer than
+        /// the bytes can hold, or `None`; never a panic or an allocation the count chose.
+        #[test]
+        fn crafted_indexes_never_panic_nor_over_allocate(
+            version in 2u32..=4,
+            count in proptest::prelude::any::<u32>(),
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+        ) {
+            let mut data = b"DIRC".to_vec();
+            data.extend_from_slice(&version.to_be_bytes());
+            data.extend_from_slice(&count.to_be_bytes());
+            data.extend_from_slice(&body);
+            if let Some(paths) = parse(&data, 20) {
+                proptest::prop_assert!(paths.len() <= data.len() / (STAT_BYTES + 20 + 3));
+                proptest::prop_assert!(paths.capacity() <= data.len());
+            }
+        }
     }
 
     #[test]

@@ -72,15 +72,19 @@ pub fn walk(repo: &Repo) -> Result<Walk> {
                 .entries
                 .binary_search_by(|e| e.path.as_slice().cmp(&path))
                 .is_ok();
-            if walked
-                || path
-                    .split(|&b| b == b'/')
-                    .any(|c| is_dot_git(OsStr::from_bytes(c)))
-            {
+            // The index is a file anyone with write access to `.git` can craft: a name
+            // that is not a plain component (`..`, an absolute path, `.git`) would lead
+            // the save out of the worktree, and is never captured.
+            if walked || !path.split(|&b| b == b'/').all(crate::tree::is_safe_name) {
                 continue;
             }
-            if let Ok(meta) = std::fs::symlink_metadata(repo.root.join(OsStr::from_bytes(&path))) {
-                classify(path, &meta, &mut ignored_but_tracked);
+            let full = repo.root.join(OsStr::from_bytes(&path));
+            if let Ok(meta) = std::fs::symlink_metadata(&full) {
+                // Below a directory that is now a symlink, the path is not in the
+                // worktree at all: git reports it deleted, and so does a save.
+                if below_real_directories(&repo.root, &path) {
+                    classify(path, &meta, &mut ignored_but_tracked);
+                }
             }
         }
         if !ignored_but_tracked.entries.is_empty() {
@@ -96,6 +100,21 @@ pub fn walk(repo: &Repo) -> Result<Walk> {
         found.leftovers.dedup();
         Ok(found)
     })
+}
+
+/// Whether every directory above the worktree path `path` is a real directory, not a
+/// symlink (nor anything else).
+fn below_real_directories(root: &Path, path: &[u8]) -> bool {
+    let mut end = 0;
+    while let Some(slash) = path[end..].iter().position(|&b| b == b'/') {
+        end += slash;
+        let dir = root.join(OsStr::from_bytes(&path[..end]));
+        if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+        end += 1;
+    }
+    true
 }
 
 /// Whether the last component of `path` is a restore's temporary file.
