@@ -299,7 +299,14 @@ pub fn resolve(txn: &redb::ReadTransaction, rev: &str) -> Result<Id> {
     } else {
         resolve_prefix(&checkpoints, rev, base)?
     };
+    // A crafted store can hold a parent cycle; walking it with a large N would never end.
+    let mut visited = std::collections::HashSet::new();
     for _ in 0..steps {
+        if !visited.insert(id) {
+            return Err(Error::Corrupt(format!(
+                "checkpoint {id} is its own ancestor (a parent cycle)"
+            )));
+        }
         let record = load(&checkpoints, id)?;
         id = match record.parents.first() {
             Some(&parent) => Id(parent),

@@ -192,6 +192,13 @@ fn check_records(
             findings.affected.insert(*id);
         }
     }
+    for id in parent_cycles(&records) {
+        findings.add(
+            format!("checkpoint {id}"),
+            "its ancestry holds a parent cycle",
+        );
+        findings.affected.insert(id);
+    }
     check_refs(&txn, &ids, findings)?;
 
     let chunks_table = txn.open_table(CHUNKS)?;
@@ -384,6 +391,47 @@ struct TreeWalk {
     damaged: HashSet<u128>,
     /// Chunks the reached trees name.
     chunks: HashSet<u128>,
+}
+
+/// Checkpoints whose ancestry never ends: on a parent cycle or descending from one, which
+/// only a crafted or damaged store can hold (an id is a hash over its parents' ids).
+/// Kahn's algorithm: what is left once every checkpoint whose parents are all settled
+/// has been settled.
+fn parent_cycles(records: &[(Id, Checkpoint)]) -> Vec<Id> {
+    let known: HashSet<u128> = records.iter().map(|(id, _)| id.0).collect();
+    let mut children: HashMap<u128, Vec<u128>> = HashMap::new();
+    let mut pending: HashMap<u128, usize> = HashMap::new();
+    for (id, record) in records {
+        let parents: Vec<u128> = record
+            .parents
+            .iter()
+            .copied()
+            .filter(|p| known.contains(p))
+            .collect();
+        pending.insert(id.0, parents.len());
+        for parent in parents {
+            children.entry(parent).or_default().push(id.0);
+        }
+    }
+    let mut ready: Vec<u128> = pending
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(id, _)| *id)
+        .collect();
+    while let Some(id) = ready.pop() {
+        pending.remove(&id);
+        for child in children.get(&id).into_iter().flatten() {
+            if let Some(n) = pending.get_mut(child) {
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(*child);
+                }
+            }
+        }
+    }
+    let mut stuck: Vec<Id> = pending.into_keys().map(Id).collect();
+    stuck.sort();
+    stuck
 }
 
 /// Loads every tree reachable from `roots` once, notes what is wrong with each, then

@@ -2,6 +2,8 @@
 //! worktree or write into a `.git` (restore must refuse them and write nothing), and
 //! checkpoint ids chosen to share prefixes (revisions must report the ambiguity).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -234,4 +236,45 @@ fn shared_prefixes_are_reported_and_short_ids_grow_to_stay_unique() {
     };
     assert_eq!(short_of(a), "abcdef011");
     assert_eq!(short_of(b), "abcdef012");
+}
+
+/// A parent cycle (record A names its own child B as parent): revisions that walk
+/// ancestry stop with an error instead of looping, and verify names the cycle.
+#[test]
+fn a_parent_cycle_is_an_error_never_a_hang() {
+    let repo = common::Repo::new();
+    repo.write("a.txt", b"a\n");
+    let a = repo.save("a");
+    repo.write("a.txt", b"b\n");
+    let b = repo.save("b");
+    {
+        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
+        let txn = store.db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(CHECKPOINTS).unwrap();
+            let key = u128::from_str_radix(&a, 16).unwrap();
+            let bytes = redb::ReadableTable::get(&table, key)
+                .unwrap()
+                .unwrap()
+                .value()
+                .to_vec();
+            let mut record: Checkpoint = codec::decode(&bytes, "a").unwrap();
+            record.parents = vec![u128::from_str_radix(&b, 16).unwrap()];
+            table
+                .insert(key, codec::encode(&record).as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    for rev in ["@~1000000", "@~18446744073709551615"] {
+        for args in [vec!["show", rev], vec!["restore", rev, "--dry-run"]] {
+            let out = repo.run(&args);
+            assert_eq!(out.code, 1, "{args:?}: {out}");
+            assert!(out.stderr.contains("parent cycle"), "{args:?}: {out}");
+        }
+    }
+    repo.ok(&["log", "--all"]);
+    let out = repo.run(&["verify"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(out.stderr.contains("parent cycle"), "{out}");
 }
