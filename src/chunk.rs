@@ -32,6 +32,30 @@ impl Default for ChunkParams {
     }
 }
 
+impl ChunkParams {
+    /// Checks parameters read from a store, which may be crafted: FastCDC's own bounds
+    /// (it asserts them, and `max` also sizes the decompression buffer of every chunk
+    /// read), and `min <= avg <= max`.
+    pub fn check(self) -> Result<ChunkParams> {
+        use fastcdc::v2020::{
+            AVERAGE_MAX, AVERAGE_MIN, MAXIMUM_MAX, MAXIMUM_MIN, MINIMUM_MAX, MINIMUM_MIN,
+        };
+        let ChunkParams { min, avg, max } = self;
+        if (MINIMUM_MIN..=MINIMUM_MAX).contains(&min)
+            && (AVERAGE_MIN..=AVERAGE_MAX).contains(&avg)
+            && (MAXIMUM_MIN..=MAXIMUM_MAX).contains(&max)
+            && min <= avg
+            && avg <= max
+        {
+            Ok(self)
+        } else {
+            Err(Error::Corrupt(format!(
+                "the chunking parameters (min {min}, avg {avg}, max {max}) are out of range"
+            )))
+        }
+    }
+}
+
 const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
 /// zstd must save at least 3% for a chunk to be stored compressed.

@@ -252,6 +252,7 @@ fn hasher_from_meta(
     let key: [u8; 32] = get(META_KEY)?
         .try_into()
         .map_err(|_| Error::Corrupt("hash key has the wrong length".into()))?;
-    let params: ChunkParams = codec::decode(&get(META_CHUNKING)?, "chunking parameters")?;
+    let params: ChunkParams =
+        codec::decode::<ChunkParams>(&get(META_CHUNKING)?, "chunking parameters")?.check()?;
     Ok((Hasher::new(key, params), format))
 }

@@ -278,3 +278,53 @@ fn a_parent_cycle_is_an_error_never_a_hang() {
     assert_eq!(out.code, 1, "{out}");
     assert!(out.stderr.contains("parent cycle"), "{out}");
 }
+
+/// Chunking parameters come from the store's meta table: out-of-range ones (a zero
+/// minimum that FastCDC asserts against, a maximum that would size every decompression
+/// buffer) are a clear error from every command, and verify names them.
+#[test]
+fn out_of_range_chunking_parameters_are_refused() {
+    use git_checkpoint::chunk::ChunkParams;
+    let default = ChunkParams::default();
+    for params in [
+        ChunkParams { min: 0, ..default },
+        ChunkParams {
+            max: 1 << 40,
+            ..default
+        },
+        ChunkParams { avg: 8, ..default },
+        ChunkParams {
+            min: 200_000,
+            avg: 100_000,
+            max: 258_048,
+        },
+    ] {
+        let repo = common::Repo::new();
+        repo.write("a.txt", b"a\n");
+        repo.save("a");
+        {
+            let store =
+                Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
+            let txn = store.db.begin_write().unwrap();
+            txn.open_table(git_checkpoint::store::META)
+                .unwrap()
+                .insert("chunking", codec::encode(&params).as_slice())
+                .unwrap();
+            txn.commit().unwrap();
+        }
+        repo.write("a.txt", b"changed\n");
+        for args in [
+            &["save"][..],
+            &["log"],
+            &["restore", "@", "--no-save"],
+            &["verify"],
+        ] {
+            let out = repo.run(args);
+            assert_eq!(out.code, 1, "{params:?} {args:?}: {out}");
+            assert!(
+                out.stderr.contains("chunking parameters"),
+                "{params:?} {args:?}: {out}"
+            );
+        }
+    }
+}
