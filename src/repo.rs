@@ -56,6 +56,36 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
     }
 }
 
+/// What discovery asks `git rev-parse`, one line of output each, in this order.
+const REV_PARSE_ASKS: [&[&str]; 5] = [
+    &["--is-bare-repository"],
+    &["--absolute-git-dir"],
+    &["--show-toplevel"],
+    &["--show-prefix"],
+    &["--path-format=absolute", "--git-common-dir"],
+];
+
+/// One `git rev-parse` value, exactly: only the newline git ends it with is taken off.
+fn one_rev_parse_value(dir: &Path, ask: &[&str]) -> Result<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .arg("rev-parse")
+        .args(ask)
+        .output()
+        .map_err(|e| Error::NotAWorktree(format!("fatal: cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::NotAWorktree(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    let mut value = out.stdout;
+    if value.last() == Some(&b'\n') {
+        value.pop();
+    }
+    Ok(value)
+}
+
 fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
     while bytes.last() == Some(&b'\n') {
         bytes.pop();
@@ -73,15 +103,8 @@ impl Repo {
             let out = Command::new("git")
                 .arg("-C")
                 .arg(dir)
-                .args([
-                    "rev-parse",
-                    "--is-bare-repository",
-                    "--absolute-git-dir",
-                    "--show-toplevel",
-                    "--show-prefix",
-                    "--path-format=absolute",
-                    "--git-common-dir",
-                ])
+                .arg("rev-parse")
+                .args(REV_PARSE_ASKS.iter().flat_map(|ask| ask.iter()))
                 .output();
             (out, config.join())
         });
@@ -96,7 +119,16 @@ impl Repo {
             return Err(Error::NotAWorktree(msg));
         }
         let text = out.stdout;
-        let mut lines = text.split(|&b| b == b'\n');
+        let mut values: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        if values.len() != REV_PARSE_ASKS.len() + 1 {
+            // A path holds a newline, so the lines cannot be told apart: ask for each
+            // value alone (rare, so the usual discovery stays one process).
+            values = REV_PARSE_ASKS
+                .iter()
+                .map(|ask| one_rev_parse_value(dir, ask))
+                .collect::<Result<_>>()?;
+        }
+        let mut lines = values.iter().map(Vec::as_slice);
         let bare = lines.next().unwrap_or_default();
         if bare == b"true" {
             return Err(Error::NotAWorktree(

@@ -250,3 +250,30 @@ fn lock_wait_times_out_per_config() {
     let ida = id_of(&parse_json(&oa, "A")).unwrap();
     assert_eq!(r.log_ids(true), vec![ida, base], "B made no checkpoint");
 }
+
+/// A worktree whose path holds a newline: git's answers are told apart exactly, so the
+/// store lands in its own `.git` and the files are saved (not a sibling directory and
+/// nothing saved).
+#[test]
+fn a_worktree_path_with_a_newline_works() {
+    let sb = common::Sandbox::new();
+    let dir = sb.init_repo("odd\nname");
+    std::fs::write(dir.join("a.txt"), b"a\n").unwrap();
+    let out = sb.ok_in(&dir, &["save", "--json"]);
+    let saved: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(saved["files"], 1, "{out}");
+    assert!(dir.join(".git/checkpoint/store.redb").exists());
+    let mut names: Vec<_> = std::fs::read_dir(&sb.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["home", "odd\nname"],
+        "something was made beside the worktree"
+    );
+    std::fs::write(dir.join("a.txt"), b"changed\n").unwrap();
+    sb.ok_in(&dir, &["restore", "@"]);
+    assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a\n");
+}
