@@ -152,6 +152,14 @@ fn load_records(txn: &redb::ReadTransaction) -> Result<Records> {
             .or_default()
             .push("pinned".into());
     }
+    // `status` tells the user to finish an interrupted restore by running it again,
+    // which needs its target.
+    if let Some(target) = crate::restore::interrupted(txn)? {
+        protected
+            .entry(target)
+            .or_default()
+            .push("interrupted restore".into());
+    }
     Ok(Records { list, protected })
 }
 

@@ -195,6 +195,10 @@ pub fn restore(
             None => report.deleted.push(change.path.clone()),
         }
     }
+    // What can be known before a change is checked before any, and before the restore
+    // is recorded as started: a refused restore changed nothing and left nothing to
+    // finish, and a dry run refuses exactly what the real run would.
+    preflight(&repo.root, &changes)?;
     if options.dry_run {
         return Ok(report);
     }
@@ -296,8 +300,8 @@ fn check_head_update(store: &Store, head: &HeadUpdate, paths: &[Vec<u8>]) -> Res
     Ok(())
 }
 
-/// Carries out `changes` in the worktree at `root`, after removing `leftovers` (an
-/// interrupted restore's temporary files).
+/// Carries out `changes`, which passed [`preflight`], in the worktree at `root`, after
+/// removing `leftovers` (an interrupted restore's temporary files).
 fn apply(
     root: &Path,
     hasher: &Hasher,
@@ -306,7 +310,6 @@ fn apply(
     leftovers: &[Vec<u8>],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
-    preflight(root, changes)?;
     for leftover in leftovers {
         let full = root.join(OsStr::from_bytes(leftover));
         match std::fs::remove_file(&full) {

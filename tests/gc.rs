@@ -633,3 +633,32 @@ fn gc_forgets_stat_cache_entries_whose_chunks_it_deletes() {
         "gc kept a cache entry naming deleted chunks\n{verify}"
     );
 }
+
+/// gc keeps the target of an interrupted restore, which `status` tells the user to
+/// finish by running the restore again.
+#[test]
+fn gc_keeps_the_target_of_an_interrupted_restore() {
+    let repo = Repo::new();
+    for i in 0..30 {
+        repo.write(format!("f{i}.txt"), format!("first {i}\n").as_bytes());
+    }
+    let first = repo.save("first");
+    let want = repo.snapshot();
+    for i in 0..30 {
+        repo.write(format!("f{i}.txt"), format!("second {i}\n").as_bytes());
+    }
+    repo.save("second");
+    let crashed = run_env(
+        &repo,
+        &[("GIT_CHECKPOINT_FAULT", "restore-mid-write")],
+        &["restore", &first],
+    );
+    common::assert_aborted(&crashed, "restore-mid-write");
+    repo.ok(&["gc", "--keep", "1"]);
+    assert!(
+        repo.log_ids(true).contains(&first),
+        "gc removed the restore's target"
+    );
+    repo.ok(&["restore", &first]);
+    assert_snap_eq(&want, &repo.snapshot(), "the finished restore");
+}

@@ -17,10 +17,21 @@ fn an_ignored_file_in_the_way_stops_the_restore_before_any_change() {
     repo.write("a.txt", b"a2\n");
     repo.save("foo.log ignored");
 
+    // A dry run predicts the refusal, with the same error and exit status.
+    let dry = repo.run(&["restore", &first, "--dry-run"]);
     let out = repo.run(&["restore", &first]);
     assert_eq!(out.code, 1, "{out}");
     assert!(out.stderr.contains("foo.log"), "{out}");
     common::assert_no_panic(&out, "restore");
+    assert_eq!(
+        (dry.code, dry.stderr.as_str()),
+        (1, out.stderr.as_str()),
+        "{dry}"
+    );
+    // A refused restore changed nothing, so there is no restore to finish.
+    let status = repo.ok(&["status", "--json"]);
+    assert!(!status.stderr.contains("interrupted"), "{status}");
+    assert!(common::parse_json(&status, "status")["interrupted_restore"].is_null());
     assert_eq!(repo.read("foo.log"), b"precious ignored work\n");
     // Nothing else was applied either.
     assert_eq!(repo.read("a.txt"), b"a2\n");
