@@ -39,6 +39,23 @@ use crate::{Error, Id, Result};
 
 /// Names of restore's temporary files start with this.
 pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";
+/// Random characters after [`TEMP_PREFIX`] in a temporary file's name; symlinks add
+/// [`TEMP_LINK_SUFFIX`]. Builds before this one used 6.
+const TEMP_RANDOM_CHARS: usize = 16;
+const TEMP_LINK_SUFFIX: &str = ".link";
+
+/// Whether `name` (one path component) is exactly a name restore gives its temporary
+/// files. A user's `.checkpoint-tmp-notes.md` is not; and even a name that matches is
+/// only treated as a leftover while a restore is recorded as interrupted.
+pub fn is_temp_name(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else {
+        return false;
+    };
+    let random = rest
+        .strip_suffix(TEMP_LINK_SUFFIX.as_bytes())
+        .unwrap_or(rest);
+    matches!(random.len(), 6 | TEMP_RANDOM_CHARS) && random.iter().all(u8::is_ascii_alphanumeric)
+}
 /// The STATE key that marks a restore in progress; its value is the target id.
 const RESTORING: &str = "restoring";
 
@@ -550,6 +567,7 @@ fn stage_node<'a>(
         } => {
             let mut tmp = tempfile::Builder::new()
                 .prefix(TEMP_PREFIX)
+                .rand_bytes(TEMP_RANDOM_CHARS)
                 .tempfile_in(dir)
                 .map_err(|e| Error::io(dir, e))?;
             for &id in ids {
@@ -565,7 +583,10 @@ fn stage_node<'a>(
             Ok(Staged::File(tmp.into_temp_path()))
         }
         Node::Symlink { target: link } => {
-            let tmp = dir.join(format!("{TEMP_PREFIX}{:016x}.link", rand::random::<u64>()));
+            let tmp = dir.join(format!(
+                "{TEMP_PREFIX}{:016x}{TEMP_LINK_SUFFIX}",
+                rand::random::<u64>()
+            ));
             std::os::unix::fs::symlink(OsStr::from_bytes(link), &tmp)
                 .map_err(|e| Error::io(&tmp, e))?;
             Ok(Staged::Symlink(tmp))

@@ -392,7 +392,8 @@ pub fn scan_with_progress(
     };
     let mut found = {
         let _span = crate::trace::span("walk");
-        walk::walk(repo)?
+        let interrupted = crate::restore::interrupted(&store.db.begin_read()?)?.is_some();
+        walk::walk(repo, interrupted)?
     };
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
     warnings.extend(

@@ -52,13 +52,14 @@ fn is_dot_git(name: &OsStr) -> bool {
     name.as_bytes().eq_ignore_ascii_case(b".git")
 }
 
-/// Walks the worktree of `repo`.
-pub fn walk(repo: &Repo) -> Result<Walk> {
+/// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
+/// interrupted, so files named as its temporary files are leftovers, not the user's.
+pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     std::thread::scope(|scope| {
         let tracked = scope.spawn(|| repo.tracked_paths());
         let mut found = {
             let _span = crate::trace::span("walk: directories");
-            walk_tree(repo)?
+            walk_tree(repo, leftovers_possible)?
         };
         found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let tracked = tracked
@@ -83,7 +84,7 @@ pub fn walk(repo: &Repo) -> Result<Walk> {
                 // Below a directory that is now a symlink, the path is not in the
                 // worktree at all: git reports it deleted, and so does a save.
                 if below_real_directories(&repo.root, &path) {
-                    classify(path, &meta, &mut ignored_but_tracked);
+                    classify(path, &meta, leftovers_possible, &mut ignored_but_tracked);
                 }
             }
         }
@@ -117,15 +118,18 @@ fn below_real_directories(root: &Path, path: &[u8]) -> bool {
     true
 }
 
-/// Whether the last component of `path` is a restore's temporary file.
+/// Whether the last component of `path` is named as a restore's temporary file.
 fn is_restore_temp(path: &[u8]) -> bool {
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-    name.starts_with(crate::restore::TEMP_PREFIX.as_bytes())
+    crate::restore::is_temp_name(name)
 }
 
-fn classify(path: Vec<u8>, meta: &std::fs::Metadata, into: &mut Walk) {
+/// Sorts one walked path into `into`. With `leftovers_possible` (a restore is recorded as
+/// interrupted), a file named as restore's temporary files are is a leftover to remove,
+/// never captured; otherwise it is the user's and saved like any other.
+fn classify(path: Vec<u8>, meta: &std::fs::Metadata, leftovers_possible: bool, into: &mut Walk) {
     let ft = meta.file_type();
-    if is_restore_temp(&path) && !ft.is_dir() {
+    if leftovers_possible && is_restore_temp(&path) && !ft.is_dir() {
         into.leftovers.push(path);
         return;
     }
@@ -164,6 +168,8 @@ struct WalkState<'a> {
     excludes: Gitignore,
     found: Mutex<Walk>,
     failed: Mutex<Option<Error>>,
+    /// A restore is recorded as interrupted, so its temporary files may be about.
+    leftovers_possible: bool,
 }
 
 impl WalkState<'_> {
@@ -188,7 +194,7 @@ impl WalkState<'_> {
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
 /// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
 /// directories are not entered, as in git, so a rule inside one cannot re-include.
-fn walk_tree(repo: &Repo) -> Result<Walk> {
+fn walk_tree(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     let root = repo.root.as_path();
     let mut excludes = GitignoreBuilder::new(root);
     let info_exclude = repo.common_dir.join("info").join("exclude");
@@ -212,6 +218,7 @@ fn walk_tree(repo: &Repo) -> Result<Walk> {
             .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
         found: Mutex::new(Walk::default()),
         failed: Mutex::new(None),
+        leftovers_possible,
     };
     rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
     if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -304,7 +311,7 @@ fn read_dir<'s>(
             continue;
         }
         match entry.metadata() {
-            Ok(meta) => classify(rel, &meta, &mut batch),
+            Ok(meta) => classify(rel, &meta, state.leftovers_possible, &mut batch),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(entry.path(), e)),
         }

@@ -111,3 +111,35 @@ fn a_path_limited_restore_below_a_symlinked_directory_is_refused() {
             .is_symlink());
     }
 }
+
+/// Files named like restore's temporary files are the user's unless a restore is
+/// recorded as interrupted: saved, restored, and never deleted, even one git tracks and
+/// one whose name matches the generated pattern exactly.
+#[test]
+fn files_named_like_temporary_files_are_the_users_outside_an_interrupted_restore() {
+    let repo = Repo::new();
+    let names = [
+        ".checkpoint-tmp-notes.md",
+        "sub/.checkpoint-tmp-abcdefghijklmnop",
+        ".checkpoint-tmp-abcdef",
+    ];
+    for name in names {
+        repo.write(name, format!("mine: {name}\n").as_bytes());
+    }
+    repo.write("a.txt", b"one\n");
+    repo.git(&["add", ".checkpoint-tmp-notes.md"]);
+    let first = repo.save_json(&["-m", "first"]);
+    assert_eq!(first["files"], 4, "{first}");
+    repo.write("a.txt", b"two\n");
+    let second = repo.save("second");
+    repo.ok(&["restore", first["id"].as_str().unwrap()]);
+    repo.ok(&["restore", &second]);
+    for name in names {
+        assert_eq!(
+            repo.read(name),
+            format!("mine: {name}\n").as_bytes(),
+            "{name}"
+        );
+    }
+    assert_eq!(repo.read("a.txt"), b"two\n");
+}
