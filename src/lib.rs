@@ -11,6 +11,7 @@
 //! - [`chunk`]: content-defined chunking, keyed hashing and compression of content.
 //! - [`pack`]: where stored chunks live: the chunk index and the packs.
 //! - [`walk`]: the set of files git would see in the worktree.
+//! - [`worktree`]: writing the worktree through held directory handles, never a path.
 //! - [`stat_cache`]: file metadata that lets a save skip unchanged files.
 //! - [`tree`]: directory records and building them from a flat file list.
 //! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
@@ -54,6 +55,7 @@ pub mod trace;
 pub mod tree;
 pub mod verify;
 pub mod walk;
+pub mod worktree;
 
 pub use error::{Error, Result};
 

@@ -13,17 +13,17 @@
 //! 6. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it)
 //!    and drop the rewritten paths from the stat cache, in one commit.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use redb::ReadableDatabase;
+use rustix::fs::FileType;
 
 use crate::chunk::Hasher;
 use crate::codec;
@@ -35,6 +35,7 @@ use crate::repo::Repo;
 use crate::save::{self, SaveOptions, SaveOutcome, ScanMode};
 use crate::store::{Store, BRANCHES, CHECKPOINTS, STATE, TREES};
 use crate::tree::{Node, TreeReader};
+use crate::worktree::{self, Worktree};
 use crate::{Error, Id, Result};
 
 /// Names of restore's temporary files start with this.
@@ -318,7 +319,9 @@ fn check_head_update(store: &Store, head: &HeadUpdate, paths: &[Vec<u8>]) -> Res
 }
 
 /// Carries out `changes`, which passed [`preflight`], in the worktree at `root`, after
-/// removing `leftovers` (an interrupted restore's temporary files).
+/// removing `leftovers` (an interrupted restore's temporary files). Every change goes
+/// through a handle of the directory it concerns ([`crate::worktree`]), so a directory
+/// swapped for a symlink while this runs stops the restore instead of redirecting it.
 fn apply(
     root: &Path,
     hasher: &Hasher,
@@ -327,95 +330,169 @@ fn apply(
     leftovers: &[Vec<u8>],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
-    for leftover in leftovers {
-        let full = root.join(OsStr::from_bytes(leftover));
-        match std::fs::remove_file(&full) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(full, e)),
-            _ => {}
+    let worktree = Worktree::open(root)?;
+    for (dir, names) in by_directory(leftovers.iter().map(Vec::as_slice)) {
+        if let Some(dir) = worktree.dir(dir, false)? {
+            for name in names {
+                dir.remove_file(name)?;
+            }
         }
     }
-    let mut dirs = SafeDirs::new(root);
-    // 2. Deletions, deepest first.
-    let mut emptied: BTreeSet<Vec<u8>> = BTreeSet::new();
-    for change in changes.iter().rev().filter(|c| c.new.is_none()) {
-        let full = dirs.checked_path(&change.path, false)?;
-        match std::fs::remove_file(&full) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(full, e)),
+    // 2. Deletions. A directory that is gone holds nothing to delete.
+    let deletions = changes
+        .iter()
+        .filter(|c| c.new.is_none())
+        .map(|c| c.path.as_slice());
+    let mut emptied: BTreeSet<&[u8]> = BTreeSet::new();
+    for (dir_path, names) in by_directory(deletions) {
+        if let Some(dir) = worktree.dir(dir_path, false)? {
+            for name in names {
+                dir.remove_file(name)?;
+            }
         }
-        let mut parent = change.path.as_slice();
-        while let Some(slash) = parent.iter().rposition(|&b| b == b'/') {
-            parent = &parent[..slash];
-            emptied.insert(parent.to_vec());
+        let mut parent = dir_path;
+        while !parent.is_empty() {
+            emptied.insert(parent);
+            parent = split_name(parent).0;
         }
     }
     // 3. Directories, and clearing the way where a directory becomes a file.
     let writes: Vec<&Change> = changes.iter().filter(|c| c.new.is_some()).collect();
-    let mut targets = Vec::with_capacity(writes.len());
-    for change in &writes {
-        let full = dirs.checked_path(&change.path, true)?;
-        if let Ok(meta) = std::fs::symlink_metadata(&full) {
-            if meta.is_dir() {
-                remove_empty_dirs(&full)?;
+    let groups = by_directory(writes.iter().map(|c| c.path.as_slice()));
+    for (dir_path, names) in &groups {
+        let dir = created(&worktree, dir_path)?;
+        for name in names {
+            if dir.kind(name)? == Some(FileType::Directory) {
+                dir.remove_empty_tree(name)?;
             }
         }
-        targets.push(full);
     }
     // 4. Files, written in parallel to temporary names beside their targets, made durable
     // with one filesystem sync (instead of one fsync per file), then renamed into place
     // and synced once more so the renames are durable too. A crash leaves each target
-    // either old or new, never torn.
-    let umask = current_umask();
+    // either old or new, never torn. Work is cut into batches of one directory each, so
+    // a directory is opened once per batch, not once per file.
+    let nodes: HashMap<&[u8], &Node> = writes
+        .iter()
+        .filter_map(|c| Some((c.path.as_slice(), c.new.as_ref()?)))
+        .collect();
+    let batches: Vec<(&[u8], &[&[u8]])> = groups
+        .iter()
+        .flat_map(|(dir, names)| names.chunks(BATCH_FILES).map(move |names| (*dir, names)))
+        .collect();
     if let Some(progress) = progress {
-        let bytes = writes.iter().filter_map(|c| c.new.as_ref()).map(file_size);
+        let bytes = nodes.values().map(|node| file_size(node));
         progress.begin("Restoring", writes.len() as u64, bytes.sum());
     }
     let done = AtomicUsize::new(0);
     let half = writes.len() / 2;
-    let staged = writes
+    let staged: Vec<Result<Vec<Vec<u8>>>> = batches
         .par_iter()
-        .zip(targets.par_iter())
         .map_init(
             || (Vec::new(), LastPack::default()),
-            |(buf, last), (change, target)| {
-                let node = change.new.as_ref().expect("writes have a new side");
-                let staged = stage_node(hasher, chunks, last, node, target, umask, buf)?;
-                if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
-                    crate::fault::point("restore-mid-write");
-                }
-                if let Some(progress) = progress {
-                    progress.file_done(file_size(node));
+            |(buf, last), (dir_path, names)| {
+                let dir = created(&worktree, dir_path)?;
+                let mut staged: Vec<Vec<u8>> = Vec::with_capacity(names.len());
+                for name in names.iter() {
+                    let node = nodes[dir.rel(name).as_slice()];
+                    let tmp = stage_node(hasher, chunks, last, node, &dir, buf);
+                    let tmp = match tmp {
+                        Ok(tmp) => tmp,
+                        Err(e) => {
+                            for tmp in &staged {
+                                let _ = dir.remove_file(tmp);
+                            }
+                            return Err(e);
+                        }
+                    };
+                    staged.push(tmp);
+                    if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
+                        crate::fault::point("restore-mid-write");
+                    }
+                    if let Some(progress) = progress {
+                        progress.file_done(file_size(node));
+                    }
                 }
                 Ok(staged)
             },
         )
-        .collect::<Result<Vec<Staged>>>();
+        .collect();
     if let Some(progress) = progress {
         progress.end();
     }
-    let staged = staged?;
-    if !staged.is_empty() {
-        let _span = crate::trace::span("restore: sync, rename, sync");
-        sync_filesystem(root)?;
-        let half = staged.len() / 2;
-        for (done, (staged, target)) in staged.into_iter().zip(&targets).enumerate() {
-            if done == half {
-                crate::fault::point("restore-mid-rename");
+    if let Some(failed) = staged.iter().position(Result::is_err) {
+        // Take back what the other batches staged; the restore changed no file yet.
+        for ((dir_path, _), tmps) in batches.iter().zip(&staged) {
+            if let (Ok(tmps), Ok(Some(dir))) = (tmps, worktree.dir(dir_path, false)) {
+                for tmp in tmps {
+                    let _ = dir.remove_file(tmp);
+                }
             }
-            staged.put_in_place(target)?;
         }
-        sync_filesystem(root)?;
+        return staged
+            .into_iter()
+            .nth(failed)
+            .map_or(Ok(()), |r| r.map(drop));
+    }
+    if !writes.is_empty() {
+        let _span = crate::trace::span("restore: sync, rename, sync");
+        worktree.sync()?;
+        let mut renamed = 0;
+        for ((dir_path, names), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
+            // Opened again: if the directory was swapped since, this fails, and the
+            // staged files stay where they were written, for the next restore to remove.
+            let dir = created(&worktree, dir_path)?;
+            for (name, tmp) in names.iter().zip(&tmps) {
+                if renamed == half {
+                    crate::fault::point("restore-mid-rename");
+                }
+                dir.rename(tmp, name)?;
+                renamed += 1;
+            }
+        }
+        worktree.sync()?;
     }
     // 5. Directories the deletions emptied, deepest first; a directory that still holds
     // anything (an ignored file, say) stays.
-    for dir in emptied.iter().rev() {
-        let full = root.join(OsStr::from_bytes(dir));
-        if std::fs::read_dir(&full).is_ok_and(|mut d| d.next().is_none()) {
-            let _ = std::fs::remove_dir(&full);
+    for dir_path in emptied.iter().rev() {
+        let (parent, name) = split_name(dir_path);
+        // A directory the restore replaced by a symlink or file is no longer one to empty.
+        if let Ok(Some(parent)) = worktree.dir(parent, false) {
+            parent.remove_dir_if_empty(name);
         }
     }
     Ok(())
+}
+
+/// Files staged or renamed per opening of their directory.
+const BATCH_FILES: usize = 64;
+
+/// `path` split at its last `/` into its directory (empty at the top) and its name.
+fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => (&path[..slash], &path[slash + 1..]),
+        None => (&[], path),
+    }
+}
+
+/// Worktree paths grouped by their directory, directories and names in byte order.
+fn by_directory<'p>(paths: impl Iterator<Item = &'p [u8]>) -> Vec<(&'p [u8], Vec<&'p [u8]>)> {
+    let mut groups: BTreeMap<&[u8], Vec<&[u8]>> = BTreeMap::new();
+    for path in paths {
+        let (dir, name) = split_name(path);
+        groups.entry(dir).or_default().push(name);
+    }
+    groups.into_iter().collect()
+}
+
+/// The directory `dir_path`, made if missing.
+fn created<'w>(worktree: &'w Worktree, dir_path: &[u8]) -> Result<worktree::Dir<'w>> {
+    worktree.dir(dir_path, true)?.ok_or_else(|| {
+        Error::io(
+            worktree.display(dir_path),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })
 }
 
 /// Refuses, before anything is changed, a restore that would overwrite something no
@@ -428,6 +505,17 @@ fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
         .map(|c| c.path.as_slice())
         .collect();
     for change in changes.iter().filter(|c| c.old.is_none()) {
+        // Below a path the restore deletes first (a symlink to a directory, a file),
+        // nothing in the way can be the worktree's: looking there would follow that
+        // symlink into its target.
+        let below_deleted = change
+            .path
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'/' && deleted.contains(&change.path[..i]));
+        if below_deleted {
+            continue;
+        }
         let full = root.join(OsStr::from_bytes(&change.path));
         match std::fs::symlink_metadata(&full) {
             Ok(meta) if meta.is_dir() => holds_nothing_else(root, &full, &deleted)?,
@@ -467,132 +555,61 @@ fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Resu
     Ok(())
 }
 
-/// Builds worktree paths whose parents are checked to be real directories, never
-/// symlinks, so that a restore cannot be led outside the worktree.
-struct SafeDirs<'a> {
-    root: &'a Path,
-    checked: HashSet<Vec<u8>>,
-}
-
-impl<'a> SafeDirs<'a> {
-    fn new(root: &'a Path) -> Self {
-        SafeDirs {
-            root,
-            checked: HashSet::new(),
-        }
-    }
-
-    /// The full path of `rel`, after checking (and with `create`, creating) each parent.
-    fn checked_path(&mut self, rel: &[u8], create: bool) -> Result<PathBuf> {
-        let mut end = 0;
-        while let Some(slash) = rel[end..].iter().position(|&b| b == b'/') {
-            end += slash;
-            let dir = &rel[..end];
-            if !self.checked.contains(dir) {
-                let full = self.root.join(OsStr::from_bytes(dir));
-                match std::fs::symlink_metadata(&full) {
-                    Ok(meta) if meta.is_dir() => {}
-                    Ok(meta) if meta.file_type().is_symlink() => {
-                        return Err(Error::RestoreBlocked {
-                            path: full,
-                            why: "this directory of the checkpoint is a symlink in the worktree; restore never writes through one".into(),
-                        })
-                    }
-                    Ok(_) => {
-                        return Err(Error::RestoreBlocked {
-                            path: full,
-                            why: "a file that is not part of any checkpoint is where a directory belongs; move it away and retry".into(),
-                        })
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
-                        std::fs::create_dir(&full).map_err(|e| Error::io(&full, e))?;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(full, e)),
-                }
-                self.checked.insert(dir.to_vec());
-            }
-            end += 1;
-        }
-        Ok(self.root.join(OsStr::from_bytes(rel)))
-    }
-}
-
-/// Removes `dir` and the directories below it, which [`preflight`] found to hold nothing
-/// but files that the deletions have removed since; `remove_dir` fails on anything else.
-fn remove_empty_dirs(dir: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let path = entry.map_err(|e| Error::io(dir, e))?.path();
-        remove_empty_dirs(&path)?;
-    }
-    std::fs::remove_dir(dir).map_err(|e| Error::io(dir, e))
-}
-
-/// A restored file or symlink under a temporary name in its target's directory.
-enum Staged {
-    /// A file; deleted again if dropped before it is put in place.
-    File(tempfile::TempPath),
-    /// A symlink.
-    Symlink(PathBuf),
-}
-
-impl Staged {
-    /// Renames it over `target`, atomically replacing a file or symlink there.
-    fn put_in_place(self, target: &Path) -> Result<()> {
-        match self {
-            Staged::File(tmp) => tmp.persist(target).map_err(|e| Error::io(target, e.error)),
-            Staged::Symlink(tmp) => std::fs::rename(&tmp, target).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                Error::io(target, e)
-            }),
-        }
-    }
-}
-
+/// Writes `node` under a new temporary name in `dir`, which it returns.
 fn stage_node<'a>(
     hasher: &Hasher,
     chunks: &'a ReadChunks,
     last: &mut LastPack<'a>,
     node: &Node,
-    target: &Path,
-    umask: u32,
+    dir: &worktree::Dir<'_>,
     buf: &mut Vec<u8>,
-) -> Result<Staged> {
-    let dir = target.parent().unwrap_or(Path::new("."));
+) -> Result<Vec<u8>> {
     match node {
         Node::File {
             executable,
             chunks: ids,
             ..
         } => {
-            let mut tmp = tempfile::Builder::new()
-                .prefix(TEMP_PREFIX)
-                .rand_bytes(TEMP_RANDOM_CHARS)
-                .tempfile_in(dir)
-                .map_err(|e| Error::io(dir, e))?;
-            for &id in ids {
+            let tmp = temp_name(TEMP_RANDOM_CHARS, "");
+            // The mode a new file gets (the kernel applies the umask).
+            let mode = if *executable { 0o777 } else { 0o666 };
+            let mut file = dir.create_file(&tmp, mode)?;
+            let written = ids.iter().try_for_each(|&id| {
                 buf.clear();
                 chunks.read(hasher, id, buf, last)?;
-                tmp.write_all(buf).map_err(|e| Error::io(target, e))?;
+                file.write_all(buf)
+                    .map_err(|e| Error::io(dir_display(dir, &tmp), e))
+            });
+            if let Err(e) = written {
+                drop(file);
+                let _ = dir.remove_file(&tmp);
+                return Err(e);
             }
-            // Temporary files start as 0600; give the mode a new file would have.
-            let mode = if *executable { 0o777 } else { 0o666 } & !umask;
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(|e| Error::io(target, e))?;
-            Ok(Staged::File(tmp.into_temp_path()))
+            Ok(tmp)
         }
         Node::Symlink { target: link } => {
-            let tmp = dir.join(format!(
-                "{TEMP_PREFIX}{:016x}{TEMP_LINK_SUFFIX}",
-                rand::random::<u64>()
-            ));
-            std::os::unix::fs::symlink(OsStr::from_bytes(link), &tmp)
-                .map_err(|e| Error::io(&tmp, e))?;
-            Ok(Staged::Symlink(tmp))
+            let tmp = temp_name(TEMP_RANDOM_CHARS, TEMP_LINK_SUFFIX);
+            dir.symlink(link, &tmp)?;
+            Ok(tmp)
         }
         Node::Dir { .. } => unreachable!("changes never carry directories"),
     }
+}
+
+/// A temporary name as [`is_temp_name`] recognises it.
+fn temp_name(random_chars: usize, suffix: &str) -> Vec<u8> {
+    use rand::Rng;
+    let random: String = rand::rng()
+        .sample_iter(rand::distr::Alphanumeric)
+        .take(random_chars)
+        .map(char::from)
+        .collect();
+    format!("{TEMP_PREFIX}{random}{suffix}").into_bytes()
+}
+
+/// The full path of `name` in `dir`, for messages.
+fn dir_display(dir: &worktree::Dir<'_>, name: &[u8]) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(&dir.rel(name)))
 }
 
 /// The bytes a node's file holds (0 for a symlink), for progress.
@@ -600,29 +617,5 @@ fn file_size(node: &Node) -> u64 {
     match node {
         Node::File { size, .. } => *size,
         _ => 0,
-    }
-}
-
-/// Flushes everything written to the filesystem holding `root`: one call that costs
-/// about one fsync, instead of one fsync per file.
-fn sync_filesystem(root: &Path) -> Result<()> {
-    let dir = std::fs::File::open(root).map_err(|e| Error::io(root, e))?;
-    // SAFETY: syncfs only reads the descriptor, which `dir` keeps open for the call.
-    let rc = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(Error::io(root, std::io::Error::last_os_error()))
-    }
-}
-
-/// The process umask, which new files' modes honour as `open(2)` would.
-fn current_umask() -> u32 {
-    // SAFETY: umask has no memory effects; it is set back at once. Restore creates no
-    // file between the two calls.
-    unsafe {
-        let old = libc::umask(0o022);
-        libc::umask(old);
-        old as u32
     }
 }
