@@ -40,6 +40,15 @@ struct SlowWrite {
     finished: Instant,
 }
 
+/// Sets its flag when dropped, however the test ends.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// What one save did with `busy.bin`.
 struct Round {
     id: String,
@@ -63,6 +72,8 @@ fn saves_while_rewriting(pause_ms: u64) -> Vec<Round> {
     let path = repo.p("busy.bin");
     std::fs::write(&path, vec![0u8; LEN]).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    // Dropped before `repo`: a failing test stops the writer before its sandbox goes.
+    let _stop_writer = SetOnDrop(stop.clone());
     let versions_done = Arc::new(AtomicU64::new(0));
     let slow_writes = Arc::new(Mutex::new(Vec::<SlowWrite>::new()));
     let writer = {
@@ -77,7 +88,11 @@ fn saves_while_rewriting(pause_ms: u64) -> Vec<Round> {
                 // In place, without truncating, in one write: a reader can meet a mix of
                 // this version and the last, but the file holds one only while this
                 // write runs, which is timed.
-                let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                let Ok(mut file) = std::fs::OpenOptions::new().write(true).open(&path) else {
+                    // Only a test that failed, its sandbox removed, has lost the file.
+                    assert!(stop.load(Ordering::Relaxed), "cannot open busy.bin");
+                    break;
+                };
                 let started = Instant::now();
                 file.write_all(&content).unwrap();
                 let finished = Instant::now();
