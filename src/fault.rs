@@ -9,7 +9,8 @@
 //!
 //! Points: `locked` (the store was just opened), `save-batch-committed` (a full batch of
 //! chunks committed, more may follow), `save-chunks-written` (all chunks written,
-//! checkpoint not yet), `restore-mid-write` (half the files of a restore staged under
+//! checkpoint not yet), `restore-mid-delete` (half the deletions of a restore done),
+//! `restore-mid-write` (half the files of a restore staged under
 //! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
 //! into place: the worktree is half old, half new),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough

@@ -338,29 +338,66 @@ fn apply(
             }
         }
     }
-    // 2. Deletions. A directory that is gone holds nothing to delete.
-    let deletions = changes
-        .iter()
-        .filter(|c| c.new.is_none())
-        .map(|c| c.path.as_slice());
+    let deletions = by_directory(
+        changes
+            .iter()
+            .filter(|c| c.new.is_none())
+            .map(|c| c.path.as_slice()),
+    );
     let mut emptied: BTreeSet<&[u8]> = BTreeSet::new();
-    for (dir_path, names) in by_directory(deletions) {
-        if let Some(dir) = worktree.dir(dir_path, false)? {
-            for name in names {
-                dir.remove_file(name)?;
-            }
-        }
-        let mut parent = dir_path;
+    for (dir_path, _) in &deletions {
+        let mut parent = *dir_path;
         while !parent.is_empty() {
             emptied.insert(parent);
             parent = split_name(parent).0;
+        }
+    }
+    let changed = change_files(&worktree, hasher, chunks, changes, &deletions, progress);
+    // 5. Directories the deletions emptied, deepest first, also after a failure, so that
+    // a refused or failed restore leaves no directory it emptied; a directory that still
+    // holds anything (an ignored file, say) stays.
+    for dir_path in emptied.iter().rev() {
+        let (parent, name) = split_name(dir_path);
+        // A directory the restore replaced by a symlink or file is no longer one to empty.
+        if let Ok(Some(parent)) = worktree.dir(parent, false) {
+            parent.remove_dir_if_empty(name);
+        }
+    }
+    changed
+}
+
+/// Steps 2 to 4 of a restore: deletions, directories, files.
+fn change_files(
+    worktree: &Worktree,
+    hasher: &Hasher,
+    chunks: &ReadChunks,
+    changes: &[Change],
+    deletions: &[(&[u8], Vec<&[u8]>)],
+    progress: Option<&dyn Progress>,
+) -> Result<()> {
+    // 2. Deletions. A directory that is gone holds nothing to delete.
+    let half_deleted = deletions
+        .iter()
+        .map(|(_, names)| names.len())
+        .sum::<usize>()
+        / 2;
+    let mut deleted = 0;
+    for (dir_path, names) in deletions {
+        if let Some(dir) = worktree.dir(dir_path, false)? {
+            for name in names {
+                if deleted == half_deleted {
+                    crate::fault::point("restore-mid-delete");
+                }
+                dir.remove_file(name)?;
+                deleted += 1;
+            }
         }
     }
     // 3. Directories, and clearing the way where a directory becomes a file.
     let writes: Vec<&Change> = changes.iter().filter(|c| c.new.is_some()).collect();
     let groups = by_directory(writes.iter().map(|c| c.path.as_slice()));
     for (dir_path, names) in &groups {
-        let dir = created(&worktree, dir_path)?;
+        let dir = created(worktree, dir_path)?;
         for name in names {
             if dir.kind(name)? == Some(FileType::Directory) {
                 dir.remove_empty_tree(name)?;
@@ -391,7 +428,7 @@ fn apply(
         .map_init(
             || (Vec::new(), LastPack::default()),
             |(buf, last), (dir_path, names)| {
-                let dir = created(&worktree, dir_path)?;
+                let dir = created(worktree, dir_path)?;
                 let mut staged: Vec<Vec<u8>> = Vec::with_capacity(names.len());
                 for name in names.iter() {
                     let node = nodes[dir.rel(name).as_slice()];
@@ -441,7 +478,7 @@ fn apply(
         for ((dir_path, names), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
             // Opened again: if the directory was swapped since, this fails, and the
             // staged files stay where they were written, for the next restore to remove.
-            let dir = created(&worktree, dir_path)?;
+            let dir = created(worktree, dir_path)?;
             for (name, tmp) in names.iter().zip(&tmps) {
                 if renamed == half {
                     crate::fault::point("restore-mid-rename");
@@ -451,15 +488,6 @@ fn apply(
             }
         }
         worktree.sync()?;
-    }
-    // 5. Directories the deletions emptied, deepest first; a directory that still holds
-    // anything (an ignored file, say) stays.
-    for dir_path in emptied.iter().rev() {
-        let (parent, name) = split_name(dir_path);
-        // A directory the restore replaced by a symlink or file is no longer one to empty.
-        if let Ok(Some(parent)) = worktree.dir(parent, false) {
-            parent.remove_dir_if_empty(name);
-        }
     }
     Ok(())
 }
