@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -395,6 +396,7 @@ pub fn scan_with_progress(
         let interrupted = crate::restore::interrupted(&store.db.begin_read()?)?.is_some();
         walk::walk(repo, interrupted)?
     };
+    crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
     warnings.extend(
         found
@@ -633,8 +635,12 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
         for attempt in 1..=READ_ATTEMPTS {
             let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
                 Ok(read) => read,
-                Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-                    return vanished(&entry.path, error)
+                // Gone, replaced by another file, or by a symlink (O_NOFOLLOW: ELOOP).
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound
+                        || error.raw_os_error() == Some(libc::ELOOP) =>
+                {
+                    return vanished(&entry.path, std::io::ErrorKind::NotFound.into())
                 }
                 Err(e) if self.skip_unreadable => {
                     return Ok(Scanned::left_out(
@@ -681,7 +687,21 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
         before: &FileStat,
         buf: &mut Vec<u8>,
     ) -> Result<(Vec<u128>, FileStat)> {
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        // Not through a symlink, and never blocking on a FIFO put in the file's place;
+        // then the handle must be the very file the walk listed (same device and inode),
+        // or a directory swapped for a symlink since could have led the read elsewhere.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let opened = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !opened.is_file() || (opened.dev(), opened.ino()) != (before.dev, before.ino) {
+            return Err(Error::io(
+                path,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
         let mut ids = Vec::new();
         if before.size <= READ_WHOLE_LIMIT {
             buf.clear();
@@ -740,7 +760,10 @@ fn file_node(stat: &FileStat, chunks: Vec<u128>) -> Node {
 fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
     if e.kind() == std::io::ErrorKind::NotFound {
         Ok(Scanned::left_out(
-            format!("{} vanished while it was saved", show(path)),
+            format!(
+                "{} vanished or was replaced while it was saved; left out of this checkpoint",
+                show(path)
+            ),
             None,
         ))
     } else {

@@ -148,3 +148,51 @@ fn a_directory_swapped_for_a_symlink_mid_restore_never_leads_outside() {
         assert_eq!(manifest(&outside), before, "round {round}: outside changed");
     }
 }
+
+/// A save lists the files, then reads them: a directory swapped for a symlink in between
+/// must not make it read (and store) a file outside the worktree.
+#[test]
+fn a_directory_swapped_for_a_symlink_mid_save_is_never_read_through() {
+    let repo = Repo::new();
+    let outside = repo.scratch("outside");
+    std::fs::write(outside.join("notes.txt"), b"outside secret\n").unwrap();
+    repo.write("a.txt", b"a\n");
+    repo.write("dir/notes.txt", b"inside\n");
+    let paused = repo.sb.root.join("paused");
+    let child = repo
+        .sb
+        .bin_cmd(&repo.dir, &["save", "--json", "-m", "raced"])
+        .env("GIT_CHECKPOINT_PAUSE", "save-walked:400")
+        .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !paused.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "save-walked never reached"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::fs::rename(repo.p("dir"), repo.sb.root.join("moved-dir")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.p("dir")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("dir/notes.txt vanished or was replaced"),
+        "{stderr}"
+    );
+    // Whatever the checkpoint holds, it is not the outside file.
+    repo.remove("dir");
+    repo.ok(&["restore", "@", "--no-save"]);
+    assert!(
+        !repo.exists("dir/notes.txt"),
+        "a file was stored for dir/notes.txt"
+    );
+    let stored = repo.ok(&["show", "@", "--name-status"]).stdout;
+    assert!(!stored.contains("dir/notes.txt"), "{stored}");
+}
