@@ -6,13 +6,13 @@
 # `gc --keep 10`: the time it takes and the bytes it gives back.
 #
 # Usage: benches/gc-500.sh <python-lib-dir> [work-dir]
-# Build first: cargo build --release
+# Builds the release binary with the test-hooks feature (for GIT_CHECKPOINT_NOW).
 set -euo pipefail
 
 src=${1:?usage: benches/gc-500.sh <python-lib-dir> [work-dir]}
 work=${2:-$(mktemp -d)}
 bin=$(cd "$(dirname "$0")/.." && pwd)/target/release/git-checkpoint
-[ -x "$bin" ] || { echo "build first: cargo build --release" >&2; exit 1; }
+(cd "$(dirname "$0")/.." && cargo build --release --quiet --features test-hooks)
 export TZ=UTC GIT_CONFIG_NOSYSTEM=1 HOME="$work/home"
 mkdir -p "$HOME" "$work/tree"
 cd "$work/tree"

@@ -1,5 +1,7 @@
 //! Test hooks for crash and concurrency tests, driven by environment variables so that
-//! tests can stop or pause the real binary at a named point.
+//! tests can stop or pause the real binary at a named point. They act only in builds with
+//! the `test-hooks` feature, which the test suite turns on (Cargo.toml's dev-dependency
+//! on the package itself); a release build ignores every variable below.
 //!
 //! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`; with
 //!   `GIT_CHECKPOINT_PAUSED_FILE=<path>` it first writes the point's name to `<path>`.
@@ -20,8 +22,13 @@
 //! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
 //! compaction step).
 
-/// Pauses or aborts if the environment names `point`.
+/// Pauses or aborts if the environment names `point`, in builds with the `test-hooks`
+/// feature only (`cargo test` turns it on), so that no variable can stop or slow an
+/// installed binary.
 pub fn point(point: &str) {
+    if !cfg!(feature = "test-hooks") {
+        return;
+    }
     if let Ok(spec) = std::env::var("GIT_CHECKPOINT_PAUSE") {
         if let Some((name, ms)) = spec.split_once(':') {
             if name == point {
@@ -41,12 +48,16 @@ pub fn point(point: &str) {
     }
 }
 
-/// The current time in nanoseconds since the Unix epoch: `GIT_CHECKPOINT_NOW` when it
-/// holds an RFC 3339 time (a test hook), the system clock otherwise.
+/// The current time in nanoseconds since the Unix epoch: the system clock, or, in
+/// builds with the `test-hooks` feature, `GIT_CHECKPOINT_NOW` when it holds an RFC 3339
+/// time. Every part of the tool that needs "now" asks here.
 pub fn now_ns() -> i128 {
-    let hooked = std::env::var("GIT_CHECKPOINT_NOW").ok().and_then(|text| {
-        time::OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339).ok()
-    });
+    let hooked = std::env::var("GIT_CHECKPOINT_NOW")
+        .ok()
+        .filter(|_| cfg!(feature = "test-hooks"))
+        .and_then(|text| {
+            time::OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339).ok()
+        });
     match hooked {
         Some(t) => t.unix_timestamp_nanos(),
         None => std::time::SystemTime::now()
