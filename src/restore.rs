@@ -523,15 +523,53 @@ fn created<'w>(worktree: &'w Worktree, dir_path: &[u8]) -> Result<worktree::Dir<
     })
 }
 
+/// Longest name (one path component) Linux filesystems take.
+const NAME_MAX: usize = 255;
+
 /// Refuses, before anything is changed, a restore that would overwrite something no
-/// checkpoint holds: a file at a path the current snapshot lacks is ignored (or appeared
-/// after the scan), and writing there would lose it for good.
+/// checkpoint holds (a file at a path the current snapshot lacks is ignored, or appeared
+/// after the scan, and writing there would lose it for good), or that is known to fail
+/// half-way: a name longer than a filesystem takes, or more bytes to write than the
+/// worktree's filesystem has free (each new file exists beside the old one until the
+/// renames).
 fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
     let deleted: HashSet<&[u8]> = changes
         .iter()
         .filter(|c| c.new.is_none())
         .map(|c| c.path.as_slice())
         .collect();
+    let mut needed: u64 = 0;
+    for change in changes.iter().filter(|c| c.new.is_some()) {
+        if let Some(long) = change
+            .path
+            .split(|&b| b == b'/')
+            .find(|c| c.len() > NAME_MAX)
+        {
+            return Err(Error::RestoreBlocked {
+                path: root.join(OsStr::from_bytes(&change.path)),
+                why: format!(
+                    "the name {:?} is {} bytes long; filesystems take at most {NAME_MAX}",
+                    String::from_utf8_lossy(long),
+                    long.len()
+                ),
+            });
+        }
+        needed = needed.saturating_add(change.new.as_ref().map_or(0, file_size));
+    }
+    // Where the filesystem cannot say, the write itself reports a full disk.
+    if let Ok(fs) = rustix::fs::statvfs(root) {
+        let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+        if needed > free {
+            return Err(Error::RestoreBlocked {
+                path: root.to_path_buf(),
+                why: format!(
+                    "the files to write take {}, and its filesystem has {} free; free some space and retry",
+                    crate::output::human_bytes(needed),
+                    crate::output::human_bytes(free)
+                ),
+            });
+        }
+    }
     for change in changes.iter().filter(|c| c.old.is_none()) {
         // Below a path the restore deletes first (a symlink to a directory, a file),
         // nothing in the way can be the worktree's: looking there would follow that

@@ -328,3 +328,22 @@ fn out_of_range_chunking_parameters_are_refused() {
         }
     }
 }
+
+/// A stored name longer than any filesystem takes: the restore refuses it before it
+/// deletes anything, instead of failing half-way with the worktree half changed.
+#[test]
+fn a_name_too_long_for_the_filesystem_is_refused_before_any_change() {
+    let repo = common::Repo::new();
+    repo.write("keep.txt", b"keep\n");
+    repo.save("keep");
+    plant(&repo.store_path(), None, &[b'n'; 300]);
+    let before = repo.snapshot();
+    for args in [&["restore", "evil", "--dry-run"][..], &["restore", "evil"]] {
+        let out = repo.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert!(out.stderr.contains("filesystems take at most 255"), "{out}");
+        common::assert_snap_eq(&before, &repo.snapshot(), &format!("{args:?}"));
+    }
+    let status = repo.json(&["status", "--json"]);
+    assert!(status["interrupted_restore"].is_null(), "{status}");
+}

@@ -22,13 +22,13 @@ impl Drop for Mount {
     }
 }
 
-#[test]
-fn a_full_disk_fails_the_save_cleanly_and_loses_nothing() {
-    let repo = Repo::new();
+/// Mounts a tmpfs of `size` inside the sandbox and makes a repository on it; `None`
+/// (after `skip_only_if_allowed`) where no tmpfs can be mounted.
+fn small_disk(repo: &Repo, size: &str) -> Option<(Mount, Repo)> {
     let mount_point = repo.sb.root.join("small");
     std::fs::create_dir_all(&mount_point).unwrap();
     let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
         .arg(&mount_point)
         .output();
     let why_not = match mounted {
@@ -41,15 +41,61 @@ fn a_full_disk_fails_the_save_cleanly_and_loses_nothing() {
     };
     if let Some(why_not) = why_not {
         common::skip_only_if_allowed("FULL_DISK", &why_not);
-        return;
+        return None;
     }
-    let _mount = Mount(mount_point.clone());
+    let mount = Mount(mount_point.clone());
     let work = mount_point.join("repo");
     std::fs::create_dir_all(&work).unwrap();
     repo.sb.git(&work, &["init", "-q", "-b", "main"]);
-    let small = Repo {
-        sb: common::Sandbox::new(),
-        dir: work.clone(),
+    Some((
+        mount,
+        Repo {
+            sb: common::Sandbox::new(),
+            dir: work,
+        },
+    ))
+}
+
+/// A restore that needs more space than the worktree's filesystem has is refused before
+/// it changes anything, instead of failing half-way through its writes.
+#[test]
+fn a_restore_that_cannot_fit_is_refused_before_any_change() {
+    let repo = Repo::new();
+    let Some((_mount, small)) = small_disk(&repo, "24m") else {
+        return;
+    };
+    // Zeros: the store keeps them in a few bytes, the worktree needs them all.
+    small.write("z1.bin", &vec![0u8; 10 << 20]);
+    small.write("z2.bin", &vec![0u8; 10 << 20]);
+    let big = small.save("twenty MiB of zeros");
+    small.remove("z1.bin");
+    small.remove("z2.bin");
+    small.write("a.txt", b"only in the second checkpoint\n");
+    small.write(".gitignore", b"filler\n");
+    small.save("small");
+    small.write("filler", &pseudo_random(8 << 20, 3));
+    let before = small.snapshot();
+    for args in [
+        &["restore", big.as_str(), "--dry-run"][..],
+        &["restore", big.as_str()],
+    ] {
+        let out = small.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert!(out.stderr.contains("free some space"), "{out}");
+        assert_snap_eq(&before, &small.snapshot(), &format!("{args:?}"));
+    }
+    // Once there is room, it goes through.
+    small.remove("filler");
+    small.ok(&["restore", &big]);
+    assert_eq!(small.read("z2.bin").len(), 10 << 20);
+    assert!(!small.exists("a.txt"));
+}
+
+#[test]
+fn a_full_disk_fails_the_save_cleanly_and_loses_nothing() {
+    let repo = Repo::new();
+    let Some((_mount, small)) = small_disk(&repo, "24m") else {
+        return;
     };
     small.write("a.txt", b"first version\n");
     small.write("data.bin", &pseudo_random(2 << 20, 1));
