@@ -554,7 +554,7 @@ pub enum AutoGc {
         /// The configured retention.
         options: GcOptions,
         /// What went.
-        plan: Plan,
+        plan: Box<Plan>,
         /// What applying it measured.
         outcome: Outcome,
     },
@@ -576,7 +576,7 @@ pub fn after_save(repo: &Repo, store: &mut Store) -> Option<AutoGc> {
     match auto(store, &options) {
         Ok(Some((plan, outcome))) => Some(AutoGc::Ran {
             options,
-            plan,
+            plan: Box::new(plan),
             outcome,
         }),
         Ok(None) => None,
