@@ -349,6 +349,20 @@ mod tests {
         }
     }
 
+    /// Every record cut short inside its header is "truncated": an error, never a panic.
+    #[test]
+    fn records_cut_inside_the_header_are_truncated() {
+        for len in 0..5 {
+            let cut = &encode(&Head::Detached(42))[..len];
+            match decode::<Head>(cut, "head") {
+                Err(Error::Corrupt(message)) => {
+                    assert!(message.contains("truncated"), "{len}: {message}")
+                }
+                other => panic!("{len} bytes: {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn records_round_trip() {
         let head = Head::Detached(42);
