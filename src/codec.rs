@@ -363,6 +363,22 @@ mod tests {
         }
     }
 
+    /// A record of another format version says which, whatever follows the version byte.
+    #[test]
+    fn records_of_another_format_name_it() {
+        let mut record = encode(&Head::Detached(42));
+        record[0] = FORMAT_VERSION + 1;
+        for len in 1..record.len() {
+            match decode::<Head>(&record[..len], "head") {
+                Err(Error::Corrupt(message)) => assert!(
+                    message.contains(&format!("record format {}", FORMAT_VERSION + 1)),
+                    "{len}: {message}"
+                ),
+                other => panic!("{len} bytes: {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn records_round_trip() {
         let head = Head::Detached(42);
