@@ -21,6 +21,7 @@
 //! - [`retention`], [`gc`], [`reach`]: which checkpoints a policy keeps, removing the
 //!   rest and sweeping what nothing reaches; [`verify`] and [`stats`] look the store over.
 //! - [`output`]: the JSON shapes and human formatting shared by the commands.
+//! - [`error`]: the library's error type; [`fault`]: the test hooks (test builds only).
 //! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
 //! - [`config`]: the `checkpoint.*` settings from git's config.
 //! - [`progress`]: progress reporting for long operations, and the terminal bar.

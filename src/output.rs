@@ -6,7 +6,7 @@ use crate::dag::{Checkpoint, Head};
 use crate::diff::SizeDelta;
 use crate::Id;
 
-/// The JSON object for a checkpoint (DESIGN: "--json output").
+/// The JSON object for a checkpoint (the shapes are listed in the README).
 #[derive(Debug, Serialize)]
 pub struct CheckpointJson {
     /// Full id.

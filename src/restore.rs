@@ -1,17 +1,25 @@
 //! Restoring: make the worktree equal to a checkpoint (or some of its paths), writing
 //! only the files that differ.
 //!
-//! Order of work, chosen so that nothing is lost and nothing escapes the worktree:
-//! 1. Unless told not to, save the worktree first (DESIGN invariant 1), so the restore
-//!    can be undone; the diff is then taken from exactly what was saved.
-//! 2. Delete captured files the target lacks, deepest first. Only paths that are in the
-//!    current snapshot are ever deleted, so ignored files are never touched.
-//! 3. Create missing directories, checking with `lstat` that no parent is a symlink.
-//! 4. Write files in parallel, each into a temporary file in its own directory; sync the
+//! Order of work, chosen so that nothing is lost and nothing escapes the worktree
+//! (docs/design.md invariants 1, 3, 8 and 13):
+//! 1. Unless told not to, save the worktree first, so the restore can be undone; the
+//!    diff is then taken from exactly what was saved.
+//! 2. Check the whole plan before anything changes (the preflight): nothing in the way
+//!    that no checkpoint holds, names a filesystem takes, room for the new bytes. A
+//!    refused restore (and `--dry-run`) stops here, before the restore is recorded.
+//! 3. Record the restore as started (the marker `status` reports until it is done).
+//! 4. Delete captured files the target lacks. Only paths that are in the current
+//!    snapshot are ever deleted, so ignored files are never touched.
+//! 5. Create missing directories and clear directories that become files.
+//! 6. Write files in parallel, each into a temporary file in its own directory; sync the
 //!    filesystem once; rename each over its target; sync once more.
-//! 5. Remove directories that step 2 emptied.
-//! 6. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it)
-//!    and drop the rewritten paths from the stat cache, in one commit.
+//! 7. Remove directories that step 4 emptied (also when a later step failed).
+//! 8. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it),
+//!    clear the marker and drop the rewritten paths from the stat cache, in one commit.
+//!
+//! Steps 4 to 7 go through handles of the directories they change ([`crate::worktree`]),
+//! never through a path string below the worktree's top.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
@@ -353,7 +361,7 @@ fn apply(
         }
     }
     let changed = change_files(&worktree, hasher, chunks, changes, &deletions, progress);
-    // 5. Directories the deletions emptied, deepest first, also after a failure, so that
+    // 7. Directories the deletions emptied, deepest first, also after a failure, so that
     // a refused or failed restore leaves no directory it emptied; a directory that still
     // holds anything (an ignored file, say) stays.
     for dir_path in emptied.iter().rev() {
@@ -366,7 +374,7 @@ fn apply(
     changed
 }
 
-/// Steps 2 to 4 of a restore: deletions, directories, files.
+/// Steps 4 to 6 of a restore: deletions, directories, files.
 fn change_files(
     worktree: &Worktree,
     hasher: &Hasher,
@@ -375,7 +383,7 @@ fn change_files(
     deletions: &[(&[u8], Vec<&[u8]>)],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
-    // 2. Deletions. A directory that is gone holds nothing to delete.
+    // 4. Deletions. A directory that is gone holds nothing to delete.
     let half_deleted = deletions
         .iter()
         .map(|(_, names)| names.len())
@@ -393,7 +401,7 @@ fn change_files(
             }
         }
     }
-    // 3. Directories, and clearing the way where a directory becomes a file.
+    // 5. Directories, and clearing the way where a directory becomes a file.
     let writes: Vec<&Change> = changes.iter().filter(|c| c.new.is_some()).collect();
     let groups = by_directory(writes.iter().map(|c| c.path.as_slice()));
     for (dir_path, names) in &groups {
@@ -404,7 +412,7 @@ fn change_files(
             }
         }
     }
-    // 4. Files, written in parallel to temporary names beside their targets, made durable
+    // 6. Files, written in parallel to temporary names beside their targets, made durable
     // with one filesystem sync (instead of one fsync per file), then renamed into place
     // and synced once more so the renames are durable too. A crash leaves each target
     // either old or new, never torn. Work is cut into batches of one directory each, so

@@ -2,7 +2,7 @@
 //! for), store the new chunks, then commit trees, the checkpoint, the branch move and the
 //! stat cache together.
 //!
-//! Commit protocol (DESIGN invariant 2): chunks go in bounded batches (64 MiB, one
+//! Commit protocol (docs/design.md invariant 2): chunks go in bounded batches (64 MiB, one
 //! commit each, so memory stays bounded however big the tree) while files are read;
 //! everything that makes the checkpoint visible commits in one final transaction. A
 //! crash before that commit leaves at most unreferenced chunks, which gc sweeps.
@@ -30,7 +30,8 @@ use crate::tree::{self, Node, PendingTrees, Totals};
 use crate::walk::{self, Kind};
 use crate::{Error, Id, Result};
 
-/// Bytes of new chunks written per non-durable batch.
+/// Bytes of new chunks per batch; each full batch commits durably on its own, so that a
+/// big save holds a bounded amount in memory (docs/design.md invariant 2).
 const BATCH_BYTES: usize = 64 << 20;
 /// Files up to this size are read whole into a reused buffer; larger ones are streamed.
 const READ_WHOLE_LIMIT: u64 = 8 << 20;

@@ -15,7 +15,7 @@
 //! | `pins` | checkpoint id | unit: pinned checkpoints, which gc never removes |
 //!
 //! redb lets one process open the file at a time and fails at once otherwise; [`Store::open`]
-//! turns that into a bounded wait (DESIGN invariant 4).
+//! turns that into a bounded wait (docs/design.md invariant 4).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

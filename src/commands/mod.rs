@@ -70,7 +70,7 @@ impl Context {
         )?)
     }
 
-    /// The zstd level for new chunks (`checkpoint.compression`, default 3).
+    /// The zstd level for new chunks (`checkpoint.compression`, default 1).
     pub fn compression_level(&self) -> anyhow::Result<i32> {
         Ok(config::compression_level(&self.repo)?)
     }
