@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
 use crate::chunk::{self, Hasher};
 use crate::codec;
@@ -25,7 +25,9 @@ use crate::pack::PackWriter;
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::stat_cache::{self, CacheEntry, FileStat};
-use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, STATE, STAT_CACHE, TREES};
+use crate::store::{
+    Store, StoreRead, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, STATE, STAT_CACHE, TREES,
+};
 use crate::tree::{self, Node, PendingTrees, Totals};
 use crate::walk::{self, Kind};
 use crate::{Error, Id, Result};
@@ -363,20 +365,41 @@ impl Scanned {
     }
 }
 
-/// Reads the worktree into trees. In [`ScanMode::Store`] new chunks are written to the
-/// store as they are found; the trees are returned, not written.
-pub fn scan(repo: &Repo, store: &Store, mode: ScanMode) -> Result<Snapshot> {
-    scan_with_progress(repo, store, mode, None)
+/// Looks at the worktree without writing anything (`status`, `diff`): hashes what
+/// changed, with a store that may be open only for reading.
+pub fn look(repo: &Repo, store: &impl StoreRead) -> Result<Snapshot> {
+    scan_store(repo, store, None, ScanMode::HashOnly, None)
 }
 
-/// [`scan`], reporting each file to `progress`.
+/// Reads the worktree into trees, reporting each file to `progress`. In
+/// [`ScanMode::Store`] new chunks are written to the store as they are found; the trees
+/// are returned, not written.
 pub fn scan_with_progress(
     repo: &Repo,
     store: &Store,
     mode: ScanMode,
     progress: Option<&dyn Progress>,
 ) -> Result<Snapshot> {
-    let clock_ns = stat_cache::filesystem_clock(&repo.checkpoint_dir())?;
+    let writer = matches!(mode, ScanMode::Store { .. }).then_some(store);
+    scan_store(repo, store, writer, mode, progress)
+}
+
+/// [`scan_with_progress`] over any store: `writer` takes the new chunks, and is given
+/// exactly in [`ScanMode::Store`].
+fn scan_store<S: StoreRead>(
+    repo: &Repo,
+    store: &S,
+    writer: Option<&Store>,
+    mode: ScanMode,
+    progress: Option<&dyn Progress>,
+) -> Result<Snapshot> {
+    let clock_ns = match (stat_cache::filesystem_clock(&repo.checkpoint_dir()), mode) {
+        (Ok(clock), _) => clock,
+        // A look at a store it may not write (another user's, a read-only copy): with no
+        // clock no file counts as settled, so each changed one is read twice.
+        (Err(_), ScanMode::HashOnly) => i64::MIN,
+        (Err(e), ScanMode::Store { .. }) => return Err(e),
+    };
     let mut warnings = Vec::new();
     let max_file_size = match (crate::config::max_file_size(repo), mode) {
         (Ok(limit), _) => limit,
@@ -394,7 +417,7 @@ pub fn scan_with_progress(
     };
     let mut found = {
         let _span = crate::trace::span("walk");
-        let interrupted = crate::restore::interrupted(&store.db.begin_read()?)?.is_some();
+        let interrupted = crate::restore::interrupted(&store.begin_read()?)?.is_some();
         walk::walk(repo, interrupted)?
     };
     crate::fault::point("save-walked");
@@ -419,7 +442,7 @@ pub fn scan_with_progress(
         progress.begin("Saving", found.entries.len() as u64, bytes);
     }
 
-    let read = store.db.begin_read()?;
+    let read = store.begin_read()?;
     let chunks = read.open_table(CHUNKS)?;
     let StatCacheMatch { cached, stale } =
         match_stat_cache(&read.open_table(STAT_CACHE)?, &found.entries)?;
@@ -436,10 +459,13 @@ pub fn scan_with_progress(
 
     let scanned: Result<(Vec<Result<Scanned>>, Option<redb::WriteTransaction>)> =
         std::thread::scope(|scope| {
-            let writer = scope.spawn(|| write_chunks(store, rx));
+            let writer = scope.spawn(|| match writer {
+                Some(writer) => write_chunks(writer, rx),
+                None => Ok(None),
+            });
             let context = ScanContext {
                 root: &repo.root,
-                hasher: &store.hasher,
+                hasher: store.hasher(),
                 chunks: &chunks,
                 sent: &sent,
                 tx,
@@ -509,7 +535,7 @@ pub fn scan_with_progress(
     }
     cache_updates.remove.extend(stale);
     let mut trees = PendingTrees::new();
-    let (root, totals) = tree::build(&store.hasher, &files, &mut trees);
+    let (root, totals) = tree::build(store.hasher(), &files, &mut trees);
     Ok(Snapshot {
         root,
         totals,

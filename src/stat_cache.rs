@@ -61,7 +61,7 @@ impl FileStat {
     /// Whether content read now can be trusted to stay described by this metadata:
     /// see the module invariant. A zero or pre-epoch time is never trusted.
     pub fn is_settled(&self, clock_ns: i64) -> bool {
-        let limit = clock_ns - RACY_MARGIN_NS;
+        let limit = clock_ns.saturating_sub(RACY_MARGIN_NS);
         self.mtime_ns > 0 && self.ctime_ns > 0 && self.mtime_ns < limit && self.ctime_ns < limit
     }
 }

@@ -154,6 +154,35 @@ impl ReadStore {
     }
 }
 
+/// What looking at a store needs, whether it is open for writing ([`Store`]) or only for
+/// reading ([`ReadStore`]).
+pub trait StoreRead: Sync {
+    /// A read transaction on the last committed state.
+    fn begin_read(&self) -> Result<redb::ReadTransaction>;
+    /// Names and cuts content with this store's key and parameters.
+    fn hasher(&self) -> &Hasher;
+}
+
+impl StoreRead for Store {
+    fn begin_read(&self) -> Result<redb::ReadTransaction> {
+        Ok(self.db.begin_read()?)
+    }
+
+    fn hasher(&self) -> &Hasher {
+        &self.hasher
+    }
+}
+
+impl StoreRead for ReadStore {
+    fn begin_read(&self) -> Result<redb::ReadTransaction> {
+        Ok(self.db.begin_read()?)
+    }
+
+    fn hasher(&self) -> &Hasher {
+        &self.hasher
+    }
+}
+
 /// Runs `attempt` (an open of the store file) until it stops failing with
 /// `DatabaseAlreadyOpen`, with backoff, for up to `timeout`; calls `on_wait` once after a
 /// second. Returns the last attempt's own result.

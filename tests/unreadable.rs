@@ -13,44 +13,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use common::{parse_json, run_cmd, Repo, DEFAULT_TIMEOUT};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn open_up(dir: &std::path::Path) {
-    let status = Command::new("chmod")
-        .arg("-R")
-        .arg("a+rwX")
-        .arg(dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-/// Runs the binary as an unprivileged user when this test runs as root.
-fn run(repo: &Repo, args: &[&str]) -> common::Out {
-    let mut cmd = if is_root() {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            common::BIN,
-        ]);
-        repo.sb.isolate(&mut c);
-        c.current_dir(&repo.dir).args(args);
-        c
-    } else {
-        repo.sb.bin_cmd(&repo.dir, args)
-    };
-    cmd.env("HOME", &repo.sb.home);
-    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
-    common::assert_no_panic(&out, &format!("{args:?}"));
-    out
-}
+use common::{is_root, open_up, parse_json, run_unprivileged as run, Repo};
 
 #[test]
 fn unreadable_files_fail_the_save_unless_skipped_and_restore_leaves_them() {

@@ -7,7 +7,7 @@ use git_checkpoint::dag;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::pack::ReadChunks;
 use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
-use git_checkpoint::save::{scan, ScanMode};
+use git_checkpoint::save::look;
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use git_checkpoint::Id;
@@ -61,11 +61,11 @@ struct DiffJson {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let paths = context.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
-    let store = context.open_store()?;
+    let store = context.open_read_store()?;
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
     let snapshot = if args.revs.len() < 2 {
-        let snapshot = scan(&context.repo, &store, ScanMode::HashOnly)?;
+        let snapshot = look(&context.repo, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
         }

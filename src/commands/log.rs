@@ -49,7 +49,7 @@ pub struct Args {
 
 /// Runs `log`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let store = context.open_store()?;
+    let store = context.open_read_store()?;
     let read = store.db.begin_read()?;
     let query = LogQuery {
         all: args.all,

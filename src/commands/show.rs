@@ -50,7 +50,7 @@ struct ShowJson {
 
 /// Runs `show`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let store = context.open_store()?;
+    let store = context.open_read_store()?;
     let read = store.db.begin_read()?;
     let id = dag::resolve(&read, &args.rev)?;
     let checkpoints = read.open_table(CHECKPOINTS)?;

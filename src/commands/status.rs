@@ -5,7 +5,7 @@ use std::io::{BufWriter, IsTerminal, Write};
 use git_checkpoint::dag;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::output::{colour_wanted, paint, quote_path, style};
-use git_checkpoint::save::{scan, show, ScanMode};
+use git_checkpoint::save::{look, show};
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use redb::ReadableDatabase;
@@ -45,8 +45,8 @@ struct ChangeJson {
 
 /// Runs `status`.
 pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
-    let store = context.open_store()?;
-    let snapshot = scan(&context.repo, &store, ScanMode::HashOnly)?;
+    let store = context.open_read_store()?;
+    let snapshot = look(&context.repo, &store)?;
     for warning in &snapshot.warnings {
         context.warn(warning);
     }

@@ -733,3 +733,38 @@ pub fn skip_only_if_allowed(name: &str, why_not: &str) {
         ),
     }
 }
+
+/// Whether the tests run as root (who reads and writes everything).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes everything below `dir` readable and writable by anyone (for [`run_unprivileged`]).
+pub fn open_up(dir: &Path) {
+    let status = Command::new("chmod")
+        .arg("-R")
+        .arg("a+rwX")
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Runs the binary in the worktree as `nobody` through setpriv(1) when the tests run as
+/// root, so that file permissions apply; as itself otherwise.
+pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        repo.sb.isolate(&mut c);
+        c.current_dir(&repo.dir).args(args);
+        c
+    } else {
+        repo.sb.bin_cmd(&repo.dir, args)
+    };
+    cmd.env("HOME", &repo.sb.home);
+    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    assert_no_panic(&out, &format!("{args:?}"));
+    out
+}
