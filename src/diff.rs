@@ -3,7 +3,7 @@
 
 use redb::ReadableTable;
 
-use crate::tree::{Entry, Node, TreeReader};
+use crate::tree::{too_deep, Budget, Entry, Node, TreeReader, MAX_DEPTH};
 use crate::Result;
 
 /// One path whose content differs. `old`/`new` are `None` where the path is absent;
@@ -107,107 +107,149 @@ impl PathFilter {
 }
 
 /// The changes from tree `old` to tree `new` (`None` is an empty tree), sorted by path.
+///
+/// Bounded: a side whose tree is a checkpoint's root that `reader` knows
+/// ([`TreeReader::budget`]) may yield no more files and bytes than that checkpoint
+/// records, and the walk stops with an error as soon as one does. Every tree it enters
+/// is checked by the reader, and subdirectories must not be empty, so each pair of
+/// directories it enters holds at least one change: the work is bounded by the changes
+/// and [`MAX_DEPTH`].
 pub fn diff_trees<T: ReadableTable<u128, &'static [u8]>>(
     reader: &TreeReader<'_, T>,
     old: Option<u128>,
     new: Option<u128>,
     filter: &PathFilter,
 ) -> Result<Vec<Change>> {
-    let mut out = Vec::new();
-    diff_dirs(reader, old, new, b"", filter, &mut out)?;
+    let budget = |id: Option<u128>| -> Result<Option<Budget>> {
+        Ok(match id {
+            Some(id) => reader.budget(id)?,
+            None => None,
+        })
+    };
+    let mut walk = Walk {
+        reader,
+        filter,
+        root: new.or(old).unwrap_or_default(),
+        old_budget: budget(old)?,
+        new_budget: budget(new)?,
+        out: Vec::new(),
+    };
+    if old != new {
+        let old = entries(reader, old, false)?;
+        let new = entries(reader, new, false)?;
+        walk.dirs(old, new, b"", 0)?;
+    }
+    let mut out = walk.out;
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
+/// The entries of tree `id` (none for `None`); a subdirectory's tree must not be empty.
 fn entries<T: ReadableTable<u128, &'static [u8]>>(
     reader: &TreeReader<'_, T>,
     id: Option<u128>,
+    subtree: bool,
 ) -> Result<Vec<Entry>> {
     Ok(match id {
+        Some(id) if subtree => reader.get_subtree(id)?.entries,
         Some(id) => reader.get(id)?.entries,
         None => Vec::new(),
     })
 }
 
-fn diff_dirs<T: ReadableTable<u128, &'static [u8]>>(
-    reader: &TreeReader<'_, T>,
-    old: Option<u128>,
-    new: Option<u128>,
-    prefix: &[u8],
-    filter: &PathFilter,
-    out: &mut Vec<Change>,
-) -> Result<()> {
-    if old == new {
-        return Ok(());
-    }
-    let old = entries(reader, old)?;
-    let new = entries(reader, new)?;
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) => a.name.cmp(&b.name),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
-        let (a, b) = match order {
-            std::cmp::Ordering::Less => (old.get(i), None),
-            std::cmp::Ordering::Greater => (None, new.get(j)),
-            std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
-        };
-        if a.is_some() {
-            i += 1;
-        }
-        if b.is_some() {
-            j += 1;
-        }
-        let name = &a.or(b).expect("one side is present").name;
-        let mut path = prefix.to_vec();
-        path.extend_from_slice(name);
-        diff_entry(
-            reader,
-            path,
-            a.map(|e| &e.node),
-            b.map(|e| &e.node),
-            filter,
-            out,
-        )?;
-    }
-    Ok(())
+/// One diff in progress.
+struct Walk<'r, 'a, T> {
+    reader: &'r TreeReader<'a, T>,
+    filter: &'r PathFilter,
+    /// A root, to name in errors.
+    root: u128,
+    old_budget: Option<Budget>,
+    new_budget: Option<Budget>,
+    out: Vec<Change>,
 }
 
-fn diff_entry<T: ReadableTable<u128, &'static [u8]>>(
-    reader: &TreeReader<'_, T>,
-    path: Vec<u8>,
-    old: Option<&Node>,
-    new: Option<&Node>,
-    filter: &PathFilter,
-    out: &mut Vec<Change>,
-) -> Result<()> {
-    if old == new {
-        return Ok(());
-    }
-    let dir_id = |n: Option<&Node>| match n {
-        Some(Node::Dir { tree }) => Some(*tree),
-        _ => None,
-    };
-    let leaf = |n: Option<&Node>| n.filter(|n| !matches!(n, Node::Dir { .. })).cloned();
-    let (old_dir, new_dir) = (dir_id(old), dir_id(new));
-    if old_dir.is_some() || new_dir.is_some() {
-        let mut dir = path.clone();
-        dir.push(b'/');
-        if filter.may_cover_below(&dir) {
-            diff_dirs(reader, old_dir, new_dir, &dir, filter, out)?;
+impl<T: ReadableTable<u128, &'static [u8]>> Walk<'_, '_, T> {
+    /// Compares two directories' entries (both sorted, as the reader checked), which lie
+    /// `depth` directories below the roots at `prefix`.
+    fn dirs(
+        &mut self,
+        old: Vec<Entry>,
+        new: Vec<Entry>,
+        prefix: &[u8],
+        depth: usize,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(self.root));
         }
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            let order = match (old.get(i), new.get(j)) {
+                (Some(a), Some(b)) => a.name.cmp(&b.name),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            let (a, b) = match order {
+                std::cmp::Ordering::Less => (old.get(i), None),
+                std::cmp::Ordering::Greater => (None, new.get(j)),
+                std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
+            };
+            if a.is_some() {
+                i += 1;
+            }
+            if b.is_some() {
+                j += 1;
+            }
+            let name = &a.or(b).expect("one side is present").name;
+            let mut path = prefix.to_vec();
+            path.extend_from_slice(name);
+            self.entry(path, a.map(|e| &e.node), b.map(|e| &e.node), depth)?;
+        }
+        Ok(())
     }
-    let (old_leaf, new_leaf) = (leaf(old), leaf(new));
-    if (old_leaf.is_some() || new_leaf.is_some()) && filter.covers(&path) {
-        out.push(Change {
-            path,
-            old: old_leaf,
-            new: new_leaf,
-        });
+
+    fn entry(
+        &mut self,
+        path: Vec<u8>,
+        old: Option<&Node>,
+        new: Option<&Node>,
+        depth: usize,
+    ) -> Result<()> {
+        if old == new {
+            return Ok(());
+        }
+        let dir_id = |n: Option<&Node>| match n {
+            Some(Node::Dir { tree }) => Some(*tree),
+            _ => None,
+        };
+        let leaf = |n: Option<&Node>| n.filter(|n| !matches!(n, Node::Dir { .. })).cloned();
+        let (old_dir, new_dir) = (dir_id(old), dir_id(new));
+        if old_dir.is_some() || new_dir.is_some() {
+            let mut dir = path.clone();
+            dir.push(b'/');
+            if self.filter.may_cover_below(&dir) {
+                let old = entries(self.reader, old_dir, true)?;
+                let new = entries(self.reader, new_dir, true)?;
+                self.dirs(old, new, &dir, depth + 1)?;
+            }
+        }
+        let (old_leaf, new_leaf) = (leaf(old), leaf(new));
+        if (old_leaf.is_some() || new_leaf.is_some()) && self.filter.covers(&path) {
+            for (node, budget) in [
+                (&old_leaf, &mut self.old_budget),
+                (&new_leaf, &mut self.new_budget),
+            ] {
+                if let (Some(node), Some(budget)) = (node, budget) {
+                    budget.take(node)?;
+                }
+            }
+            self.out.push(Change {
+                path,
+                old: old_leaf,
+                new: new_leaf,
+            });
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::pack::ReadChunks;
+use crate::pack::{LastPack, ReadChunks};
 use imara_diff::{Algorithm, Diff, InternedInput};
 use serde::Serialize;
 
@@ -86,14 +86,38 @@ impl<'a> ContentReader<'a> {
             None | Some(Node::Dir { .. }) => Content::Absent,
             Some(Node::Symlink { target }) => Content::Bytes(target.clone()),
             Some(Node::File { size, .. }) if *size > BIG_FILE => Content::TooBig(*size),
-            Some(Node::File { chunks, .. }) => match self.worktree.filter(|_| new_side) {
+            Some(Node::File { size, chunks, .. }) => match self.worktree.filter(|_| new_side) {
                 Some(root) => {
                     let full = root.join(OsStr::from_bytes(path));
                     Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
                 }
-                None => Content::Bytes(self.chunks.read_content(self.hasher, chunks)?),
+                None => Content::Bytes(self.read_stored(path, *size, chunks)?),
             },
         })
+    }
+
+    /// A stored file's content, which must be exactly `size` bytes: reading stops at the
+    /// first chunk that takes it past `size`, so a file record listing more content than
+    /// it says (a crafted store) costs no more than its size and one chunk.
+    fn read_stored(&self, path: &[u8], size: u64, chunks: &[u128]) -> Result<Vec<u8>> {
+        let wrong = |held: &str| {
+            Error::Corrupt(format!(
+                "file {}: its chunks hold {held} than its recorded size of {size} bytes",
+                quote_path(path)
+            ))
+        };
+        let mut out = Vec::new();
+        let mut last = LastPack::default();
+        for &id in chunks {
+            self.chunks.read(self.hasher, id, &mut out, &mut last)?;
+            if out.len() as u64 > size {
+                return Err(wrong("more"));
+            }
+        }
+        if (out.len() as u64) < size {
+            return Err(wrong("less"));
+        }
+        Ok(out)
     }
 
     fn sides(&self, change: &Change) -> Result<(Content, Content)> {

@@ -9,7 +9,7 @@ use redb::ReadableTable;
 
 use crate::codec;
 use crate::dag::Checkpoint;
-use crate::tree::{Node, Tree};
+use crate::tree::{names_problem, Node, Tree};
 use crate::{Error, Id, Result};
 
 /// What one tree points at.
@@ -60,7 +60,10 @@ enum Owner {
 
 impl Graph {
     /// Loads every tree reachable from `roots`, each once. A missing or undecodable tree
-    /// is an error: deciding what to delete from a damaged store is not safe.
+    /// is an error: deciding what to delete from a damaged store is not safe; so is one
+    /// whose names are unsafe, duplicated or out of order ([`names_problem`]). (Ids and
+    /// chunk lists need the store's hasher, which the callers do not pass; nothing here
+    /// expands a tree, so neither can make this walk grow.)
     pub fn load(
         table: &impl ReadableTable<u128, &'static [u8]>,
         roots: impl IntoIterator<Item = u128>,
@@ -76,6 +79,9 @@ impl Graph {
                 Some(value) => codec::decode(value.value(), &what)?,
                 None => return Err(Error::Corrupt(format!("{what} is missing"))),
             };
+            if let Some(problem) = names_problem(&tree) {
+                return Err(problem.into_error(id));
+            }
             let mut link = Links::default();
             for entry in tree.entries {
                 match entry.node {

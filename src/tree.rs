@@ -2,13 +2,17 @@
 //! the hash of its encoding, so an unchanged directory is stored once across all
 //! checkpoints and equal subtrees are recognised by id alone.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::Hasher;
+use crate::chunk::{ChunkParams, Hasher};
 use crate::codec;
+use crate::dag::Checkpoint;
+use crate::pack;
+use crate::store::{CHECKPOINTS, CHUNKS};
 use crate::{Error, Id, Result};
 
 /// What a name in a directory is.
@@ -148,11 +152,168 @@ fn build_dir(
     id
 }
 
-/// Reads trees from the store, or from trees built in memory that are not stored yet.
+/// The deepest a checked walk goes. A worktree path is at most `PATH_MAX` (4096) bytes,
+/// so no save records more nested directories than this; a crafted store can chain
+/// more, and the walks recurse.
+pub const MAX_DEPTH: usize = 2048;
+
+/// What is wrong with a tree record's entries, by [`tree_problem`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeProblem {
+    /// An entry name [`is_safe_name`] refuses.
+    Unsafe(Vec<u8>),
+    /// Anything else, as a phrase that follows "tree <id> ".
+    Other(String),
+}
+
+impl TreeProblem {
+    /// The error for tree `id` having this problem.
+    pub fn into_error(self, id: u128) -> Error {
+        match self {
+            TreeProblem::Unsafe(name) => {
+                Error::UnsafeName(String::from_utf8_lossy(&name).into_owned())
+            }
+            TreeProblem::Other(problem) => Error::Corrupt(format!("tree {} {problem}", Id(id))),
+        }
+    }
+}
+
+fn quoted(name: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(name))
+}
+
+/// The names half of [`tree_problem`]: every name safe, strictly increasing.
+pub fn names_problem(tree: &Tree) -> Option<TreeProblem> {
+    for (i, entry) in tree.entries.iter().enumerate() {
+        if !is_safe_name(&entry.name) {
+            return Some(TreeProblem::Unsafe(entry.name.clone()));
+        }
+        if let Some(next) = tree.entries.get(i + 1) {
+            match entry.name.cmp(&next.name) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => {
+                    return Some(TreeProblem::Other(format!(
+                        "holds the name {} twice",
+                        quoted(&entry.name)
+                    )))
+                }
+                std::cmp::Ordering::Greater => {
+                    return Some(TreeProblem::Other(format!(
+                        "lists {} before {}: its names are out of order",
+                        quoted(&entry.name),
+                        quoted(&next.name)
+                    )))
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Checks a decoded tree as [`build`] writes trees: every name safe, names strictly
+/// increasing in byte order (so unique), and each file's chunk count one its size
+/// allows under `params` (every chunk but the last holds at least `params.min` bytes,
+/// none more than `params.max`). O(entries); reads nothing else.
+pub fn tree_problem(tree: &Tree, params: &ChunkParams) -> Option<TreeProblem> {
+    if let Some(problem) = names_problem(tree) {
+        return Some(problem);
+    }
+    for entry in &tree.entries {
+        if let Node::File { size, chunks, .. } = &entry.node {
+            let count = chunks.len() as u64;
+            let most = size / params.min.max(1) as u64 + 1;
+            if count > most || u128::from(count) * (params.max as u128) < u128::from(*size) {
+                return Some(TreeProblem::Other(format!(
+                    "has file {} of {size} bytes listing {count} chunks, which that size does not allow",
+                    quoted(&entry.name)
+                )));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a file's chunks, whose lengths `raw_len` gives where known, add up to its
+/// recorded size; `Some(sum)` when they are all known and do not.
+pub fn chunk_sum_mismatch(
+    size: u64,
+    chunks: &[u128],
+    mut raw_len: impl FnMut(u128) -> Option<u64>,
+) -> Option<u64> {
+    let mut sum: u64 = 0;
+    for &id in chunks {
+        sum = sum.saturating_add(raw_len(id)?);
+    }
+    (sum != size).then_some(sum)
+}
+
+/// Limits on what expanding a checkpoint's tree may yield: the counts its record gives.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    tree: u128,
+    limit: Totals,
+    used: Totals,
+}
+
+impl Budget {
+    /// A budget for tree `tree` of `limit` files and bytes.
+    pub fn new(tree: u128, limit: Totals) -> Self {
+        Budget {
+            tree,
+            limit,
+            used: Totals::default(),
+        }
+    }
+
+    /// Counts `node` (a file or symlink) as yielded; an error once the tree has yielded
+    /// more than its record says it holds.
+    pub fn take(&mut self, node: &Node) -> Result<()> {
+        self.used.files += 1;
+        if let Node::File { size, .. } = node {
+            self.used.bytes = self.used.bytes.saturating_add(*size);
+        }
+        let (what, n) = if self.used.files > self.limit.files {
+            ("files", self.limit.files)
+        } else if self.used.bytes > self.limit.bytes {
+            ("bytes", self.limit.bytes)
+        } else {
+            return Ok(());
+        };
+        Err(Error::Corrupt(format!(
+            "tree {} holds more {what} than its checkpoint records ({n})",
+            Id(self.tree)
+        )))
+    }
+}
+
+/// The error for a walk that went deeper than [`MAX_DEPTH`] below tree `id`.
+pub fn too_deep(id: u128) -> Error {
+    Error::Corrupt(format!(
+        "tree {} nests directories deeper than {MAX_DEPTH}",
+        Id(id)
+    ))
+}
+
+type ReadOnly<K> = redb::ReadOnlyTable<K, &'static [u8]>;
+
+/// Reads trees from the store, or from trees built in memory that are not stored yet,
+/// and checks each one it reads (see [`TreeReader::get`]).
+///
+/// With [`TreeReader::with_store`] it also knows each checkpoint's recorded counts, which
+/// bound what expanding that checkpoint's tree may yield ([`TreeReader::budget`]), and
+/// the chunk index, against which it adds up each file's chunk lengths.
 pub struct TreeReader<'a, T> {
     hasher: &'a Hasher,
     table: &'a T,
     pending: Option<&'a PendingTrees>,
+    /// The chunk index, when known.
+    chunks: Option<ReadOnly<u128>>,
+    /// The checkpoint records, read on first need for the counts of a root that no
+    /// [`TreeReader::expect`] gave.
+    records: Option<ReadOnly<u128>>,
+    /// Recorded counts by root tree id.
+    expected: RefCell<HashMap<u128, Totals>>,
+    records_read: Cell<bool>,
 }
 
 impl<'a, T: ReadableTable<u128, &'static [u8]>> TreeReader<'a, T> {
@@ -162,57 +323,180 @@ impl<'a, T: ReadableTable<u128, &'static [u8]>> TreeReader<'a, T> {
             hasher,
             table,
             pending,
+            chunks: None,
+            records: None,
+            expected: RefCell::new(HashMap::new()),
+            records_read: Cell::new(false),
         }
     }
 
-    /// The tree `id`, checked against its id (so a damaged record is an error, never a
-    /// different tree) and with every entry name checked by [`is_safe_name`].
+    /// The same reader, also checking against the store read by `txn`: every
+    /// checkpoint's recorded counts bound the expansion of its tree, and each file's
+    /// chunks must add up to its size by the chunk index's lengths.
+    pub fn with_store(mut self, txn: &redb::ReadTransaction) -> Result<Self> {
+        self.chunks = Some(txn.open_table(CHUNKS)?);
+        self.records = Some(txn.open_table(CHECKPOINTS)?);
+        Ok(self)
+    }
+
+    /// Bounds the expansion of `record`'s tree by its recorded counts (a tree that is
+    /// the root of several records gets the largest).
+    pub fn expect(&self, record: &Checkpoint) {
+        expect_in(&mut self.expected.borrow_mut(), record);
+    }
+
+    /// The budget for expanding tree `id`, if it is the root of a checkpoint this
+    /// reader knows; `None` for trees built in memory, which are exactly the worktree.
+    pub fn budget(&self, id: u128) -> Result<Option<Budget>> {
+        if self.pending.is_some_and(|p| p.contains_key(&id)) {
+            return Ok(None);
+        }
+        if !self.expected.borrow().contains_key(&id) {
+            self.read_records()?;
+        }
+        Ok(self
+            .expected
+            .borrow()
+            .get(&id)
+            .map(|limit| Budget::new(id, *limit)))
+    }
+
+    fn read_records(&self) -> Result<()> {
+        let Some(records) = self.records.as_ref().filter(|_| !self.records_read.get()) else {
+            return Ok(());
+        };
+        self.records_read.set(true);
+        let mut expected = self.expected.borrow_mut();
+        for item in records.iter()? {
+            let (_, value) = item?;
+            // A record that does not decode bounds nothing; it is not this walk's
+            // business (verify reports it), so it does not stop the walk either.
+            if let Ok(record) = codec::decode::<Checkpoint>(value.value(), "checkpoint") {
+                expect_in(&mut expected, &record);
+            }
+        }
+        Ok(())
+    }
+
+    /// The tree `id`, checked: a stored tree must hash to its id and be encoded as a save
+    /// encodes it (so that different ids always mean different trees); every tree must
+    /// pass [`tree_problem`] and, with a chunk index, have each file's chunks add up to
+    /// its size. An unsafe name is [`Error::UnsafeName`]; anything else
+    /// [`Error::Corrupt`].
     pub fn get(&self, id: u128) -> Result<Tree> {
         let what = || format!("tree {}", Id(id));
-        let tree: Tree = match self.pending.and_then(|p| p.get(&id)) {
-            Some(bytes) => codec::decode(bytes, &what())?,
+        let (tree, stored): (Tree, bool) = match self.pending.and_then(|p| p.get(&id)) {
+            Some(bytes) => (codec::decode(bytes, &what())?, false),
             None => match self.table.get(id)? {
                 Some(value) if self.hasher.id(value.value()) == Id(id) => {
-                    codec::decode(value.value(), &what())?
+                    let tree = codec::decode(value.value(), &what())?;
+                    if codec::encode(&tree) != value.value() {
+                        return Err(Error::Corrupt(format!(
+                            "{} is not encoded the way saves encode trees",
+                            what()
+                        )));
+                    }
+                    (tree, true)
                 }
                 Some(_) => return Err(Error::Corrupt(format!("{} does not match its id", what()))),
                 None => return Err(Error::Corrupt(format!("{} is missing", what()))),
             },
         };
-        if let Some(bad) = tree.entries.iter().find(|e| !is_safe_name(&e.name)) {
-            return Err(Error::UnsafeName(
-                String::from_utf8_lossy(&bad.name).into_owned(),
-            ));
+        if let Some(problem) = tree_problem(&tree, &self.hasher.params()) {
+            return Err(problem.into_error(id));
+        }
+        if let Some(index) = self.chunks.as_ref().filter(|_| stored) {
+            for entry in &tree.entries {
+                if let Node::File { size, chunks, .. } = &entry.node {
+                    // A chunk the index lacks (or cannot give) is left to the reads that
+                    // need it, which say so: only a sum of known lengths is checked.
+                    let raw_len = |c: u128| -> Option<u64> {
+                        let value = index.get(c).ok()??;
+                        pack::Entry::parse(c, value.value()).ok()?.raw_len()
+                    };
+                    if let Some(sum) = chunk_sum_mismatch(*size, chunks, raw_len) {
+                        return Err(Error::Corrupt(format!(
+                            "{} has file {} of size {size} whose chunks hold {sum} bytes",
+                            what(),
+                            quoted(&entry.name)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(tree)
+    }
+
+    /// Tree `id` reached as a subdirectory: checked as [`TreeReader::get`] does, and
+    /// not empty (saves only record directories that hold files, so a walk that enters
+    /// a changed directory always finds a change in it).
+    pub fn get_subtree(&self, id: u128) -> Result<Tree> {
+        let tree = self.get(id)?;
+        if tree.entries.is_empty() {
+            return Err(Error::Corrupt(format!(
+                "tree {} is empty but named as a directory (saves never record one)",
+                Id(id)
+            )));
         }
         Ok(tree)
     }
 
     /// Every file and symlink under tree `id`, as `(path, node)` sorted by path, with
-    /// paths prefixed by `prefix` (empty, or ending in `/`).
+    /// paths prefixed by `prefix` (empty, or ending in `/`). Stops with an error as soon
+    /// as it has yielded more than a checkpoint of `id` records ([`TreeReader::budget`]).
     pub fn flatten(&self, id: u128, prefix: &[u8], out: &mut Vec<(Vec<u8>, Node)>) -> Result<()> {
-        for entry in self.get(id)?.entries {
+        let mut budget = self.budget(id)?;
+        let tree = self.get(id)?;
+        self.flatten_below(id, tree, prefix, 0, &mut budget, out)
+    }
+
+    fn flatten_below(
+        &self,
+        root: u128,
+        tree: Tree,
+        prefix: &[u8],
+        depth: usize,
+        budget: &mut Option<Budget>,
+        out: &mut Vec<(Vec<u8>, Node)>,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(root));
+        }
+        for entry in tree.entries {
             let mut path = prefix.to_vec();
             path.extend_from_slice(&entry.name);
             match entry.node {
                 Node::Dir { tree } => {
                     path.push(b'/');
-                    self.flatten(tree, &path, out)?;
+                    let subtree = self.get_subtree(tree)?;
+                    self.flatten_below(root, subtree, &path, depth + 1, budget, out)?;
                 }
-                node => out.push((path, node)),
+                node => {
+                    if let Some(budget) = budget {
+                        budget.take(&node)?;
+                    }
+                    out.push((path, node));
+                }
             }
         }
         Ok(())
     }
 }
 
+fn expect_in(expected: &mut HashMap<u128, Totals>, record: &Checkpoint) {
+    let limit = expected.entry(record.tree).or_default();
+    limit.files = limit.files.max(record.files);
+    limit.bytes = limit.bytes.max(record.bytes);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::ChunkParams;
 
+    /// A one-chunk file of `n` bytes (at most a chunk's worth) whose chunk id is `n`.
     fn file(n: u128) -> Node {
         Node::File {
-            size: 1,
+            size: n as u64,
             executable: false,
             chunks: vec![n],
         }
@@ -262,5 +546,190 @@ mod tests {
         let tree: Tree = codec::decode(&pending[&root.0], "root").unwrap();
         let names: Vec<&[u8]> = tree.entries.iter().map(|e| e.name.as_slice()).collect();
         assert_eq!(names, [&b"a"[..], b"a-b", b"a.txt", b"a0", b"b"]);
+    }
+
+    /// The checks accept every tree a save builds, with chunk lists as the chunker
+    /// cuts them (empty, short, exactly the minimum, many chunks), and their chunks add
+    /// up to their sizes.
+    #[test]
+    fn trees_as_saves_build_them_pass_the_checks() {
+        let hasher = Hasher::new([5; 32], ChunkParams::default());
+        let params = hasher.params();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let random: Vec<u8> = (0..3 << 20)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let mut lengths = HashMap::new();
+        let mut node = |data: &[u8]| {
+            let mut chunks = Vec::new();
+            hasher.for_each_chunk(data, |piece| {
+                let id = hasher.id(piece).0;
+                lengths.insert(id, piece.len() as u64);
+                chunks.push(id);
+            });
+            Node::File {
+                size: data.len() as u64,
+                executable: false,
+                chunks,
+            }
+        };
+        let files = vec![
+            (b"a/empty".to_vec(), node(b"")),
+            (b"a/min".to_vec(), node(&random[..params.min])),
+            (b"a/min1".to_vec(), node(&random[..params.min + 1])),
+            (b"b/big".to_vec(), node(&random)),
+            (b"b/zeros".to_vec(), node(&vec![0; 2 << 20])),
+            (b"c".to_vec(), node(b"c")),
+        ];
+        let mut pending = PendingTrees::new();
+        build(&hasher, &files, &mut pending);
+        for bytes in pending.values() {
+            let tree: Tree = codec::decode(bytes, "tree").unwrap();
+            assert_eq!(tree_problem(&tree, &params), None, "{tree:?}");
+            for entry in &tree.entries {
+                if let Node::File { size, chunks, .. } = &entry.node {
+                    let sum = chunk_sum_mismatch(*size, chunks, |c| lengths.get(&c).copied());
+                    assert_eq!(sum, None, "{:?}", entry.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_unsorted_and_impossible_chunk_lists_are_problems() {
+        let params = ChunkParams::default();
+        let tree = |entries: Vec<(&str, Node)>| Tree {
+            entries: entries
+                .into_iter()
+                .map(|(name, node)| Entry {
+                    name: name.as_bytes().to_vec(),
+                    node,
+                })
+                .collect(),
+        };
+        let other = |t: &Tree| match tree_problem(t, &params) {
+            Some(TreeProblem::Other(problem)) => problem,
+            found => panic!("{found:?}"),
+        };
+        assert!(other(&tree(vec![("a", file(1)), ("a", file(2))])).contains("twice"));
+        assert!(other(&tree(vec![("b", file(1)), ("a", file(2))])).contains("out of order"));
+        let listing = |size: u64, count: usize| Node::File {
+            size,
+            executable: false,
+            chunks: vec![7; count],
+        };
+        // One chunk per `min` bytes, and one more (the last may be short).
+        let min = params.min as u64;
+        assert_eq!(
+            tree_problem(&tree(vec![("f", listing(3 * min, 4))]), &params),
+            None
+        );
+        assert!(other(&tree(vec![("f", listing(3 * min, 5))])).contains("5 chunks"));
+        assert!(other(&tree(vec![("f", listing(1, 4000))])).contains("4000 chunks"));
+        // No chunk holds more than `max` bytes.
+        let max = params.max as u64;
+        assert_eq!(
+            tree_problem(&tree(vec![("f", listing(2 * max, 2))]), &params),
+            None
+        );
+        assert!(other(&tree(vec![("f", listing(2 * max + 1, 2))])).contains("2 chunks"));
+        assert!(matches!(
+            tree_problem(&tree(vec![("..", file(1))]), &params),
+            Some(TreeProblem::Unsafe(_))
+        ));
+    }
+
+    #[test]
+    fn a_budget_stops_past_the_recorded_files_or_bytes() {
+        let mut budget = Budget::new(9, Totals { files: 2, bytes: 3 });
+        budget.take(&file(1)).unwrap();
+        budget.take(&file(2)).unwrap();
+        let err = budget.take(&file(0)).unwrap_err().to_string();
+        assert!(
+            err.contains("more files than its checkpoint records (2)"),
+            "{err}"
+        );
+        let mut budget = Budget::new(9, Totals { files: 5, bytes: 3 });
+        budget.take(&file(3)).unwrap();
+        let link = Node::Symlink {
+            target: b"x".to_vec(),
+        };
+        budget.take(&link).unwrap();
+        let err = budget.take(&file(1)).unwrap_err().to_string();
+        assert!(
+            err.contains("more bytes than its checkpoint records (3)"),
+            "{err}"
+        );
+    }
+
+    /// Flattening a tree shared at every level stops as soon as it passes the counts
+    /// its checkpoint records, and yields everything when they are honest.
+    #[test]
+    fn flattening_is_bounded_by_the_checkpoints_record() {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let hasher = Hasher::new([9; 32], ChunkParams::default());
+        let txn = db.begin_write().unwrap();
+        let root = {
+            let mut table = txn.open_table(crate::store::TREES).unwrap();
+            let mut put = |entries: Vec<Entry>| {
+                let bytes = codec::encode(&Tree { entries });
+                let id = hasher.id(&bytes).0;
+                table.insert(id, bytes.as_slice()).unwrap();
+                id
+            };
+            let name = |i: usize| format!("e{i:02}").into_bytes();
+            let mut id = put((0..20)
+                .map(|i| Entry {
+                    name: name(i),
+                    node: file(1),
+                })
+                .collect());
+            for _ in 0..2 {
+                id = put((0..20)
+                    .map(|i| Entry {
+                        name: name(i),
+                        node: Node::Dir { tree: id },
+                    })
+                    .collect());
+            }
+            id
+        };
+        let table = txn.open_table(crate::store::TREES).unwrap();
+        let record = |files: u64, bytes: u64| Checkpoint {
+            tree: root,
+            parents: vec![],
+            time_ns: 0,
+            message: String::new(),
+            branch: None,
+            git_head: None,
+            git_branch: None,
+            meta: vec![],
+            attachments: vec![],
+            files,
+            bytes,
+            skipped: vec![],
+        };
+        let lying = TreeReader::new(&hasher, &table, None);
+        lying.expect(&record(10, 8000));
+        let mut out = Vec::new();
+        let err = lying.flatten(root, b"", &mut out).unwrap_err().to_string();
+        assert!(
+            err.contains("more files than its checkpoint records (10)"),
+            "{err}"
+        );
+        assert_eq!(out.len(), 10);
+        let honest = TreeReader::new(&hasher, &table, None);
+        honest.expect(&record(8000, 8000));
+        let mut out = Vec::new();
+        honest.flatten(root, b"", &mut out).unwrap();
+        assert_eq!(out.len(), 8000);
+        assert_eq!(out[0].0, b"e00/e00/e00");
     }
 }

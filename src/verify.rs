@@ -1,8 +1,13 @@
 //! Checking a store: the file itself (redb's page checksums), then every record: each
-//! checkpoint decodes, its parents exist, every tree it reaches exists and decodes with
-//! safe names, every chunk those trees name exists; branches, HEAD and pins point at
-//! checkpoints; stat-cache entries name existing chunks (a save would reuse them). With
-//! `read_data`, every chunk is also read, decompressed and re-hashed.
+//! checkpoint decodes, its parents exist, every tree it reaches exists, decodes, hashes
+//! to its id, is encoded as saves encode it, has safe names in strictly increasing order
+//! and files whose chunk lists fit their sizes (by count, and by the lengths the chunk
+//! index records), every chunk those trees name exists, and the tree expands to no more
+//! files and bytes than the checkpoint records (added up once per tree, so trees shared
+//! at every level cost nothing more); branches, HEAD and pins point at checkpoints;
+//! stat-cache entries name existing chunks (a save would reuse them). With `read_data`,
+//! every chunk is also read, decompressed, re-hashed and measured against its recorded
+//! length.
 //!
 //! Damage is reported, never fatal: the report lists each damaged object and the
 //! checkpoints that no longer restore exactly because of it.
@@ -20,7 +25,7 @@ use crate::dag::{self, Checkpoint, Head};
 use crate::pack::{self, LastPack, ReadChunks};
 use crate::stat_cache::CacheEntry;
 use crate::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
-use crate::tree::{is_safe_name, Node, Tree};
+use crate::tree::{chunk_sum_mismatch, tree_problem, Node, Tree, TreeProblem, MAX_DEPTH};
 use crate::{Error, Id, Result};
 
 /// One damaged object.
@@ -202,15 +207,21 @@ fn check_records(
     check_refs(&txn, &ids, findings)?;
 
     let chunks_table = txn.open_table(CHUNKS)?;
-    // Each chunk's stored length, for the bytes a gc would free.
-    let mut chunk_ids: HashMap<u128, u64> = HashMap::new();
+    // Each chunk's stored length, for the bytes a gc would free, and its content length
+    // as the index records it (where it does), against which files' sizes are checked
+    // without reading a chunk.
+    let mut chunk_ids: HashMap<u128, (u64, Option<u64>)> = HashMap::new();
     // In pack order, so that each reading thread goes through the packs in sequence.
     let mut in_pack_order = Vec::new();
     for item in chunks_table.iter()? {
         let (key, value) = item?;
         let id = key.value();
         let entry = pack::Entry::parse(id, value.value());
-        chunk_ids.insert(id, entry.as_ref().map_or(0, pack::Entry::stored_len));
+        let lengths = match &entry {
+            Ok(entry) => (entry.stored_len(), entry.raw_len()),
+            Err(_) => (0, None),
+        };
+        chunk_ids.insert(id, lengths);
         let place = match entry {
             Ok(pack::Entry::Packed(at)) => (at.pack, at.offset),
             _ => (u64::MAX, 0),
@@ -223,7 +234,7 @@ fn check_records(
     if read_data {
         let chunks = ReadChunks::open(&txn)?;
         let ids: Vec<u128> = in_pack_order.iter().map(|(_, id)| *id).collect();
-        let bad = read_chunks(&chunks, &store.hasher, &ids, report)?;
+        let bad = read_chunks(&chunks, &store.hasher, &ids, &chunk_ids, report)?;
         for (id, message) in bad {
             findings.add(format!("chunk {}", Id(id)), message);
             bad_chunks.insert(id);
@@ -238,16 +249,18 @@ fn check_records(
         }
     };
 
-    let trees = check_trees(
+    let mut trees = check_trees(
         &txn.open_table(TREES)?,
+        &store.hasher,
         records.iter().map(|(_, r)| r.tree),
         &mut chunk_ok,
+        &|c| chunk_ids.get(&c).and_then(|(_, raw)| *raw),
         findings,
     )?;
     report.trees = trees.reached;
     report.unreachable_trees = trees.unreachable;
     report.unreachable_bytes = trees.unreachable_bytes;
-    let mut referenced: HashSet<u128> = trees.chunks;
+    let mut referenced: HashSet<u128> = std::mem::take(&mut trees.chunks);
     for (id, record) in &records {
         let mut attachments_ok = true;
         for &c in record.attachments.iter().flat_map(|a| &a.chunks) {
@@ -257,8 +270,27 @@ fn check_records(
         if trees.damaged.contains(&record.tree) || !attachments_ok {
             findings.affected.insert(*id);
         }
+        // What the tree expands to, added up once per tree: more than the record says
+        // makes every command that expands it stop.
+        let size = trees.expansion(record.tree);
+        let problem = if size.files > record.files || size.bytes > record.bytes {
+            Some(format!(
+                "its tree holds {} files and symlinks of {} bytes, more than its record says ({} files, {} bytes)",
+                size.files, size.bytes, record.files, record.bytes
+            ))
+        } else if size.height > MAX_DEPTH {
+            Some(format!(
+                "its tree nests directories deeper than {MAX_DEPTH}"
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            findings.add(format!("checkpoint {id}"), problem);
+            findings.affected.insert(*id);
+        }
     }
-    for (_, stored) in chunk_ids.iter().filter(|(id, _)| !referenced.contains(id)) {
+    for (_, (stored, _)) in chunk_ids.iter().filter(|(id, _)| !referenced.contains(id)) {
         report.unreachable_chunks += 1;
         report.unreachable_bytes += stored;
     }
@@ -344,6 +376,7 @@ fn read_chunks(
     chunks: &ReadChunks,
     hasher: &Hasher,
     ids: &[u128],
+    lengths: &HashMap<u128, (u64, Option<u64>)>,
     report: &mut Report,
 ) -> Result<Vec<(u128, String)>> {
     let results: Vec<(u64, Option<(u128, String)>)> = ids
@@ -353,7 +386,16 @@ fn read_chunks(
             |(buf, last), &id| -> Result<_> {
                 buf.clear();
                 let read = chunks.with_stored(id, last, |stored| {
-                    let bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
+                    let mut bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
+                    // Files' sizes are checked against the recorded lengths: they must
+                    // be the content's.
+                    let recorded = lengths.get(&id).and_then(|(_, raw)| *raw);
+                    if let Some(n) = recorded.filter(|&n| bad.is_none() && n != buf.len() as u64) {
+                        bad = Some(Error::Corrupt(format!(
+                            "holds {} bytes, but its index entry records {n}",
+                            buf.len()
+                        )));
+                    }
                     Ok((stored.len() as u64, bad))
                 });
                 let (len, bad) = match read {
@@ -391,6 +433,44 @@ struct TreeWalk {
     damaged: HashSet<u128>,
     /// Chunks the reached trees name.
     chunks: HashSet<u128>,
+    /// What each reached tree expands to, once for all.
+    expansions: HashMap<u128, Expansion>,
+}
+
+impl TreeWalk {
+    /// What tree `id` expands to (nothing, if it could not be read).
+    fn expansion(&self, id: u128) -> Expansion {
+        self.expansions.get(&id).copied().unwrap_or_default()
+    }
+}
+
+/// What a tree expands to: files and symlinks, bytes of files, and the most directories
+/// nested below it. Saturating: a crafted store can make these astronomical.
+#[derive(Clone, Copy, Debug, Default)]
+struct Expansion {
+    files: u64,
+    bytes: u64,
+    height: usize,
+}
+
+impl Expansion {
+    /// A tree on a cycle (which only a tree stored under a key not its hash can make):
+    /// it expands without end.
+    const ENDLESS: Expansion = Expansion {
+        files: u64::MAX,
+        bytes: u64::MAX,
+        height: usize::MAX,
+    };
+}
+
+/// One reached tree's own part of its expansion, and its subdirectories.
+#[derive(Default)]
+struct TreeSummary {
+    files: u64,
+    bytes: u64,
+    /// Subdirectory trees, once per entry naming them.
+    dirs: Vec<u128>,
+    empty: bool,
 }
 
 /// Checkpoints whose ancestry never ends: on a parent cycle or descending from one, which
@@ -436,18 +516,30 @@ fn parent_cycles(records: &[(Id, Checkpoint)]) -> Vec<Id> {
 
 /// Loads every tree reachable from `roots` once, notes what is wrong with each, then
 /// spreads damage up to every tree above it (which also copes with cycles a crafted
-/// store could hold).
+/// store could hold), and adds up what each tree expands to, bottom-up, each tree once.
+///
+/// A tree is damaged when it is missing or does not decode, does not hash to its id, is
+/// not encoded the way saves encode trees, has an unsafe, duplicated or out-of-order
+/// name, has a file whose chunk list its size does not allow or whose chunks (by the
+/// index's lengths, `raw_len`) do not add up to its size, names a missing chunk, or
+/// names an empty tree as a subdirectory.
 fn check_trees(
     table: &impl ReadableTable<u128, &'static [u8]>,
+    hasher: &Hasher,
     roots: impl Iterator<Item = u128>,
     chunk_ok: &mut impl FnMut(u128, &mut Findings) -> bool,
+    raw_len: &impl Fn(u128) -> Option<u64>,
     findings: &mut Findings,
 ) -> Result<TreeWalk> {
     let mut parents_of: HashMap<u128, Vec<u128>> = HashMap::new();
     let mut seen: HashSet<u128> = HashSet::new();
     let mut damaged_here: Vec<u128> = Vec::new();
     let mut chunks = HashSet::new();
-    let mut stack: Vec<u128> = roots.collect();
+    let mut summaries: HashMap<u128, TreeSummary> = HashMap::new();
+    // Subdirectory entries (parent, name, tree), to find empty trees named as one.
+    let mut dir_entries: Vec<(u128, Vec<u8>, u128)> = Vec::new();
+    let roots: Vec<u128> = roots.collect();
+    let mut stack = roots.clone();
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
@@ -460,7 +552,18 @@ fn check_trees(
                 continue;
             }
             Some(value) => match codec::decode(value.value(), &object) {
-                Ok(tree) => tree,
+                Ok(tree) if hasher.id(value.value()) != Id(id) => {
+                    findings.add(object.clone(), "does not match its id");
+                    damaged_here.push(id);
+                    tree
+                }
+                Ok(tree) => {
+                    if codec::encode(&tree) != value.value() {
+                        findings.add(object.clone(), "is not encoded the way saves encode trees");
+                        damaged_here.push(id);
+                    }
+                    tree
+                }
                 Err(e) => {
                     findings.add(object, describe(e));
                     damaged_here.push(id);
@@ -469,33 +572,71 @@ fn check_trees(
             },
         };
         let mut ok = true;
-        for entry in &tree.entries {
-            if !is_safe_name(&entry.name) {
+        match tree_problem(&tree, &hasher.params()) {
+            Some(TreeProblem::Unsafe(name)) => {
                 findings.add(
                     object.clone(),
-                    format!(
-                        "holds the unsafe name {:?}",
-                        String::from_utf8_lossy(&entry.name)
-                    ),
+                    format!("holds the unsafe name {:?}", String::from_utf8_lossy(&name)),
                 );
                 ok = false;
             }
-            match &entry.node {
-                Node::File { chunks: ids, .. } => {
-                    for &c in ids {
-                        chunks.insert(c);
+            Some(TreeProblem::Other(problem)) => {
+                findings.add(object.clone(), problem);
+                ok = false;
+            }
+            None => {}
+        }
+        let mut summary = TreeSummary {
+            empty: tree.entries.is_empty(),
+            ..TreeSummary::default()
+        };
+        for entry in tree.entries {
+            match entry.node {
+                Node::File {
+                    size, chunks: ids, ..
+                } => {
+                    summary.files += 1;
+                    summary.bytes = summary.bytes.saturating_add(size);
+                    if let Some(sum) = chunk_sum_mismatch(size, &ids, raw_len) {
+                        findings.add(
+                            object.clone(),
+                            format!(
+                                "has file {:?} of size {size} whose chunks hold {sum} bytes",
+                                String::from_utf8_lossy(&entry.name)
+                            ),
+                        );
+                        ok = false;
+                    }
+                    for c in ids {
                         ok &= chunk_ok(c, findings);
+                        chunks.insert(c);
                     }
                 }
                 Node::Dir { tree } => {
-                    parents_of.entry(*tree).or_default().push(id);
-                    stack.push(*tree);
+                    parents_of.entry(tree).or_default().push(id);
+                    stack.push(tree);
+                    summary.dirs.push(tree);
+                    dir_entries.push((id, entry.name, tree));
                 }
-                Node::Symlink { .. } => {}
+                Node::Symlink { .. } => summary.files += 1,
             }
         }
+        summaries.insert(id, summary);
         if !ok {
             damaged_here.push(id);
+        }
+    }
+    for (parent, name, tree) in dir_entries {
+        if summaries.get(&tree).is_some_and(|s| s.empty) {
+            findings.add(
+                format!("tree {}", Id(parent)),
+                format!(
+                    "names the empty tree {} as directory {:?} (saves never record one)",
+                    Id(tree),
+                    String::from_utf8_lossy(&name)
+                ),
+            );
+            damaged_here.push(parent);
         }
     }
     let mut damaged: HashSet<u128> = HashSet::new();
@@ -519,5 +660,48 @@ fn check_trees(
         unreachable_bytes,
         damaged,
         chunks,
+        expansions: expansions(&summaries, &roots),
     })
+}
+
+/// What each tree under `roots` expands to, from the trees' own parts: a depth-first
+/// walk that finishes each tree after its subdirectories, each tree once, so that trees
+/// shared at every level cost no more than the trees themselves. A tree that could not
+/// be read counts as empty; a cycle as endless.
+fn expansions(summaries: &HashMap<u128, TreeSummary>, roots: &[u128]) -> HashMap<u128, Expansion> {
+    let mut done: HashMap<u128, Expansion> = HashMap::new();
+    // Trees whose subdirectories are being walked: one met again is on a cycle.
+    let mut open: HashSet<u128> = HashSet::new();
+    let mut stack: Vec<(u128, bool)> = roots.iter().map(|&id| (id, false)).collect();
+    while let Some((id, children_done)) = stack.pop() {
+        if done.contains_key(&id) {
+            continue;
+        }
+        let Some(summary) = summaries.get(&id) else {
+            done.insert(id, Expansion::default());
+            continue;
+        };
+        if !children_done {
+            if open.insert(id) {
+                stack.push((id, true));
+                stack.extend(summary.dirs.iter().map(|&d| (d, false)));
+            }
+            continue;
+        }
+        let mut total = Expansion {
+            files: summary.files,
+            bytes: summary.bytes,
+            height: 0,
+        };
+        for dir in &summary.dirs {
+            // Every subdirectory was finished before this tree, unless it is on a cycle.
+            let below = done.get(dir).copied().unwrap_or(Expansion::ENDLESS);
+            total.files = total.files.saturating_add(below.files);
+            total.bytes = total.bytes.saturating_add(below.bytes);
+            total.height = total.height.max(below.height.saturating_add(1));
+        }
+        open.remove(&id);
+        done.insert(id, total);
+    }
+    done
 }

@@ -83,9 +83,17 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         Some(rev) => Some(dag::resolve(&read, rev)?),
         None => None,
     };
+    let trees = read.open_table(TREES)?;
+    // Checked against the store, and each checkpoint's side bounded by its record.
+    let tree_reader = TreeReader::new(&store.hasher, &trees, snapshot.as_ref().map(|s| &s.trees))
+        .with_store(&read)?;
     let tree_of = |id: Option<Id>| -> anyhow::Result<Option<u128>> {
         Ok(match id {
-            Some(id) => Some(dag::load(&checkpoints, id)?.tree),
+            Some(id) => {
+                let record = dag::load(&checkpoints, id)?;
+                tree_reader.expect(&record);
+                Some(record.tree)
+            }
             None => None,
         })
     };
@@ -94,8 +102,6 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         Some(snapshot) => Some(snapshot.root.0),
         None => tree_of(to)?,
     };
-    let trees = read.open_table(TREES)?;
-    let tree_reader = TreeReader::new(&store.hasher, &trees, snapshot.as_ref().map(|s| &s.trees));
     let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
     let chunks = ReadChunks::open(&read)?;
     let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());

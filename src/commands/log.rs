@@ -77,6 +77,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let head = dag::head(&read.open_table(STATE)?)?;
     let branches = dag::branches(&read.open_table(BRANCHES)?)?;
     let trees = read.open_table(TREES)?;
+    // Each side of each diff is bounded by its record (see `expect` below); log reads no
+    // content, so it does not add up chunk lengths.
     let reader = TreeReader::new(&store.hasher, &trees, None);
     let now = git_checkpoint::fault::now_ns();
     let ages: Vec<String> = entries
@@ -97,8 +99,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let (colour, _pager) = context.page();
     let mut out = BufWriter::new(std::io::stdout().lock());
     for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
+        reader.expect(&entry.record);
         let parent_tree = match entry.record.parents.first() {
-            Some(&parent) => Some(dag::load(&checkpoints, git_checkpoint::Id(parent))?.tree),
+            Some(&parent) => {
+                let parent = dag::load(&checkpoints, git_checkpoint::Id(parent))?;
+                reader.expect(&parent);
+                Some(parent.tree)
+            }
             None => None,
         };
         let changes = diff_trees(

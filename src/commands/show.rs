@@ -55,13 +55,21 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let id = dag::resolve(&read, &args.rev)?;
     let checkpoints = read.open_table(CHECKPOINTS)?;
     let record = dag::load(&checkpoints, id)?;
+    let trees = read.open_table(TREES)?;
+    // Checked against the store, and each side bounded by its record: a crafted tree
+    // that expands past it is an error, not a walk without end.
+    let tree_reader = TreeReader::new(&store.hasher, &trees, None).with_store(&read)?;
+    tree_reader.expect(&record);
     let parent_tree = match record.parents.first() {
-        Some(&parent) => Some(dag::load(&checkpoints, Id(parent))?.tree),
+        Some(&parent) => {
+            let parent = dag::load(&checkpoints, Id(parent))?;
+            tree_reader.expect(&parent);
+            Some(parent.tree)
+        }
         None => None,
     };
-    let trees = read.open_table(TREES)?;
     let changes = diff_trees(
-        &TreeReader::new(&store.hasher, &trees, None),
+        &tree_reader,
         parent_tree,
         Some(record.tree),
         &PathFilter::default(),

@@ -53,13 +53,18 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
     let read = store.db.begin_read()?;
     let state = read.open_table(STATE)?;
     let current = dag::current(&state, &read.open_table(BRANCHES)?)?;
-    let current_tree = match current {
-        Some(id) => Some(dag::load(&read.open_table(CHECKPOINTS)?, id)?.tree),
-        None => None,
-    };
     let interrupted = context.warn_interrupted_restore(&read)?;
     let trees = read.open_table(TREES)?;
+    // The checkpoint's side is bounded by its record; status reads no content.
     let reader = TreeReader::new(&store.hasher, &trees, Some(&snapshot.trees));
+    let current_tree = match current {
+        Some(id) => {
+            let record = dag::load(&read.open_table(CHECKPOINTS)?, id)?;
+            reader.expect(&record);
+            Some(record.tree)
+        }
+        None => None,
+    };
     let changes = diff_trees(
         &reader,
         current_tree,
