@@ -207,7 +207,8 @@ pub fn restore(
     let mut changes = {
         let read = store.db.begin_read()?;
         let trees = read.open_table(TREES)?;
-        let reader = TreeReader::new(&store.hasher, &trees, scanned_trees.as_ref());
+        let reader =
+            TreeReader::new(&store.hasher, &trees, scanned_trees.as_ref()).with_store(&read)?;
         diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
     };
     report.untouched = spare_skipped_files(
@@ -440,7 +441,7 @@ fn change_files(
                 let mut staged: Vec<Vec<u8>> = Vec::with_capacity(names.len());
                 for name in names.iter() {
                     let node = nodes[dir.rel(name).as_slice()];
-                    let tmp = stage_node(hasher, chunks, last, node, &dir, buf);
+                    let tmp = stage_node(hasher, chunks, last, node, &dir, name, buf);
                     let tmp = match tmp {
                         Ok(tmp) => tmp,
                         Err(e) => {
@@ -629,30 +630,43 @@ fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Resu
     Ok(())
 }
 
-/// Writes `node` under a new temporary name in `dir`, which it returns.
+/// Writes `node`, to be put in place as `name`, under a new temporary name in `dir`,
+/// which it returns.
 fn stage_node<'a>(
     hasher: &Hasher,
     chunks: &'a ReadChunks,
     last: &mut LastPack<'a>,
     node: &Node,
     dir: &worktree::Dir<'_>,
+    name: &[u8],
     buf: &mut Vec<u8>,
 ) -> Result<Vec<u8>> {
     match node {
         Node::File {
+            size,
             executable,
             chunks: ids,
-            ..
         } => {
             let tmp = temp_name(TEMP_RANDOM_CHARS, "");
             // The mode a new file gets (the kernel applies the umask).
             let mode = if *executable { 0o777 } else { 0o666 };
             let mut file = dir.create_file(&tmp, mode)?;
+            let mut total: u64 = 0;
             let written = ids.iter().try_for_each(|&id| {
                 buf.clear();
                 chunks.read(hasher, id, buf, last)?;
+                // A chunk index that understates lengths must not make a restore write
+                // more than the tree records.
+                total = total.saturating_add(buf.len() as u64);
+                if total > *size {
+                    return Err(wrong_size(dir, name, *size));
+                }
                 file.write_all(buf)
                     .map_err(|e| Error::io(dir_display(dir, &tmp), e))
+            });
+            let written = written.and_then(|()| match total == *size {
+                true => Ok(()),
+                false => Err(wrong_size(dir, name, *size)),
             });
             if let Err(e) = written {
                 drop(file);
@@ -668,6 +682,14 @@ fn stage_node<'a>(
         }
         Node::Dir { .. } => unreachable!("changes never carry directories"),
     }
+}
+
+/// The error for stored content whose length is not the size its tree records.
+fn wrong_size(dir: &worktree::Dir<'_>, name: &[u8], size: u64) -> Error {
+    Error::Corrupt(format!(
+        "the stored content of {} does not have its recorded size ({size} bytes)",
+        String::from_utf8_lossy(&dir.rel(name))
+    ))
 }
 
 /// A temporary name as [`is_temp_name`] recognises it.

@@ -396,7 +396,6 @@ fn a_tree_bomb_is_refused_by_every_command_in_bounded_memory() {
 /// without the target's record. It passes once its reader is made with
 /// `TreeReader::new(...).with_store(&read)?`, which looks up each root's record.
 #[test]
-#[ignore = "needs restore.rs to build its TreeReader `.with_store(&read)?`"]
 fn restoring_a_tree_bomb_is_refused_in_bounded_memory() {
     let (repo, base) = saved_repo();
     plant_tree_bomb(&repo, &base);
@@ -500,6 +499,13 @@ fn a_chunk_whose_recorded_length_lies_is_caught_when_read() {
     for args in [&["show", "--stat", "liar"][..], &["diff", &base, "liar"]] {
         refuses(&repo, args, &["the store is damaged", "w.bin", "size"]);
     }
+    // Restore writes no more than the recorded size, and puts nothing in place.
+    refuses(
+        &repo,
+        &["restore", "liar"],
+        &["the store is damaged", "w.bin", "size"],
+    );
+    assert!(!repo.exists("w.bin"));
     let report = verify_fails(&repo, &["--read-data"]);
     let message = problem(&report, &format!("chunk {chunk:032x}"))
         .unwrap_or_else(|| panic!("verify does not name the chunk: {report}"));
