@@ -83,3 +83,34 @@ pub fn filesystem_clock(dir: &Path) -> Result<i64> {
     let meta = std::fs::symlink_metadata(&marker).map_err(|e| Error::io(&marker, e))?;
     Ok(FileStat::from_metadata(&meta).mtime_ns)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(mtime_ns: i64, ctime_ns: i64) -> FileStat {
+        FileStat {
+            mtime_ns,
+            ctime_ns,
+            ..FileStat::default()
+        }
+    }
+
+    /// Settled means both times are older than the clock by the margin: a file whose
+    /// mtime was set back (`touch -d`) but whose ctime is fresh is still racy.
+    #[test]
+    fn only_files_whose_mtime_and_ctime_are_both_old_are_settled() {
+        let clock = 100 * RACY_MARGIN_NS;
+        let old = clock - RACY_MARGIN_NS - 1;
+        let fresh = clock - RACY_MARGIN_NS + 1;
+        assert!(at(old, old).is_settled(clock));
+        assert!(!at(old, fresh).is_settled(clock));
+        assert!(!at(fresh, old).is_settled(clock));
+        assert!(!at(fresh, fresh).is_settled(clock));
+        // Times a filesystem could not give (0 or before the epoch) never vouch.
+        assert!(!at(0, old).is_settled(clock));
+        assert!(!at(old, 0).is_settled(clock));
+        // No clock (a look at a store it may not write): nothing is settled.
+        assert!(!at(old, old).is_settled(i64::MIN));
+    }
+}
