@@ -107,36 +107,69 @@ impl Store {
 }
 
 /// A store opened only for reading: redb opens the file read-only, so the file stays
-/// byte-identical (`gc --dry-run`, `stats`). Holds the file like [`Store`] does.
+/// byte-identical (`log`, `show`, `status`, `diff`, `stats`, `gc --dry-run`). Holds the
+/// file like [`Store`] does.
 pub struct ReadStore {
-    /// The redb database, read-only.
-    pub db: ReadOnlyDatabase,
+    /// The redb database.
+    pub db: ReadDb,
     /// The file it lives in.
     pub path: PathBuf,
     /// Names content with this store's key and parameters.
     pub hasher: Hasher,
 }
 
+/// The database of a [`ReadStore`].
+pub enum ReadDb {
+    /// Opened read-only: the usual case.
+    ReadOnly(ReadOnlyDatabase),
+    /// A store that needs a repair a read-only open cannot make, and that a writable open
+    /// could repair only in memory (a full disk keeps it from recording the repair): open
+    /// for writing, used only for reading.
+    Repaired(Database),
+}
+
+impl ReadDb {
+    /// Begins a read transaction on the last committed state.
+    pub fn begin_read(&self) -> std::result::Result<redb::ReadTransaction, redb::TransactionError> {
+        match self {
+            ReadDb::ReadOnly(db) => db.begin_read(),
+            ReadDb::Repaired(db) => db.begin_read(),
+        }
+    }
+}
+
 impl ReadStore {
     /// Opens the store at `path` read-only, waiting for another process as
     /// [`Store::open`] does. A store that does not exist yet, that an interrupted run
     /// left needing recovery (which redb refuses to do read-only), or of an older format,
-    /// is first opened for writing once, which creates, repairs or upgrades it.
-    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<ReadStore> {
+    /// is first opened for writing once, which creates, repairs or upgrades it; a store
+    /// that still needs recovery after that is kept open for writing ([`ReadDb::Repaired`]),
+    /// and `on_repair` is told.
+    pub fn open(
+        path: &Path,
+        timeout: Duration,
+        on_wait: &mut dyn FnMut(),
+        on_repair: &mut dyn FnMut(),
+    ) -> Result<ReadStore> {
         let attempt = || Builder::new().open_read_only(path);
-        let db = if path.exists() {
+        let first = if path.exists() {
             wait_for_lock(timeout, on_wait, attempt)?
         } else {
             Err(DatabaseError::RepairAborted)
         };
-        let db = match db {
+        let db = match first {
             Err(DatabaseError::RepairAborted) => {
                 drop(Store::open(path, timeout, on_wait)?);
-                wait_for_lock(timeout, on_wait, attempt)?
+                match wait_for_lock(timeout, on_wait, attempt)? {
+                    Err(DatabaseError::RepairAborted) => {
+                        on_repair();
+                        ReadDb::Repaired(Store::open(path, timeout, on_wait)?.db)
+                    }
+                    other => ReadDb::ReadOnly(other.map_err(|e| open_error(path, e))?),
+                }
             }
-            other => other,
-        }
-        .map_err(|e| open_error(path, e))?;
+            other => ReadDb::ReadOnly(other.map_err(|e| open_error(path, e))?),
+        };
         let (hasher, format) = {
             let txn = db.begin_read()?;
             hasher_from_meta(&txn.open_table(META)?, path)?
@@ -144,7 +177,7 @@ impl ReadStore {
         if format < STORE_FORMAT {
             drop(db);
             drop(Store::open(path, timeout, on_wait)?);
-            return ReadStore::open(path, timeout, on_wait);
+            return ReadStore::open(path, timeout, on_wait, on_repair);
         }
         Ok(ReadStore {
             db,

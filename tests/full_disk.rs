@@ -112,7 +112,10 @@ fn a_full_disk_fails_the_save_cleanly_and_loses_nothing() {
     );
     assert_eq!(out.stderr.trim().lines().count(), 1, "{out}");
 
-    // The store opens and still holds the first checkpoint, exactly.
+    // The store opens and still holds the first checkpoint, exactly. It needs a repair
+    // it cannot record while the disk is full: a read command says so, and still reads.
+    let out = small.ok(&["log"]);
+    assert!(out.stderr.contains("needs a repair"), "{out}");
     assert_eq!(small.log_ids(true), vec![first.clone()]);
     std::fs::remove_file(small.p("big.bin")).unwrap();
     small.write("a.txt", b"second version\n");

@@ -5,7 +5,6 @@ use std::io::{BufWriter, Write};
 use git_checkpoint::dag;
 use git_checkpoint::pack::{LastPack, ReadChunks};
 use git_checkpoint::store::CHECKPOINTS;
-use redb::ReadableDatabase;
 
 use super::Context;
 

@@ -11,7 +11,6 @@ use git_checkpoint::save::look;
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use git_checkpoint::Id;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 

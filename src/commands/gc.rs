@@ -6,7 +6,6 @@ use git_checkpoint::gc::{self, GcOptions, Outcome, Plan};
 use git_checkpoint::output::{human_bytes, relative_time, rfc3339};
 use git_checkpoint::retention::{parse_size, Policy, Span};
 use git_checkpoint::Id;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 

@@ -10,7 +10,6 @@ use git_checkpoint::output::{
 };
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 

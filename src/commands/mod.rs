@@ -67,6 +67,11 @@ impl Context {
                     eprintln!("waiting for another git-checkpoint to finish...");
                 }
             },
+            &mut || {
+                self.warn(
+                    "the store needs a repair that it cannot record (is its disk full?); opened for writing to read it",
+                )
+            },
         )?)
     }
 

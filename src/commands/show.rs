@@ -12,7 +12,6 @@ use git_checkpoint::patch::{self, ContentReader, FileSummary, Format};
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
 use git_checkpoint::Id;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 

@@ -4,7 +4,6 @@ use git_checkpoint::dag;
 use git_checkpoint::output::{human_bytes, relative_time, rfc3339};
 use git_checkpoint::stats;
 use git_checkpoint::store::CHECKPOINTS;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 

@@ -8,7 +8,6 @@ use git_checkpoint::output::{colour_wanted, paint, quote_path, style};
 use git_checkpoint::save::{look, show};
 use git_checkpoint::store::{BRANCHES, CHECKPOINTS, STATE, TREES};
 use git_checkpoint::tree::TreeReader;
-use redb::ReadableDatabase;
 
 use super::{print_json, Context};
 
