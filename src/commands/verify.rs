@@ -9,10 +9,12 @@ use super::{print_json, Context};
 /// Check the store for damage.
 ///
 /// Checks the file's page checksums, then that every checkpoint record decodes, that its
-/// parents exist, that every tree it reaches exists and decodes (with safe names) and
-/// every chunk those trees name exists, that branches, HEAD and pins point at existing
+/// parents exist (with no cycle), that every tree it reaches exists, decodes, hashes to
+/// its id, has safe names in strictly increasing order and files whose chunks fit their
+/// size, and expands to no more files and bytes than its checkpoint records, that every
+/// chunk those trees name exists, that branches, HEAD and pins point at existing
 /// checkpoints, and that the stat cache names only existing chunks. With --read-data
-/// every chunk is also read, decompressed and re-hashed.
+/// every chunk is also read, decompressed, re-hashed and its length checked.
 ///
 /// Trees and chunks that no checkpoint reaches (a save that crashed after writing its
 /// chunks leaves some) are garbage, not damage: they are counted, with the bytes a gc
