@@ -107,6 +107,10 @@ mod tests {
         assert!(!at(old, fresh).is_settled(clock));
         assert!(!at(fresh, old).is_settled(clock));
         assert!(!at(fresh, fresh).is_settled(clock));
+        // Exactly the margin is not older than it.
+        let edge = clock - RACY_MARGIN_NS;
+        assert!(!at(edge, old).is_settled(clock));
+        assert!(!at(old, edge).is_settled(clock));
         // Times a filesystem could not give (0 or before the epoch) never vouch.
         assert!(!at(0, old).is_settled(clock));
         assert!(!at(old, 0).is_settled(clock));
