@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 small=(src/codec.rs src/tree.rs src/stat_cache.rs)
-large=(src/restore.rs src/pack.rs src/gc.rs src/reach.rs src/walk.rs)
+large=(src/restore.rs src/worktree.rs src/pack.rs src/gc.rs src/reach.rs src/walk.rs)
 # The tests that exercise records on disk: enough to catch a codec, tree or stat-cache
 # mutant in seconds instead of the whole suite's minute.
 small_tests=(--lib --test crafted_store --test corruption --test verify --test roundtrip
