@@ -25,7 +25,7 @@ large=(src/restore.rs src/worktree.rs src/pack.rs src/gc.rs src/reach.rs src/wal
 # The tests that exercise records on disk: enough to catch a codec, tree or stat-cache
 # mutant in seconds instead of the whole suite's minute.
 small_tests=(--lib --test crafted_store --test corruption --test verify --test roundtrip
-  --test save --test restore --test gc --test crash --test changing_files)
+  --test save --test restore --test gc --test crash --test changing_files --test hostile_store)
 
 files() { for f in "$@"; do printf -- '--file\0%s\0' "$f"; done; }
 test_tool=cargo
