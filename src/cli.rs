@@ -28,6 +28,9 @@ use crate::commands;
 /// checkpoint.defaultBranch: the branch a new store's first checkpoint goes on.
 /// Default main.
 ///
+/// checkpoint.keepPermissions: record each file's permission bits and restore them
+/// exactly; false keeps only the executable bit, as git does. Default true.
+///
 /// Exit status: 0 success (also when a save finds nothing to save), 1 error, 2 usage
 /// error, 128 not in a git worktree (or in a bare repository), as git does.
 ///

@@ -165,13 +165,8 @@ mod tests {
 
     /// A tree with one to three entries of each kind.
     fn tree() -> impl Strategy<Value = Tree> {
-        let file = (any::<u64>(), any::<bool>(), vec(id(), 0..5)).prop_map(
-            |(size, executable, chunks)| Node::File {
-                size,
-                executable,
-                chunks,
-            },
-        );
+        let file = (any::<u64>(), 0u32..0o1000, vec(id(), 0..5))
+            .prop_map(|(size, mode, chunks)| Node::file(size, mode, chunks, true));
         let symlink = vec(any::<u8>(), 0..20).prop_map(|target| Node::Symlink { target });
         let dir = id().prop_map(|tree| Node::Dir { tree });
         (

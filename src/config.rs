@@ -78,6 +78,20 @@ pub fn max_file_size(repo: &Repo) -> Result<Option<u64>> {
     }
 }
 
+/// `checkpoint.keepPermissions`: record each file's permission bits (default), or, when
+/// false, only the executable bit, as git does.
+pub fn keep_permissions(repo: &Repo) -> Result<bool> {
+    match repo.config("checkpoint.keeppermissions") {
+        // git's spellings of a boolean; a key given without a value means true.
+        Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "" | "true" | "yes" | "on" | "1" => Ok(true),
+            "false" | "no" | "off" | "0" => Ok(false),
+            _ => Err(bad("checkpoint.keepPermissions", value, "true or false")),
+        },
+        None => Ok(true),
+    }
+}
+
 /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
 pub fn default_branch(repo: &Repo) -> Result<String> {
     match repo.config("checkpoint.defaultbranch") {

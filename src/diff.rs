@@ -46,7 +46,7 @@ pub struct SizeDelta {
 /// Adds up `changes` as a [`SizeDelta`]; a symlink counts its target's length.
 pub fn size_delta(changes: &[Change]) -> SizeDelta {
     let size = |node: &Option<Node>| match node {
-        Some(Node::File { size, .. }) => *size,
+        Some(Node::File { size, .. } | Node::FileWithMode { size, .. }) => *size,
         Some(Node::Symlink { target }) => target.len() as u64,
         _ => 0,
     };

@@ -85,14 +85,18 @@ impl<'a> ContentReader<'a> {
         Ok(match node {
             None | Some(Node::Dir { .. }) => Content::Absent,
             Some(Node::Symlink { target }) => Content::Bytes(target.clone()),
-            Some(Node::File { size, .. }) if *size > BIG_FILE => Content::TooBig(*size),
-            Some(Node::File { size, chunks, .. }) => match self.worktree.filter(|_| new_side) {
-                Some(root) => {
-                    let full = root.join(OsStr::from_bytes(path));
-                    Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
+            Some(Node::File { size, .. } | Node::FileWithMode { size, .. }) if *size > BIG_FILE => {
+                Content::TooBig(*size)
+            }
+            Some(Node::File { size, chunks, .. } | Node::FileWithMode { size, chunks, .. }) => {
+                match self.worktree.filter(|_| new_side) {
+                    Some(root) => {
+                        let full = root.join(OsStr::from_bytes(path));
+                        Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
+                    }
+                    None => Content::Bytes(self.read_stored(path, *size, chunks)?),
                 }
-                None => Content::Bytes(self.read_stored(path, *size, chunks)?),
-            },
+            }
         })
     }
 
@@ -128,12 +132,13 @@ impl<'a> ContentReader<'a> {
     }
 }
 
-/// git's mode for a node: `100644`, `100755` or `120000`.
+/// The mode shown for a node, as git writes modes: `100644`, `100755`, `120000`, and for
+/// a file that keeps its own permission bits those bits (`100600`), which git never
+/// shows because it keeps only the executable bit.
 fn mode(node: &Node) -> u32 {
     match node {
-        Node::File {
-            executable: true, ..
-        } => 0o100755,
+        Node::FileWithMode { mode, .. } => 0o100000 | (mode & 0o777),
+        Node::File { .. } if node.is_executable() => 0o100755,
         Node::File { .. } => 0o100644,
         Node::Symlink { .. } => 0o120000,
         Node::Dir { .. } => 0o040000,

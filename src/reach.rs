@@ -89,7 +89,9 @@ impl Graph {
                         link.trees.push(tree);
                         stack.push(tree);
                     }
-                    Node::File { chunks, .. } => link.chunks.extend(chunks),
+                    Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => {
+                        link.chunks.extend(chunks)
+                    }
                     Node::Symlink { .. } => {}
                 }
             }
@@ -236,7 +238,7 @@ pub fn unmarked_below(
         for entry in tree.entries {
             match entry.node {
                 Node::Dir { tree } => stack.push(tree),
-                Node::File { chunks: ids, .. } => {
+                Node::File { chunks: ids, .. } | Node::FileWithMode { chunks: ids, .. } => {
                     chunks.extend(ids.into_iter().filter(|c| !marked.chunks.contains(c)))
                 }
                 Node::Symlink { .. } => {}

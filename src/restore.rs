@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -643,14 +644,22 @@ fn stage_node<'a>(
 ) -> Result<Vec<u8>> {
     match node {
         Node::File {
-            size,
-            executable,
-            chunks: ids,
+            size, chunks: ids, ..
+        }
+        | Node::FileWithMode {
+            size, chunks: ids, ..
         } => {
             let tmp = temp_name(TEMP_RANDOM_CHARS, "");
-            // The mode a new file gets (the kernel applies the umask).
-            let mode = if *executable { 0o777 } else { 0o666 };
-            let mut file = dir.create_file(&tmp, mode)?;
+            // A file that keeps only git's executable bit gets the mode a new file gets
+            // (the kernel applies the umask); one with its own permissions gets exactly
+            // those once written (owner-only while it is written).
+            let (create_mode, exact_mode) = match node {
+                // Masked: a crafted store cannot ask for set-id or sticky bits.
+                Node::FileWithMode { mode, .. } => (0o600, Some(*mode & 0o777)),
+                _ if node.is_executable() => (0o777, None),
+                _ => (0o666, None),
+            };
+            let mut file = dir.create_file(&tmp, create_mode)?;
             let mut total: u64 = 0;
             let written = ids.iter().try_for_each(|&id| {
                 buf.clear();
@@ -664,10 +673,17 @@ fn stage_node<'a>(
                 file.write_all(buf)
                     .map_err(|e| Error::io(dir_display(dir, &tmp), e))
             });
-            let written = written.and_then(|()| match total == *size {
-                true => Ok(()),
-                false => Err(wrong_size(dir, name, *size)),
-            });
+            let written = written
+                .and_then(|()| match total == *size {
+                    true => Ok(()),
+                    false => Err(wrong_size(dir, name, *size)),
+                })
+                .and_then(|()| match exact_mode {
+                    Some(mode) => file
+                        .set_permissions(std::fs::Permissions::from_mode(mode))
+                        .map_err(|e| Error::io(dir_display(dir, &tmp), e)),
+                    None => Ok(()),
+                });
             if let Err(e) = written {
                 drop(file);
                 let _ = dir.remove_file(&tmp);
@@ -711,7 +727,7 @@ fn dir_display(dir: &worktree::Dir<'_>, name: &[u8]) -> PathBuf {
 /// The bytes a node's file holds (0 for a symlink), for progress.
 fn file_size(node: &Node) -> u64 {
     match node {
-        Node::File { size, .. } => *size,
+        Node::File { size, .. } | Node::FileWithMode { size, .. } => *size,
         _ => 0,
     }
 }

@@ -297,7 +297,9 @@ fn apply_cache_updates(
 ) -> Result<()> {
     let mut cache = txn.open_table(STAT_CACHE)?;
     for &(index, stat) in &updates.put {
-        if let Some((path, Node::File { chunks, .. })) = files.get(index) {
+        if let Some((path, Node::File { chunks, .. } | Node::FileWithMode { chunks, .. })) =
+            files.get(index)
+        {
             let entry = CacheEntry {
                 stat,
                 chunks: chunks.clone(),
@@ -415,6 +417,14 @@ fn scan_store<S: StoreRead>(
         }
         (Err(e), ScanMode::Store { .. }) => return Err(e),
     };
+    let keep_permissions = match (crate::config::keep_permissions(repo), mode) {
+        (Ok(keep), _) => keep,
+        (Err(e), ScanMode::HashOnly) => {
+            warnings.push(format!("{e}; comparing with the default (true)"));
+            true
+        }
+        (Err(e), ScanMode::Store { .. }) => return Err(e),
+    };
     let mut found = {
         let _span = crate::trace::span("walk");
         let interrupted = crate::restore::interrupted(&store.begin_read()?)?.is_some();
@@ -470,6 +480,7 @@ fn scan_store<S: StoreRead>(
                 sent: &sent,
                 tx,
                 clock_ns,
+                keep_permissions,
                 // A scan that stores nothing only looks; what it cannot read it reports
                 // as skipped, and restore then leaves it alone.
                 skip_unreadable: match mode {
@@ -627,6 +638,8 @@ struct ScanContext<'a, C> {
     tx: Option<(ChunkSender, i32)>,
     clock_ns: i64,
     skip_unreadable: bool,
+    /// `checkpoint.keepPermissions`: record every permission bit, not only git's one.
+    keep_permissions: bool,
 }
 
 impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
@@ -650,7 +663,7 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
         }
         if let Some(hit) = cached.as_ref().filter(|c| c.stat == entry.stat) {
             return Ok(Scanned::node(
-                file_node(&entry.stat, hit.chunks.clone()),
+                file_node(&entry.stat, hit.chunks.clone(), self.keep_permissions),
                 CacheChange::Keep,
             ));
         }
@@ -693,7 +706,10 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
                 true => CacheChange::PutChanged(Box::new(stat)),
                 false => CacheChange::Remove,
             };
-            return Ok(Scanned::node(file_node(&stat, chunk_ids), cache));
+            return Ok(Scanned::node(
+                file_node(&stat, chunk_ids, self.keep_permissions),
+                cache,
+            ));
         }
         // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
         // to overwrite a file that is not in the current checkpoint, so it is not lost.
@@ -776,12 +792,8 @@ impl<C: ReadableTable<u128, &'static [u8]> + Sync> ScanContext<'_, C> {
     }
 }
 
-fn file_node(stat: &FileStat, chunks: Vec<u128>) -> Node {
-    Node::File {
-        size: stat.size,
-        executable: stat.executable(),
-        chunks,
-    }
+fn file_node(stat: &FileStat, chunks: Vec<u128>, keep_permissions: bool) -> Node {
+    Node::file(stat.size, stat.mode, chunks, keep_permissions)
 }
 
 fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {

@@ -38,13 +38,56 @@ pub enum Node {
         /// The subdirectory's tree id.
         tree: u128,
     },
+    /// A regular file whose permission bits are not git's two (`0644`, `0755`): a key
+    /// file at `0600`, a read-only `0444`. Written only for such files (with
+    /// `checkpoint.keepPermissions`, the default), so trees of ordinary files, and every
+    /// tree written before this kind existed, are encoded as they always were.
+    FileWithMode {
+        /// Length in bytes.
+        size: u64,
+        /// Permission bits (`0o777` at most: never set-id or sticky bits, never owners).
+        mode: u32,
+        /// Chunk ids; the content is their concatenation.
+        chunks: Vec<u128>,
+    },
 }
 
 impl Node {
+    /// The record for a file of `size` bytes with the permission bits of `mode` and
+    /// content `chunks`: [`Node::File`] when git's notion (the executable bit) says it all
+    /// or `keep_permissions` is off, [`Node::FileWithMode`] otherwise.
+    pub fn file(size: u64, mode: u32, chunks: Vec<u128>, keep_permissions: bool) -> Node {
+        let permissions = mode & 0o777;
+        let executable = permissions & 0o100 != 0;
+        let git_mode = if executable { 0o755 } else { 0o644 };
+        if keep_permissions && permissions != git_mode {
+            Node::FileWithMode {
+                size,
+                mode: permissions,
+                chunks,
+            }
+        } else {
+            Node::File {
+                size,
+                executable,
+                chunks,
+            }
+        }
+    }
+
+    /// Whether the owner may execute it (git's notion of an executable file).
+    pub fn is_executable(&self) -> bool {
+        match self {
+            Node::File { executable, .. } => *executable,
+            Node::FileWithMode { mode, .. } => mode & 0o100 != 0,
+            Node::Symlink { .. } | Node::Dir { .. } => false,
+        }
+    }
+
     /// A short word for the kind, for plans and messages.
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Node::File { .. } => "file",
+            Node::File { .. } | Node::FileWithMode { .. } => "file",
             Node::Symlink { .. } => "symlink",
             Node::Dir { .. } => "directory",
         }
@@ -119,7 +162,7 @@ fn build_dir(
         let rest = &files[i].0[prefix_len..];
         match rest.iter().position(|&b| b == b'/') {
             None => {
-                if let Node::File { size, .. } = files[i].1 {
+                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = files[i].1 {
                     totals.bytes += size;
                 }
                 totals.files += 1;
@@ -219,7 +262,9 @@ pub fn tree_problem(tree: &Tree, params: &ChunkParams) -> Option<TreeProblem> {
         return Some(problem);
     }
     for entry in &tree.entries {
-        if let Node::File { size, chunks, .. } = &entry.node {
+        if let Node::File { size, chunks, .. } | Node::FileWithMode { size, chunks, .. } =
+            &entry.node
+        {
             let count = chunks.len() as u64;
             let most = size / params.min.max(1) as u64 + 1;
             if count > most || u128::from(count) * (params.max as u128) < u128::from(*size) {
@@ -269,7 +314,7 @@ impl Budget {
     /// more than its record says it holds.
     pub fn take(&mut self, node: &Node) -> Result<()> {
         self.used.files += 1;
-        if let Node::File { size, .. } = node {
+        if let Node::File { size, .. } | Node::FileWithMode { size, .. } = node {
             self.used.bytes = self.used.bytes.saturating_add(*size);
         }
         let (what, n) = if self.used.files > self.limit.files {
@@ -407,7 +452,9 @@ impl<'a, T: ReadableTable<u128, &'static [u8]>> TreeReader<'a, T> {
         }
         if let Some(index) = self.chunks.as_ref().filter(|_| stored) {
             for entry in &tree.entries {
-                if let Node::File { size, chunks, .. } = &entry.node {
+                if let Node::File { size, chunks, .. } | Node::FileWithMode { size, chunks, .. } =
+                    &entry.node
+                {
                     // A chunk the index lacks (or cannot give) is left to the reads that
                     // need it, which say so: only a sum of known lengths is checked.
                     let raw_len = |c: u128| -> Option<u64> {
@@ -592,7 +639,9 @@ mod tests {
             let tree: Tree = codec::decode(bytes, "tree").unwrap();
             assert_eq!(tree_problem(&tree, &params), None, "{tree:?}");
             for entry in &tree.entries {
-                if let Node::File { size, chunks, .. } = &entry.node {
+                if let Node::File { size, chunks, .. } | Node::FileWithMode { size, chunks, .. } =
+                    &entry.node
+                {
                     let sum = chunk_sum_mismatch(*size, chunks, |c| lengths.get(&c).copied());
                     assert_eq!(sum, None, "{:?}", entry.name);
                 }

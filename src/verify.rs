@@ -594,6 +594,9 @@ fn check_trees(
             match entry.node {
                 Node::File {
                     size, chunks: ids, ..
+                }
+                | Node::FileWithMode {
+                    size, chunks: ids, ..
                 } => {
                     summary.files += 1;
                     summary.bytes = summary.bytes.saturating_add(size);
