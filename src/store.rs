@@ -187,6 +187,20 @@ impl ReadStore {
     }
 }
 
+/// Holds the store at `path` open read-only, so that no other process writes it, while
+/// the caller looks at the file itself (verify copies it). `Ok(None)` when the file does
+/// not open read-only (damaged, or needing a recovery this open will not make).
+pub fn hold_read_only(
+    path: &Path,
+    timeout: Duration,
+    on_wait: &mut dyn FnMut(),
+) -> Result<Option<ReadOnlyDatabase>> {
+    match wait_for_lock(timeout, on_wait, || Builder::new().open_read_only(path))? {
+        Ok(db) => Ok(Some(db)),
+        Err(_) => Ok(None),
+    }
+}
+
 /// What looking at a store needs, whether it is open for writing ([`Store`]) or only for
 /// reading ([`ReadStore`]).
 pub trait StoreRead: Sync {

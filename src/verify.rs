@@ -107,6 +107,57 @@ pub fn verify(
     on_wait: &mut dyn FnMut(),
     read_data: bool,
 ) -> Result<Report> {
+    if !path.exists() {
+        // No store yet: the check makes the empty one every command would make.
+        return verify_file(path, timeout, on_wait, read_data);
+    }
+    // A check leaves the store as it found it, and works where it may not write: redb's
+    // page pass opens a file for writing and repairs what it can, so it runs on a private
+    // copy, taken while a read-only open keeps writers out.
+    let copy = {
+        let held = catch_quietly(|| crate::store::hold_read_only(path, timeout, on_wait))
+            .unwrap_or(Ok(None))?;
+        let copy = tempfile::Builder::new()
+            .prefix("git-checkpoint-verify-")
+            .tempfile()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        std::fs::copy(path, copy.path()).map_err(|e| {
+            Error::io(
+                copy.path(),
+                std::io::Error::new(
+                    e.kind(),
+                    format!("copying the store to check it: {e} (TMPDIR names where)"),
+                ),
+            )
+        })?;
+        // The copy took the store's permissions; the check opens it for writing.
+        std::fs::set_permissions(
+            copy.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .map_err(|e| Error::io(copy.path(), e))?;
+        drop(held);
+        copy
+    };
+    let mut report = verify_file(copy.path(), timeout, on_wait, read_data)?;
+    // Name the store, not the copy, in what the check says.
+    let (copied, real) = (
+        copy.path().display().to_string(),
+        path.display().to_string(),
+    );
+    for problem in &mut report.problems {
+        problem.message = problem.message.replace(&copied, &real);
+    }
+    Ok(report)
+}
+
+/// [`verify`] of the store file at `path` itself, which it may repair.
+fn verify_file(
+    path: &Path,
+    timeout: Duration,
+    on_wait: &mut dyn FnMut(),
+    read_data: bool,
+) -> Result<Report> {
     let mut report = Report::default();
     let mut findings = Findings::default();
     // redb takes an empty file for a new store; an existing empty store file is one that
@@ -138,7 +189,7 @@ pub fn verify(
         Ok(true) => {}
         Ok(false) => findings.add(
             "file".into(),
-            "page checksums did not match; redb repaired the file, possibly by going back to an earlier commit",
+            "page checksums did not match; redb can repair the file, possibly by going back to an earlier commit (the next command that writes the store does)",
         ),
         Err(e) => {
             findings.add("file".into(), format!("the file is damaged: {e}"));

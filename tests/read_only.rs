@@ -17,6 +17,8 @@ const READS: &[&[&str]] = &[
     &["diff", "@~1", "@", "--stat"],
     &["attachment", "@", "notes.txt"],
     &["stats"],
+    &["verify"],
+    &["verify", "--read-data"],
 ];
 
 fn history() -> Repo {

@@ -16,6 +16,9 @@ use super::{print_json, Context};
 /// checkpoints, and that the stat cache names only existing chunks. With --read-data
 /// every chunk is also read, decompressed, re-hashed and its length checked.
 ///
+/// The check runs on a private copy of the store (in TMPDIR), taken while no other
+/// process writes it, so the store itself is never changed and may be read-only.
+///
 /// Trees and chunks that no checkpoint reaches (a save that crashed after writing its
 /// chunks leaves some) are garbage, not damage: they are counted, with the bytes a gc
 /// would free, and do not fail the check.
