@@ -254,7 +254,29 @@ impl<T: ReadableTable<u128, &'static [u8]>> Walk<'_, '_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::PathFilter;
+    use super::{Change, PathFilter};
+    use crate::tree::Node;
+
+    /// git's letters: a file that becomes a symlink is a type change, a file whose mode
+    /// or content changes (whatever record keeps it) is modified.
+    #[test]
+    fn status_letters_follow_git() {
+        let file = Node::file(3, 0o644, vec![1], true);
+        let key = Node::file(3, 0o600, vec![1], true);
+        let link = Node::Symlink {
+            target: b"x".to_vec(),
+        };
+        let change = |old: Option<&Node>, new: Option<&Node>| Change {
+            path: b"p".to_vec(),
+            old: old.cloned(),
+            new: new.cloned(),
+        };
+        assert_eq!(change(None, Some(&file)).status(), 'A');
+        assert_eq!(change(Some(&file), None).status(), 'D');
+        assert_eq!(change(Some(&file), Some(&link)).status(), 'T');
+        assert_eq!(change(Some(&link), Some(&key)).status(), 'T');
+        assert_eq!(change(Some(&file), Some(&key)).status(), 'M');
+    }
 
     #[test]
     fn filter_covers_paths_and_what_is_below_them() {
