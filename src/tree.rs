@@ -540,6 +540,51 @@ fn expect_in(expected: &mut HashMap<u128, Totals>, record: &Checkpoint) {
 mod tests {
     use super::*;
 
+    /// Files with git's two modes keep the record every store has always written (so
+    /// their trees, and the ids of trees above them, do not change); only other
+    /// permission bits take the newer kind, and never more than `0777`.
+    #[test]
+    fn only_files_with_unusual_permissions_take_the_newer_record() {
+        let chunks = || vec![7];
+        for (mode, executable) in [(0o100644, false), (0o755, true), (0o4755, true)] {
+            assert_eq!(
+                Node::file(1, mode, chunks(), true),
+                Node::File {
+                    size: 1,
+                    executable,
+                    chunks: chunks()
+                },
+                "{mode:o}"
+            );
+        }
+        for (mode, kept) in [
+            (0o600, 0o600),
+            (0o100444, 0o444),
+            (0o2640, 0o640),
+            (0o700, 0o700),
+        ] {
+            let node = Node::file(1, mode, chunks(), true);
+            assert_eq!(
+                node,
+                Node::FileWithMode {
+                    size: 1,
+                    mode: kept,
+                    chunks: chunks()
+                },
+                "{mode:o}"
+            );
+            assert_eq!(node.is_executable(), kept & 0o100 != 0, "{mode:o}");
+        }
+        assert_eq!(
+            Node::file(1, 0o700, chunks(), false),
+            Node::File {
+                size: 1,
+                executable: true,
+                chunks: chunks()
+            }
+        );
+    }
+
     /// A one-chunk file of `n` bytes (at most a chunk's worth) whose chunk id is `n`.
     fn file(n: u128) -> Node {
         Node::File {
