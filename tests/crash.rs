@@ -10,9 +10,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
 
 use common::{assert_aborted, assert_snap_eq, pseudo_random, Out, Repo, Snap};
 use serde_json::Value;
@@ -204,29 +204,8 @@ fn run_and_kill(
     at: KillAt,
     clean_run: Duration,
 ) -> (bool, Option<String>) {
-    let paused: PathBuf = repo.sb.root.join("paused-at");
-    let _ = std::fs::remove_file(&paused);
     let child = match at {
-        KillAt::Point(point) => {
-            let mut cmd: Command = repo.sb.bin_cmd(&repo.dir, args);
-            cmd.env("GIT_CHECKPOINT_PAUSE", format!("{point}:30000"))
-                .env("GIT_CHECKPOINT_PAUSED_FILE", &paused);
-            let child = cmd
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let started = Instant::now();
-            while !paused.exists() {
-                assert!(
-                    started.elapsed() < common::DEFAULT_TIMEOUT,
-                    "{args:?} never reached {point}"
-                );
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            child
-        }
+        KillAt::Point(point) => common::spawn_paused(repo, args, point, 30_000),
         KillAt::Share(share) => {
             let child = repo
                 .sb

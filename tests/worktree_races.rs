@@ -8,8 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{assert_snap_eq, Repo};
 
@@ -56,28 +55,8 @@ fn restore_racing_a_swap(
     outside: &Path,
     round: usize,
 ) -> bool {
-    let paused = repo.sb.root.join(format!("paused-{round}"));
-    let mut child = repo
-        .sb
-        .bin_cmd(&repo.dir, &["restore", target])
-        .env("GIT_CHECKPOINT_PAUSE", format!("{point}:400"))
-        .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let started = Instant::now();
-    while !paused.exists() {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("round {round}: restore ended ({status}) before reaching {point}");
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{point} never reached"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let child = common::spawn_paused(repo, &["restore", target], point, 400);
     // Every directory the restore works in, whichever it has done already: the order
     // in which it goes through them is its own business.
     for d in 1..DIRS {
@@ -158,25 +137,12 @@ fn a_directory_swapped_for_a_symlink_mid_save_is_never_read_through() {
     std::fs::write(outside.join("notes.txt"), b"outside secret\n").unwrap();
     repo.write("a.txt", b"a\n");
     repo.write("dir/notes.txt", b"inside\n");
-    let paused = repo.sb.root.join("paused");
-    let child = repo
-        .sb
-        .bin_cmd(&repo.dir, &["save", "--json", "-m", "raced"])
-        .env("GIT_CHECKPOINT_PAUSE", "save-walked:400")
-        .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !paused.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "save-walked never reached"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let child = common::spawn_paused(
+        &repo,
+        &["save", "--json", "-m", "raced"],
+        "save-walked",
+        400,
+    );
     std::fs::rename(repo.p("dir"), repo.sb.root.join("moved-dir")).unwrap();
     std::os::unix::fs::symlink(&outside, repo.p("dir")).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -768,3 +768,38 @@ pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
     assert_no_panic(&out, &format!("{args:?}"));
     out
 }
+
+/// Spawns the binary with `args` in the worktree, paused for `ms` at the fault point
+/// `point` (stdout and stderr piped), and returns once the process is inside that pause,
+/// as its announcement (`GIT_CHECKPOINT_PAUSED_FILE`) shows; a kill or a change made now
+/// is known to land there.
+pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::process::Child {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SPAWNED: AtomicUsize = AtomicUsize::new(0);
+    let paused = repo.sb.root.join(format!(
+        "paused-{}",
+        SPAWNED.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut child = repo
+        .sb
+        .bin_cmd(&repo.dir, args)
+        .env("GIT_CHECKPOINT_PAUSE", format!("{point}:{ms}"))
+        .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !paused.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{args:?} ended ({status}) before reaching {point}");
+        }
+        assert!(
+            started.elapsed() < DEFAULT_TIMEOUT,
+            "{args:?} never reached {point}"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    child
+}
