@@ -201,16 +201,6 @@ where
         })?
         .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))
     }
-
-    /// The content made of `ids`, read and verified chunk by chunk.
-    pub fn read_content(&self, hasher: &Hasher, ids: &[u128]) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        let mut last = LastPack::default();
-        for &id in ids {
-            self.read(hasher, id, &mut out, &mut last)?;
-        }
-        Ok(out)
-    }
 }
 
 /// The pack a reader used last, held open. Chunks are mostly read in the order they were
