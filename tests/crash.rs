@@ -31,7 +31,9 @@ fn fill(repo: &Repo, files: usize, size: usize, seed: u64) {
     }
 }
 
-fn no_temp_files(dir: &Path) -> bool {
+/// Temporary files of a restore below `dir` (outside `.git`).
+fn count_temp_files(dir: &Path) -> usize {
+    let mut count = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
@@ -40,14 +42,18 @@ fn no_temp_files(dir: &Path) -> bool {
                 .to_string_lossy()
                 .starts_with(".checkpoint-tmp-")
             {
-                return false;
+                count += 1;
             }
             if e.file_type().unwrap().is_dir() && e.file_name() != ".git" {
                 stack.push(e.path());
             }
         }
     }
-    true
+    count
+}
+
+fn no_temp_files(dir: &Path) -> bool {
+    count_temp_files(dir) == 0
 }
 
 /// The store passes a full check, every chunk re-read and re-hashed; returns the report.
@@ -149,6 +155,12 @@ fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
             assert_eq!(
                 new, 0,
                 "{point}: files were put in place before the renames"
+            );
+            // About half the 40 files were staged when the fault fired.
+            let staged = count_temp_files(&repo.dir);
+            assert!(
+                (15..=40).contains(&staged),
+                "{point}: {staged} files staged"
             );
         }
 

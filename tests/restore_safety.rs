@@ -143,3 +143,30 @@ fn files_named_like_temporary_files_are_the_users_outside_an_interrupted_restore
     }
     assert_eq!(repo.read("a.txt"), b"two\n");
 }
+
+/// Where the checkpoint has a file and the worktree a directory that also holds a file
+/// no checkpoint has (an ignored cache), the restore stops before any change: it never
+/// deletes the captured files of that directory and then fails half-way.
+#[test]
+fn a_directory_holding_unsaved_files_where_a_file_belongs_stops_the_restore_first() {
+    let repo = Repo::new();
+    repo.write("x", b"x is a file\n");
+    repo.write("other.txt", b"one\n");
+    let first = repo.save("x is a file");
+    repo.remove("x");
+    repo.write("x/a.txt", b"captured\n");
+    repo.write(".gitignore", b"*.tmp\n");
+    repo.write("x/cache.tmp", b"ignored, in no checkpoint\n");
+    repo.write("other.txt", b"two\n");
+    repo.save("x is a directory");
+    let before = repo.snapshot();
+    for args in [
+        &["restore", first.as_str(), "--dry-run"][..],
+        &["restore", first.as_str()],
+    ] {
+        let out = repo.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert!(out.stderr.contains("x/cache.tmp"), "{args:?}: {out}");
+        common::assert_snap_eq(&before, &repo.snapshot(), &format!("{args:?}"));
+    }
+}
