@@ -9,8 +9,9 @@
 //! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`now_ns`] reports, so that tests can
 //!   make checkpoints with chosen times for the retention policies.
 //!
-//! Points: `locked` (the store was just opened), `save-walked` (the files to save are
-//! listed, none read yet), `save-batch-committed` (a full batch of
+//! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
+//! are listed, none looked at yet), `save-walked` (the files to save are listed, none
+//! read yet), `save-batch-committed` (a full batch of
 //! chunks committed, more may follow), `save-chunks-written` (all chunks written,
 //! checkpoint not yet), `restore-mid-delete` (half the deletions of a restore done),
 //! `restore-mid-write` (half the files of a restore staged under

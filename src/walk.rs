@@ -272,6 +272,7 @@ fn read_dir<'s>(
         has_gitignore |= name.as_bytes() == b".gitignore";
         entries.push(entry);
     }
+    crate::fault::point("walk-listed");
     let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
     let rules = if has_gitignore {
         let mut builder = GitignoreBuilder::new(&full);

@@ -162,3 +162,18 @@ fn a_directory_swapped_for_a_symlink_mid_save_is_never_read_through() {
     let stored = repo.ok(&["show", "@", "--name-status"]).stdout;
     assert!(!stored.contains("dir/notes.txt"), "{stored}");
 }
+
+/// A file deleted between the walk listing its directory and looking at it is simply
+/// not part of the checkpoint: the save goes on.
+#[test]
+fn a_file_deleted_while_the_walk_lists_it_is_left_out() {
+    let repo = Repo::new();
+    repo.write("gone.txt", b"deleted mid-walk\n");
+    repo.write("kept.txt", b"kept\n");
+    let child = common::spawn_paused(&repo, &["save", "--json"], "walk-listed", 300);
+    repo.remove("gone.txt");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let saved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(saved["files"], 1, "{saved}");
+}
