@@ -826,4 +826,62 @@ mod tests {
         assert_eq!(out.len(), 8000);
         assert_eq!(out[0].0, b"e00/e00/e00");
     }
+
+    /// Flattening takes a chain of directories exactly [`MAX_DEPTH`] deep (as deep as a
+    /// 4096-byte path goes) and refuses one level more.
+    #[test]
+    fn flattening_takes_max_depth_and_refuses_one_more() {
+        // As deep as the binary's main thread goes: more than a test thread's stack.
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(max_depth_chain)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn max_depth_chain() {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let hasher = Hasher::new([3; 32], ChunkParams::default());
+        let txn = db.begin_write().unwrap();
+        let mut chain = Vec::new();
+        {
+            let mut table = txn.open_table(crate::store::TREES).unwrap();
+            let mut id = {
+                let bytes = codec::encode(&Tree {
+                    entries: vec![Entry {
+                        name: b"f".to_vec(),
+                        node: file(1),
+                    }],
+                });
+                let id = hasher.id(&bytes).0;
+                table.insert(id, bytes.as_slice()).unwrap();
+                id
+            };
+            chain.push(id);
+            for _ in 0..=MAX_DEPTH {
+                let bytes = codec::encode(&Tree {
+                    entries: vec![Entry {
+                        name: b"d".to_vec(),
+                        node: Node::Dir { tree: id },
+                    }],
+                });
+                id = hasher.id(&bytes).0;
+                table.insert(id, bytes.as_slice()).unwrap();
+                chain.push(id);
+            }
+        }
+        let table = txn.open_table(crate::store::TREES).unwrap();
+        let reader = TreeReader::new(&hasher, &table, None);
+        let mut out = Vec::new();
+        reader.flatten(chain[MAX_DEPTH], b"", &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        let err = reader
+            .flatten(chain[MAX_DEPTH + 1], b"", &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("deeper than"), "{err}");
+    }
 }
