@@ -186,6 +186,21 @@ pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -
     Ok(())
 }
 
+/// Deterministic incompressible test data (xorshift64 from `seed`), for the unit tests of
+/// every module that chunks content.
+#[cfg(test)]
+pub(crate) fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,15 +228,7 @@ mod tests {
     #[test]
     fn an_edit_changes_only_nearby_chunks() {
         let hasher = Hasher::new([1; 32], ChunkParams::default());
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let data: Vec<u8> = (0..4 << 20)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let data = pseudo_random(4 << 20, 0x9e3779b97f4a7c15);
         let ids = |d: &[u8]| {
             let mut v = Vec::new();
             hasher.for_each_chunk(d, |c| v.push(hasher.id(c)));

@@ -53,8 +53,8 @@ pub enum SkipReason {
     Unreadable,
 }
 
-/// One save point.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One save point. `Default` is the empty record that tests and crafted stores fill in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// The root tree of the worktree.
     pub tree: u128,

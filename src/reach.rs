@@ -283,17 +283,7 @@ mod tests {
     fn checkpoint(tree: u128) -> Checkpoint {
         Checkpoint {
             tree,
-            parents: vec![],
-            time_ns: 0,
-            message: String::new(),
-            branch: None,
-            git_head: None,
-            git_branch: None,
-            meta: vec![],
-            attachments: vec![],
-            files: 0,
-            bytes: 0,
-            skipped: vec![],
+            ..Checkpoint::default()
         }
     }
 

@@ -647,15 +647,7 @@ mod tests {
     fn trees_as_saves_build_them_pass_the_checks() {
         let hasher = Hasher::new([5; 32], ChunkParams::default());
         let params = hasher.params();
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let random: Vec<u8> = (0..3 << 20)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let random = crate::chunk::pseudo_random(3 << 20, 0x2545_f491_4f6c_dd1d);
         let mut lengths = HashMap::new();
         let mut node = |data: &[u8]| {
             let mut chunks = Vec::new();
@@ -798,17 +790,9 @@ mod tests {
         let table = txn.open_table(crate::store::TREES).unwrap();
         let record = |files: u64, bytes: u64| Checkpoint {
             tree: root,
-            parents: vec![],
-            time_ns: 0,
-            message: String::new(),
-            branch: None,
-            git_head: None,
-            git_branch: None,
-            meta: vec![],
-            attachments: vec![],
             files,
             bytes,
-            skipped: vec![],
+            ..Checkpoint::default()
         };
         let lying = TreeReader::new(&hasher, &table, None);
         lying.expect(&record(10, 8000));

@@ -72,17 +72,11 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
         };
         let record = Checkpoint {
             tree: root,
-            parents: vec![],
             time_ns: 1,
             message: "hostile".into(),
-            branch: None,
-            git_head: None,
-            git_branch: None,
-            meta: vec![],
-            attachments: vec![],
             files: 1,
             bytes: content.len() as u64,
-            skipped: vec![],
+            ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
         let id = store.hasher.id(&bytes);

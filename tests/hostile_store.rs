@@ -276,14 +276,9 @@ impl Crafter {
                 .collect(),
             time_ns: 2_000_000_000_000_000_000,
             message: format!("crafted {branch}"),
-            branch: None,
-            git_head: None,
-            git_branch: None,
-            meta: vec![],
-            attachments: vec![],
             files,
             bytes,
-            skipped: vec![],
+            ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
         let id = self.store.hasher.id(&bytes).0;
