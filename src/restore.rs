@@ -21,12 +21,12 @@
 //! Steps 4 to 7 go through handles of the directories they change ([`crate::worktree`]),
 //! never through a path string below the worktree's top.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -341,9 +341,9 @@ fn apply(
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
     let worktree = Worktree::open(root)?;
-    for (dir, names) in by_directory(leftovers.iter().map(Vec::as_slice)) {
+    for (dir, names) in by_directory(leftovers.iter().map(|path| (path.as_slice(), ()))) {
         if let Some(dir) = worktree.dir(dir, false)? {
-            for name in names {
+            for (name, ()) in names {
                 dir.remove_file(name)?;
             }
         }
@@ -352,7 +352,7 @@ fn apply(
         changes
             .iter()
             .filter(|c| c.new.is_none())
-            .map(|c| c.path.as_slice()),
+            .map(|c| (c.path.as_slice(), ())),
     );
     let mut emptied: BTreeSet<&[u8]> = BTreeSet::new();
     for (dir_path, _) in &deletions {
@@ -382,7 +382,7 @@ fn change_files(
     hasher: &Hasher,
     chunks: &ReadChunks,
     changes: &[Change],
-    deletions: &[(&[u8], Vec<&[u8]>)],
+    deletions: &[(&[u8], Vec<(&[u8], ())>)],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
     // 4. Deletions. A directory that is gone holds nothing to delete.
@@ -394,7 +394,7 @@ fn change_files(
     let mut deleted = 0;
     for (dir_path, names) in deletions {
         if let Some(dir) = worktree.dir(dir_path, false)? {
-            for name in names {
+            for (name, ()) in names {
                 if deleted == half_deleted {
                     crate::fault::point("restore-mid-delete");
                 }
@@ -404,11 +404,15 @@ fn change_files(
         }
     }
     // 5. Directories, and clearing the way where a directory becomes a file.
-    let writes: Vec<&Change> = changes.iter().filter(|c| c.new.is_some()).collect();
-    let groups = by_directory(writes.iter().map(|c| c.path.as_slice()));
-    for (dir_path, names) in &groups {
+    let groups = by_directory(
+        changes
+            .iter()
+            .filter_map(|c| Some((c.path.as_slice(), c.new.as_ref()?))),
+    );
+    let writes: usize = groups.iter().map(|(_, files)| files.len()).sum();
+    for (dir_path, files) in &groups {
         let dir = created(worktree, dir_path)?;
-        for name in names {
+        for (name, _) in files {
             if dir.kind(name)? == Some(FileType::Directory) {
                 dir.remove_empty_tree(name)?;
             }
@@ -419,29 +423,27 @@ fn change_files(
     // and synced once more so the renames are durable too. A crash leaves each target
     // either old or new, never torn. Work is cut into batches of one directory each, so
     // a directory is opened once per batch, not once per file.
-    let nodes: HashMap<&[u8], &Node> = writes
+    let batches: Vec<(&[u8], &[(&[u8], &Node)])> = groups
         .iter()
-        .filter_map(|c| Some((c.path.as_slice(), c.new.as_ref()?)))
-        .collect();
-    let batches: Vec<(&[u8], &[&[u8]])> = groups
-        .iter()
-        .flat_map(|(dir, names)| names.chunks(BATCH_FILES).map(move |names| (*dir, names)))
+        .flat_map(|(dir, files)| files.chunks(BATCH_FILES).map(move |files| (*dir, files)))
         .collect();
     if let Some(progress) = progress {
-        let bytes = nodes.values().map(|node| file_size(node));
-        progress.begin("Restoring", writes.len() as u64, bytes.sum());
+        let bytes = groups
+            .iter()
+            .flat_map(|(_, files)| files)
+            .map(|(_, node)| file_size(node));
+        progress.begin("Restoring", writes as u64, bytes.sum());
     }
     let done = AtomicUsize::new(0);
-    let half = writes.len() / 2;
+    let half = writes / 2;
     let staged: Vec<Result<Vec<Vec<u8>>>> = batches
         .par_iter()
         .map_init(
             || (Vec::new(), LastPack::default()),
-            |(buf, last), (dir_path, names)| {
+            |(buf, last), (dir_path, files)| {
                 let dir = created(worktree, dir_path)?;
-                let mut staged: Vec<Vec<u8>> = Vec::with_capacity(names.len());
-                for name in names.iter() {
-                    let node = nodes[dir.rel(name).as_slice()];
+                let mut staged: Vec<Vec<u8>> = Vec::with_capacity(files.len());
+                for &(name, node) in files.iter() {
                     let tmp = stage_node(hasher, chunks, last, node, &dir, name, buf);
                     let tmp = match tmp {
                         Ok(tmp) => tmp,
@@ -481,15 +483,15 @@ fn change_files(
             .nth(failed)
             .map_or(Ok(()), |r| r.map(drop));
     }
-    if !writes.is_empty() {
+    if writes > 0 {
         let _span = crate::trace::span("restore: sync, rename, sync");
         worktree.sync()?;
         let mut renamed = 0;
-        for ((dir_path, names), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
+        for ((dir_path, files), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
             // Opened again: if the directory was swapped since, this fails, and the
             // staged files stay where they were written, for the next restore to remove.
             let dir = created(worktree, dir_path)?;
-            for (name, tmp) in names.iter().zip(&tmps) {
+            for ((name, _), tmp) in files.iter().zip(&tmps) {
                 if renamed == half {
                     crate::fault::point("restore-mid-rename");
                 }
@@ -513,12 +515,15 @@ fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// Worktree paths grouped by their directory, directories and names in byte order.
-fn by_directory<'p>(paths: impl Iterator<Item = &'p [u8]>) -> Vec<(&'p [u8], Vec<&'p [u8]>)> {
-    let mut groups: BTreeMap<&[u8], Vec<&[u8]>> = BTreeMap::new();
-    for path in paths {
+/// Worktree paths, each with what goes with it, grouped by their directory: directories
+/// in byte order, each with its entries' names in the order given.
+fn by_directory<'p, T>(
+    items: impl Iterator<Item = (&'p [u8], T)>,
+) -> Vec<(&'p [u8], Vec<(&'p [u8], T)>)> {
+    let mut groups: BTreeMap<&[u8], Vec<(&[u8], T)>> = BTreeMap::new();
+    for (path, item) in items {
         let (dir, name) = split_name(path);
-        groups.entry(dir).or_default().push(name);
+        groups.entry(dir).or_default().push((name, item));
     }
     groups.into_iter().collect()
 }
@@ -671,7 +676,7 @@ fn stage_node<'a>(
                     return Err(wrong_size(dir, name, *size));
                 }
                 file.write_all(buf)
-                    .map_err(|e| Error::io(dir_display(dir, &tmp), e))
+                    .map_err(|e| Error::io(dir.display(&tmp), e))
             });
             let written = written
                 .and_then(|()| match total == *size {
@@ -681,7 +686,7 @@ fn stage_node<'a>(
                 .and_then(|()| match exact_mode {
                     Some(mode) => file
                         .set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(|e| Error::io(dir_display(dir, &tmp), e)),
+                        .map_err(|e| Error::io(dir.display(&tmp), e)),
                     None => Ok(()),
                 });
             if let Err(e) = written {
@@ -717,11 +722,6 @@ fn temp_name(random_chars: usize, suffix: &str) -> Vec<u8> {
         .map(char::from)
         .collect();
     format!("{TEMP_PREFIX}{random}{suffix}").into_bytes()
-}
-
-/// The full path of `name` in `dir`, for messages.
-fn dir_display(dir: &worktree::Dir<'_>, name: &[u8]) -> PathBuf {
-    PathBuf::from(OsStr::from_bytes(&dir.rel(name)))
 }
 
 /// The bytes a node's file holds (0 for a symlink), for progress.

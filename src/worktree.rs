@@ -150,8 +150,13 @@ impl Dir<'_> {
         rel
     }
 
+    /// The full path of `name` in this directory, for messages only.
+    pub fn display(&self, name: &[u8]) -> PathBuf {
+        self.worktree.display(&self.rel(name))
+    }
+
     fn io(&self, name: &[u8], e: Errno) -> Error {
-        Error::io(self.worktree.display(&self.rel(name)), e.into())
+        Error::io(self.display(name), e.into())
     }
 
     /// What `name` is here, without following a symlink; `None` if nothing is.
