@@ -395,36 +395,26 @@ fn scan_store<S: StoreRead>(
     mode: ScanMode,
     progress: Option<&dyn Progress>,
 ) -> Result<Snapshot> {
-    let clock_ns = match (stat_cache::filesystem_clock(&repo.checkpoint_dir()), mode) {
-        (Ok(clock), _) => clock,
-        // A look at a store it may not write (another user's, a read-only copy): with no
-        // clock no file counts as settled, so each changed one is read twice.
-        (Err(_), ScanMode::HashOnly) => i64::MIN,
-        (Err(e), ScanMode::Store { .. }) => return Err(e),
-    };
     let mut warnings = Vec::new();
-    let max_file_size = match (crate::config::max_file_size(repo), mode) {
-        (Ok(limit), _) => limit,
-        // Only a save must refuse a bad value; a look at the worktree (status, diff) still
-        // works, with the default, and says so.
-        (Err(e), ScanMode::HashOnly) => {
-            let limit = crate::config::DEFAULT_MAX_FILE_SIZE;
-            warnings.push(format!(
-                "{e}; comparing with the default limit ({})",
-                crate::output::human_bytes(limit)
-            ));
-            Some(limit)
-        }
-        (Err(e), ScanMode::Store { .. }) => return Err(e),
-    };
-    let keep_permissions = match (crate::config::keep_permissions(repo), mode) {
-        (Ok(keep), _) => keep,
-        (Err(e), ScanMode::HashOnly) => {
-            warnings.push(format!("{e}; comparing with the default (true)"));
-            true
-        }
-        (Err(e), ScanMode::Store { .. }) => return Err(e),
-    };
+    // A look at a store it may not write (another user's, a read-only copy) has no clock:
+    // then no file counts as settled, and each changed one is read twice.
+    let clock = stat_cache::filesystem_clock(&repo.checkpoint_dir());
+    let clock_ns = needed(mode, clock, i64::MIN, None, &mut warnings)?;
+    let limit = crate::config::DEFAULT_MAX_FILE_SIZE;
+    let max_file_size = needed(
+        mode,
+        crate::config::max_file_size(repo),
+        Some(limit),
+        Some(crate::output::human_bytes(limit)),
+        &mut warnings,
+    )?;
+    let keep_permissions = needed(
+        mode,
+        crate::config::keep_permissions(repo),
+        true,
+        Some("true".into()),
+        &mut warnings,
+    )?;
     let mut found = {
         let _span = crate::trace::span("walk");
         let interrupted = crate::restore::interrupted(&store.begin_read()?)?.is_some();
@@ -558,6 +548,28 @@ fn scan_store<S: StoreRead>(
         cache_updates,
         chunk_txn: written,
     })
+}
+
+/// Something a scan needs: a save refuses a value it cannot use, while a look at the
+/// worktree (status, diff) goes on with `default`, and says so when the default has a
+/// `default_name` to show.
+fn needed<T>(
+    mode: ScanMode,
+    value: Result<T>,
+    default: T,
+    default_name: Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<T> {
+    match (value, mode) {
+        (Ok(value), _) => Ok(value),
+        (Err(e), ScanMode::HashOnly) => {
+            if let Some(name) = default_name {
+                warnings.push(format!("{e}; comparing with the default ({name})"));
+            }
+            Ok(default)
+        }
+        (Err(e), ScanMode::Store { .. }) => Err(e),
+    }
 }
 
 /// Takes the files larger than `limit` out of `entries`. Their stat cache entries then
