@@ -48,7 +48,7 @@ use crate::worktree::{self, Worktree};
 use crate::{Error, Id, Result};
 
 /// Names of restore's temporary files start with this.
-pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";
+const TEMP_PREFIX: &str = ".checkpoint-tmp-";
 /// Random characters after [`TEMP_PREFIX`] in a temporary file's name; symlinks add
 /// [`TEMP_LINK_SUFFIX`]. Builds before this one used 6.
 const TEMP_RANDOM_CHARS: usize = 16;

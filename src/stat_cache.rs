@@ -53,11 +53,6 @@ impl FileStat {
         }
     }
 
-    /// Whether the owner-executable bit is set.
-    pub fn executable(&self) -> bool {
-        self.mode & 0o100 != 0
-    }
-
     /// Whether content read now can be trusted to stay described by this metadata:
     /// see the module invariant. A zero or pre-epoch time is never trusted.
     pub fn is_settled(&self, clock_ns: i64) -> bool {
