@@ -382,7 +382,7 @@ fn change_files(
     hasher: &Hasher,
     chunks: &ReadChunks,
     changes: &[Change],
-    deletions: &[(&[u8], Vec<(&[u8], ())>)],
+    deletions: &[Directory<'_, ()>],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
     // 4. Deletions. A directory that is gone holds nothing to delete.
@@ -423,7 +423,7 @@ fn change_files(
     // and synced once more so the renames are durable too. A crash leaves each target
     // either old or new, never torn. Work is cut into batches of one directory each, so
     // a directory is opened once per batch, not once per file.
-    let batches: Vec<(&[u8], &[(&[u8], &Node)])> = groups
+    let batches: Vec<Batch> = groups
         .iter()
         .flat_map(|(dir, files)| files.chunks(BATCH_FILES).map(move |files| (*dir, files)))
         .collect();
@@ -515,11 +515,16 @@ fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+/// One directory's entries: its worktree path, and each entry's name with what goes with
+/// it.
+type Directory<'p, T> = (&'p [u8], Vec<(&'p [u8], T)>);
+
+/// Up to [`BATCH_FILES`] files of one directory, written with one opening of it.
+type Batch<'a> = (&'a [u8], &'a [(&'a [u8], &'a Node)]);
+
 /// Worktree paths, each with what goes with it, grouped by their directory: directories
 /// in byte order, each with its entries' names in the order given.
-fn by_directory<'p, T>(
-    items: impl Iterator<Item = (&'p [u8], T)>,
-) -> Vec<(&'p [u8], Vec<(&'p [u8], T)>)> {
+fn by_directory<'p, T>(items: impl Iterator<Item = (&'p [u8], T)>) -> Vec<Directory<'p, T>> {
     let mut groups: BTreeMap<&[u8], Vec<(&[u8], T)>> = BTreeMap::new();
     for (path, item) in items {
         let (dir, name) = split_name(path);
