@@ -6,7 +6,7 @@
 //! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`; with
 //!   `GIT_CHECKPOINT_PAUSED_FILE=<path>` it first writes the point's name to `<path>`.
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
-//! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`now_ns`] reports, so that tests can
+//! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`crate::clock::now_ns`] reports, so that tests can
 //!   make checkpoints with chosen times for the retention policies.
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
@@ -46,24 +46,5 @@ pub fn point(point: &str) {
     }
     if std::env::var("GIT_CHECKPOINT_FAULT").is_ok_and(|name| name == point) {
         std::process::abort();
-    }
-}
-
-/// The current time in nanoseconds since the Unix epoch: the system clock, or, in
-/// builds with the `test-hooks` feature, `GIT_CHECKPOINT_NOW` when it holds an RFC 3339
-/// time. Every part of the tool that needs "now" asks here.
-pub fn now_ns() -> i128 {
-    let hooked = std::env::var("GIT_CHECKPOINT_NOW")
-        .ok()
-        .filter(|_| cfg!(feature = "test-hooks"))
-        .and_then(|text| {
-            time::OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339).ok()
-        });
-    match hooked {
-        Some(t) => t.unix_timestamp_nanos(),
-        None => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i128)
-            .unwrap_or(0),
     }
 }

@@ -1,61 +1,34 @@
 //! git-checkpoint: cheap, branching save points of a git worktree, kept outside git's
 //! own history in a deduplicating redb store at `<git-dir>/checkpoint/store.redb`.
 //!
-//! The library holds all logic; the `git-checkpoint` binary only parses arguments and
-//! reports. One module per concern:
+//! The library holds all logic; the `git-checkpoint` binary (`src/bin/git-checkpoint/`)
+//! only parses arguments and reports. Its layers, each importing only from those below it
+//! (docs/design.md, "Layout"):
 //!
-//! - [`repo`]: finding the worktree and asking git what it knows (config, HEAD).
-//! - [`git_index`]: the paths git tracks, read from its index file.
-//! - [`store`]: the redb file, its tables, the bounded wait for the writer lock.
-//! - [`codec`]: the versioned record encoding shared by every table.
-//! - [`chunk`]: content-defined chunking, keyed hashing and compression of content.
-//! - [`pack`]: where stored chunks live: the chunk index and the packs.
-//! - [`walk`]: the set of files git would see in the worktree.
-//! - [`worktree`]: writing the worktree through held directory handles, never a path.
-//! - [`stat_cache`]: file metadata that lets a save skip unchanged files.
-//! - [`tree`]: directory records and building them from a flat file list.
-//! - [`dag`]: checkpoint records, branches, HEAD and revision parsing.
-//! - [`save`], [`restore`], [`diff`]: the operations.
-//! - [`graph`]: the lanes of `log --graph`.
-//! - [`patch`]: changes shown as git shows them (unified diff, `--stat`, names).
-//! - [`retention`], [`gc`], [`reach`]: which checkpoints a policy keeps, removing the
-//!   rest and sweeping what nothing reaches; [`verify`] and [`stats`] look the store over.
-//! - [`output`]: the JSON shapes and human formatting shared by the commands.
-//! - [`error`]: the library's error type; [`fault`]: the test hooks (test builds only).
-//! - [`trace`]: phase timings for profiling (`GIT_CHECKPOINT_TRACE=1`).
-//! - [`config`]: the `checkpoint.*` settings from git's config.
-//! - [`progress`]: progress reporting for long operations, and the terminal bar.
-//! - [`hooks`]: installing and running the hooks that save around AI agent steps.
-//! - [`pager`]: paging long output on a terminal, as git does.
+//! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats), and
+//!   [`diff`]: changes between trees, shown as git shows them; [`agents`]: the hooks that
+//!   save around AI agent steps.
+//! - [`storage`]: the redb file and its tables, behind [`storage::Snapshot`] (reads)
+//!   and [`storage::Transaction`] (writes); the only module that names redb.
+//! - [`worktree`]: the files a checkpoint holds, and writing them back through held
+//!   directory handles; [`git`]: the repository, git's index and config.
+//! - [`model`]: checkpoint records, trees, branch names, revisions, as plain types;
+//!   [`format`]: the record encoding and content chunking, hashing and compression.
+//! - [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
+//!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 
-pub mod chunk;
-pub mod codec;
-pub mod config;
-pub mod dag;
+pub mod agents;
+pub mod clock;
 pub mod diff;
 pub mod error;
 pub mod fault;
-pub mod gc;
-pub mod git_index;
-pub mod graph;
-pub mod hooks;
-pub mod output;
-pub mod pack;
-pub mod pager;
-pub mod patch;
+pub mod format;
+pub mod git;
+pub mod model;
+pub mod ops;
 pub mod progress;
-pub mod reach;
-pub mod repo;
-pub mod restore;
-pub mod retention;
-pub mod save;
-pub mod stat_cache;
-pub mod stats;
-pub mod store;
+pub mod storage;
 pub mod trace;
-pub mod tree;
-pub mod verify;
-pub mod walk;
 pub mod worktree;
 
 pub use error::{Error, Result};

@@ -1,0 +1,101 @@
+//! `git checkpoint branch`
+
+use git_checkpoint::model::Head;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// List, delete or rename branches.
+///
+/// Without options (or with --list): every branch, `*` marking the current one, with
+/// its tip's short id and message. -d deletes a branch but not its checkpoints, which
+/// stay in `log --all` until retention removes them; the current branch cannot be
+/// deleted. -m renames a branch (HEAD follows). New branches come from
+/// `git checkpoint fork`.
+///
+/// Examples:
+///
+///   git checkpoint branch
+///
+///   git checkpoint branch -d fork-2
+///
+///   git checkpoint branch -m fork-1 parser-rewrite
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// List branches (the default).
+    #[arg(long, conflicts_with_all = ["delete", "rename"])]
+    list: bool,
+    /// Delete this branch.
+    #[arg(
+        short = 'd',
+        long = "delete",
+        value_name = "name",
+        conflicts_with = "rename"
+    )]
+    delete: Option<String>,
+    /// Rename branch <old> to <new>.
+    #[arg(short = 'm', long = "move", num_args = 2, value_names = ["old", "new"])]
+    rename: Option<Vec<String>>,
+}
+
+/// Runs `branch`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let store = context.open_store()?;
+    if let Some(name) = args.delete {
+        let txn = store.transaction()?;
+        let tip = txn.delete_branch(&name)?;
+        txn.commit()?;
+        let short = store.snapshot()?.short_id(tip)?;
+        if context.json {
+            return print_json(&serde_json::json!({"deleted": name, "id": tip.hex()}));
+        }
+        context.say(&format!("Deleted branch {name} (was {short})"));
+        return Ok(());
+    }
+    if let Some([old, new]) = args.rename.as_deref() {
+        let txn = store.transaction()?;
+        let tip = txn.rename_branch(old, new)?;
+        txn.commit()?;
+        if context.json {
+            return print_json(&serde_json::json!({"renamed": old, "to": new, "id": tip.hex()}));
+        }
+        context.say(&format!("Renamed branch {old} to {new}"));
+        return Ok(());
+    }
+    let read = store.snapshot()?;
+    let head = read.head()?;
+    let mut rows = Vec::new();
+    for (name, tip) in read.branches()? {
+        let record = read.checkpoint(tip)?;
+        rows.push((
+            head == Head::Branch(name.clone()),
+            name,
+            tip,
+            read.short_id(tip)?,
+            record.message,
+        ));
+    }
+    if context.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(current, name, tip, short, message)| {
+                serde_json::json!({
+                    "name": name,
+                    "id": tip.hex(),
+                    "short_id": short,
+                    "current": current,
+                    "message": message,
+                })
+            })
+            .collect();
+        return print_json(&list);
+    }
+    let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    for (current, name, _, short, message) in &rows {
+        let marker = if *current { '*' } else { ' ' };
+        let message = message.lines().next().unwrap_or("");
+        context.say(format!("{marker} {name:<width$} {short} {message}").trim_end());
+    }
+    Ok(())
+}

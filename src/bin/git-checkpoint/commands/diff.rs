@@ -1,0 +1,127 @@
+//! `git checkpoint diff`
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::ui::patch::{self, ContentReader, FileSummary, Format};
+use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::ops::save::look;
+use git_checkpoint::Id;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Show changes between two checkpoints, or a checkpoint and the worktree.
+///
+/// With two revisions: from the first to the second. With one: from it to the
+/// worktree. With none: from the current checkpoint to the worktree. The output is
+/// git's: a unified diff with three lines of context, `diff --git` headers, mode lines,
+/// new and deleted files, symlinks as their target, and `Binary files … differ`.
+/// Unchanged directories are skipped without being read. Nothing is written to the
+/// store.
+///
+/// Examples:
+///
+///   git checkpoint diff
+///
+///   git checkpoint diff @~3 @ --stat
+///
+///   git checkpoint diff main fork-1 -- src/
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Zero, one or two checkpoints.
+    #[arg(value_name = "rev", num_args = 0..=2)]
+    revs: Vec<String>,
+    /// A diffstat instead of the diff.
+    #[arg(long, group = "format")]
+    stat: bool,
+    /// A status letter and path per changed file.
+    #[arg(long, group = "format")]
+    name_status: bool,
+    /// Only the paths of changed files.
+    #[arg(long, group = "format")]
+    name_only: bool,
+    /// Only these files or directories (relative to the current directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(serde::Serialize)]
+struct DiffJson {
+    from: Option<String>,
+    to: Option<String>,
+    changes: Vec<FileSummary>,
+}
+
+/// Runs `diff`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let paths = context.repo.worktree_paths(&args.paths)?;
+    let filter = PathFilter::new(paths);
+    let store = context.open_read_store()?;
+    // The worktree side, scanned without storing anything, when fewer than two
+    // revisions are given.
+    let snapshot = if args.revs.len() < 2 {
+        let snapshot = look(&context.repo, &store)?;
+        for warning in &snapshot.warnings {
+            context.warn(warning);
+        }
+        Some(snapshot)
+    } else {
+        None
+    };
+    let read = store.snapshot()?;
+    let from = match args.revs.first() {
+        Some(rev) => Some(read.resolve(rev)?),
+        None => read.current()?,
+    };
+    let to = match args.revs.get(1) {
+        Some(rev) => Some(read.resolve(rev)?),
+        None => None,
+    };
+    // Checked against the store, and each checkpoint's side bounded by its record.
+    let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;
+    let tree_of = |id: Option<Id>| -> anyhow::Result<Option<u128>> {
+        Ok(match id {
+            Some(id) => {
+                let record = read.checkpoint(id)?;
+                tree_reader.expect(&record);
+                Some(record.tree)
+            }
+            None => None,
+        })
+    };
+    let old_tree = tree_of(from)?;
+    let new_tree = match &snapshot {
+        Some(snapshot) => Some(snapshot.root.0),
+        None => tree_of(to)?,
+    };
+    let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
+    let chunks = read.chunks()?;
+    let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
+    let reader = ContentReader::new(&store.hasher, &chunks, worktree);
+    if context.json {
+        return print_json(&DiffJson {
+            from: from.map(Id::hex),
+            to: to.map(Id::hex),
+            changes: patch::summarize(&changes, &reader)?,
+        });
+    }
+    if context.quiet {
+        return Ok(());
+    }
+    let format = if args.stat {
+        Format::Stat
+    } else if args.name_status {
+        Format::NameStatus
+    } else if args.name_only {
+        Format::NameOnly
+    } else {
+        Format::Patch
+    };
+    let (colour, _pager) = context.page();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
+    out.flush()?;
+    Ok(())
+}

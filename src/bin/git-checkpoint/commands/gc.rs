@@ -1,0 +1,258 @@
+//! `git checkpoint gc`, and the report of the automatic gc after a save.
+
+use std::time::Instant;
+
+use crate::ui::output::relative_time;
+use git_checkpoint::clock::rfc3339;
+use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::size::parse_size;
+use git_checkpoint::ops::gc::{self, GcOptions, Outcome, Plan};
+use git_checkpoint::ops::retention::{Policy, Span};
+use git_checkpoint::Id;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Remove old checkpoints by a retention policy, and give the space back.
+///
+/// Keeps the union of: the newest N (--keep); the newest checkpoint of each of the last N
+/// hours, days, weeks, months or years that have one (--keep-hourly …, with restic's
+/// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
+/// everything made within a duration of the newest checkpoint (--keep-within); every
+/// branch tip; the current checkpoint; pinned checkpoints (see `pin`). Every other
+/// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
+/// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
+/// deleted and the store file is compacted, so the disk space goes back to the system.
+///
+/// Without any --keep option no checkpoint is removed: gc only deletes data that nothing
+/// reaches and compacts the file.
+///
+/// --max-size: after the rules, also remove the oldest checkpoints that are neither a
+/// branch tip, nor current, nor pinned, until the live data (stored bytes of everything
+/// kept) fits.
+///
+/// Durations are numbers with y, m (months), w, d or h: 2d, 12h, 1w, 1y6m. Sizes take K,
+/// M, G or T (powers of 1024): 500M, 2G. The same rules in git config
+/// (checkpoint.gc.keep, checkpoint.gc.keepWithin, checkpoint.gc.keepDaily …,
+/// checkpoint.gc.maxSize) make every save run this gc when the rules would remove
+/// something.
+///
+/// Examples:
+///
+///   git checkpoint gc --keep 10
+///
+///   git checkpoint gc --keep-within 2d --keep-daily 7 --keep-weekly 4 --dry-run
+///
+///   git checkpoint gc --max-size 2G
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Keep the N newest checkpoints.
+    #[arg(long, value_name = "N")]
+    keep: Option<usize>,
+    /// Keep every checkpoint made within this long before the newest one (e.g. 2d, 12h).
+    #[arg(long, value_name = "duration")]
+    keep_within: Option<Span>,
+    /// Keep the newest checkpoint of each of the last N hours that have one.
+    #[arg(long, value_name = "N")]
+    keep_hourly: Option<usize>,
+    /// Keep the newest checkpoint of each of the last N days that have one.
+    #[arg(long, value_name = "N")]
+    keep_daily: Option<usize>,
+    /// Keep the newest checkpoint of each of the last N weeks that have one.
+    #[arg(long, value_name = "N")]
+    keep_weekly: Option<usize>,
+    /// Keep the newest checkpoint of each of the last N months that have one.
+    #[arg(long, value_name = "N")]
+    keep_monthly: Option<usize>,
+    /// Keep the newest checkpoint of each of the last N years that have one.
+    #[arg(long, value_name = "N")]
+    keep_yearly: Option<usize>,
+    /// Then remove the oldest unprotected checkpoints until the live data fits this size.
+    #[arg(long, value_name = "size", value_parser = parse_size_arg)]
+    max_size: Option<u64>,
+    /// Print what would go and what it would free, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn parse_size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+/// Runs `gc`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let options = GcOptions {
+        policy: Policy {
+            last: args.keep,
+            hourly: args.keep_hourly,
+            daily: args.keep_daily,
+            weekly: args.keep_weekly,
+            monthly: args.keep_monthly,
+            yearly: args.keep_yearly,
+            within: args.keep_within,
+        },
+        max_size: args.max_size,
+    };
+    if args.dry_run {
+        let started = Instant::now();
+        let store = context.open_read_store()?;
+        let plan = gc::plan(
+            &store.snapshot()?,
+            &options,
+            git_checkpoint::clock::now_ns(),
+        )?;
+        let seconds = started.elapsed().as_secs_f64();
+        return report(context, &options, &plan, None, seconds);
+    }
+    let mut store = context.open_store()?;
+    let (plan, outcome) = gc::run(&mut store, &options)?;
+    report(context, &options, &plan, Some(&outcome), outcome.seconds)
+}
+
+fn report(
+    context: &Context,
+    options: &GcOptions,
+    plan: &Plan,
+    outcome: Option<&Outcome>,
+    seconds: f64,
+) -> anyhow::Result<()> {
+    let policy = (!options.policy.is_empty()).then(|| options.policy.describe());
+    if context.json {
+        return print_json(&serde_json::json!({
+            "dry_run": outcome.is_none(),
+            "policy": policy,
+            "max_size": options.max_size,
+            "checkpoints_before": plan.total,
+            "removed": plan.removed.iter().map(|r| serde_json::json!({
+                "id": r.id.hex(),
+                "short_id": r.short_id,
+                "time": rfc3339(r.checkpoint.time_ns),
+                "message": r.checkpoint.message,
+                "for_size": r.for_size,
+            })).collect::<Vec<_>>(),
+            "kept": plan.kept.iter().map(|(id, why)| serde_json::json!({
+                "id": id.hex(),
+                "reasons": why,
+            })).collect::<Vec<_>>(),
+            "reparented": plan.reparented.iter().map(|(id, parents)| serde_json::json!({
+                "id": id.hex(),
+                "parents": parents.iter().map(|p| Id(*p).hex()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "trees_removed": plan.trees.len(),
+            "chunks_removed": plan.chunks.len(),
+            "stat_cache_entries_removed": plan.stat_cache.len(),
+            "stored_bytes_removed": plan.removed_bytes,
+            "live_bytes": plan.live_bytes,
+            "over_budget": plan.over_budget,
+            "file_size_before": outcome.map(|o| o.file_before),
+            "file_size_after": outcome.map(|o| o.file_after),
+            "bytes_freed": outcome.map(Outcome::freed),
+            "seconds": seconds,
+        }));
+    }
+    let (verb, data_verb) = match outcome {
+        Some(_) => ("Removed", "Deleted"),
+        None => ("Would remove", "Would delete"),
+    };
+    let rule = policy.unwrap_or_else(|| "no --keep rule: only unreachable data".into());
+    context.say(&format!(
+        "{verb} {} of {} checkpoints ({rule})",
+        plan.removed.len(),
+        plan.total
+    ));
+    let now = git_checkpoint::clock::now_ns();
+    for removal in &plan.removed {
+        context.say(&format!(
+            "  {} {:>15}  {}{}",
+            removal.short_id,
+            relative_time(removal.checkpoint.time_ns, now),
+            if removal.for_size { "[max-size] " } else { "" },
+            removal.checkpoint.message
+        ));
+    }
+    if let Some(budget) = options.max_size {
+        let for_size = plan.removed.iter().filter(|r| r.for_size).count();
+        context.say(&format!(
+            "--max-size {}: {for_size} oldest unprotected checkpoint(s) {} to fit; live data {}",
+            human_bytes(budget),
+            if outcome.is_some() {
+                "went"
+            } else {
+                "would go"
+            },
+            human_bytes(plan.live_bytes.unwrap_or(0))
+        ));
+        if plan.over_budget {
+            context.warn(&format!(
+                "live data {} still exceeds --max-size {}: branch tips, the current checkpoint and pinned checkpoints alone need that much",
+                human_bytes(plan.live_bytes.unwrap_or(0)),
+                human_bytes(budget)
+            ));
+        }
+    }
+    if !plan.reparented.is_empty() {
+        context.say(&format!(
+            "{} {} kept checkpoint(s) to their nearest kept ancestor",
+            if outcome.is_some() {
+                "Re-linked"
+            } else {
+                "Would re-link"
+            },
+            plan.reparented.len()
+        ));
+    }
+    context.say(&format!(
+        "{data_verb} {} chunks and {} trees: {} of stored data{}",
+        plan.chunks.len(),
+        plan.trees.len(),
+        human_bytes(plan.removed_bytes),
+        plan.live_bytes
+            .map(|live| format!(" (live data left: {})", human_bytes(live)))
+            .unwrap_or_default()
+    ));
+    if let Some(outcome) = outcome {
+        context.say(&format!(
+            "Store file: {} -> {}, {} freed on disk ({seconds:.2} s)",
+            human_bytes(outcome.file_before),
+            human_bytes(outcome.file_after),
+            signed_bytes(outcome.freed())
+        ));
+    }
+    Ok(())
+}
+
+fn signed_bytes(bytes: i64) -> String {
+    if bytes < 0 {
+        format!("-{}", human_bytes(bytes.unsigned_abs()))
+    } else {
+        human_bytes(bytes as u64)
+    }
+}
+
+/// Reports what the automatic gc after a save did. The checkpoint is saved whatever
+/// happened there, so a problem is a warning, never a failed save.
+pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
+    match auto_gc {
+        gc::AutoGc::Ran {
+            options,
+            plan,
+            outcome,
+        } => context.say(&format!(
+            "gc ({}): removed {} checkpoint(s){}",
+            if options.policy.is_empty() {
+                "checkpoint.gc.maxSize".to_string()
+            } else {
+                options.policy.describe()
+            },
+            plan.removed.len(),
+            if outcome.freed() > 0 {
+                format!(", {} freed on disk", signed_bytes(outcome.freed()))
+            } else {
+                String::new()
+            }
+        )),
+        gc::AutoGc::Skipped(e) => context.warn(&format!("automatic gc skipped: {e}")),
+        gc::AutoGc::Failed(e) => context.warn(&format!("automatic gc failed: {e}")),
+    }
+}

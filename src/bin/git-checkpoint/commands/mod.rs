@@ -1,0 +1,174 @@
+//! One file per subcommand: its `Args` (the help text) and one function that resolves
+//! the arguments, does the work through the library, and reports.
+
+pub mod attachment;
+pub mod branch;
+pub mod completions;
+pub mod diff;
+pub mod fork;
+pub mod gc;
+pub mod hooks;
+pub mod install_man;
+pub mod log;
+pub mod pin;
+pub mod restore;
+pub mod save;
+pub mod show;
+pub mod stats;
+pub mod status;
+pub mod switch;
+pub mod unpin;
+pub mod verify;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+
+use git_checkpoint::git::config;
+use git_checkpoint::git::repo::Repo;
+use git_checkpoint::progress::Progress;
+use git_checkpoint::storage::{self, ReadStore, Snapshot, Store};
+
+use crate::cli::{Cli, Command};
+use crate::ui::output;
+use crate::ui::pager::Pager;
+use crate::ui::progress_bar::TerminalBar;
+
+/// What every command needs: the worktree and the output switches.
+pub struct Context {
+    /// The worktree.
+    pub repo: Repo,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+impl Context {
+    /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows;
+    /// a new store's HEAD names `checkpoint.defaultBranch`.
+    pub fn open_store(&self) -> anyhow::Result<Store> {
+        let quiet = self.quiet;
+        let _span = git_checkpoint::trace::span("open store");
+        Ok(config::open_store(&self.repo, &mut || {
+            if !quiet {
+                eprintln!("waiting for another git-checkpoint to finish...");
+            }
+        })?)
+    }
+
+    /// Opens the store read-only (the file stays byte-identical), waiting likewise.
+    pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
+        let quiet = self.quiet;
+        Ok(ReadStore::open(
+            &storage::store_path(&self.repo),
+            config::lock_timeout(&self.repo)?,
+            &mut || {
+                if !quiet {
+                    eprintln!("waiting for another git-checkpoint to finish...");
+                }
+            },
+            &mut || {
+                self.warn(
+                    "the store needs a repair that it cannot record (is its disk full?); opened for writing to read it",
+                )
+            },
+        )?)
+    }
+
+    /// The zstd level for new chunks (`checkpoint.compression`, default 1).
+    pub fn compression_level(&self) -> anyhow::Result<i32> {
+        Ok(config::compression_level(&self.repo)?)
+    }
+
+    /// A progress bar on stderr, only where a person watches: stderr is a terminal and
+    /// neither `-q` nor `--json` was given.
+    pub fn progress(&self) -> Option<Arc<dyn Progress>> {
+        (!self.quiet && !self.json && std::io::stderr().is_terminal())
+            .then(|| Arc::new(TerminalBar::new()) as Arc<dyn Progress>)
+    }
+
+    /// Warns if a restore was interrupted, and returns the short id it was restoring.
+    pub fn warn_interrupted_restore(&self, snapshot: &Snapshot) -> anyhow::Result<Option<String>> {
+        let Some(target) = snapshot.interrupted_restore()? else {
+            return Ok(None);
+        };
+        let target = snapshot.short_id(target)?;
+        self.warn(&format!(
+            "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
+        ));
+        Ok(Some(target))
+    }
+
+    /// Prints a warning to stderr unless quiet.
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("warning: {message}");
+        }
+    }
+
+    /// For output a person reads (log, show, diff): whether to colour it, and the pager
+    /// it goes through, both only on a terminal; keep the pager until the output is
+    /// written. Neither with --json or -q.
+    pub fn page(&self) -> (bool, Option<Pager>) {
+        if self.json || self.quiet {
+            return (false, None);
+        }
+        let colour = output::colour_wanted(std::io::stdout().is_terminal());
+        (colour, Pager::start(&self.repo))
+    }
+
+    /// Prints a line of chatter to stdout unless quiet or producing JSON.
+    pub fn say(&self, line: &str) {
+        if !self.quiet && !self.json {
+            println!("{line}");
+        }
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let start = cli.directory.as_deref().unwrap_or(Path::new("."));
+    // Commands that also work outside a worktree.
+    let command = match cli.command {
+        Command::Completions(args) => return completions::run(args),
+        Command::InstallMan(args) => return install_man::run(args, cli.quiet),
+        Command::Hooks(args) => return hooks::run(start, cli.quiet, args),
+        command => command,
+    };
+    let repo = {
+        let _span = git_checkpoint::trace::span("discover");
+        Repo::discover(start)?
+    };
+    let context = Context {
+        repo,
+        quiet: cli.quiet,
+        json: cli.json,
+    };
+    match command {
+        Command::Save(args) => save::run(&context, args),
+        Command::Restore(args) => restore::run(&context, args),
+        Command::Log(args) => log::run(&context, args),
+        Command::Show(args) => show::run(&context, args),
+        Command::Status(args) => status::run(&context, args),
+        Command::Diff(args) => diff::run(&context, args),
+        Command::Fork(args) => fork::run(&context, args),
+        Command::Switch(args) => switch::run(&context, args),
+        Command::Branch(args) => branch::run(&context, args),
+        Command::Attachment(args) => attachment::run(&context, args),
+        Command::Gc(args) => gc::run(&context, args),
+        Command::Pin(args) => pin::run(&context, args),
+        Command::Unpin(args) => unpin::run(&context, args),
+        Command::Verify(args) => verify::run(&context, args),
+        Command::Stats(args) => stats::run(&context, args),
+        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
+            unreachable!("handled before the worktree is found")
+        }
+    }
+}
+
+/// Prints a value as the one JSON document on stdout.
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! `git checkpoint restore`
+
+use std::path::PathBuf;
+
+use git_checkpoint::ops::restore::{restore, RestoreOptions};
+use git_checkpoint::ops::save::show;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Make the worktree equal to a checkpoint.
+///
+/// Unsaved changes are saved first as a checkpoint of their own (unless --no-save), so
+/// every restore can be undone. Only files that differ are written, each atomically;
+/// captured files the checkpoint lacks are deleted; ignored files are never touched.
+/// The current branch moves to the checkpoint; checkpoints after it stay in the store
+/// (see `log --all`). With paths, only those are restored and the branch stays.
+///
+/// <rev> is a full id, a unique prefix of 4+ hex digits, a branch name or `@` (the
+/// current checkpoint), optionally followed by `~N` (the N-th parent).
+///
+/// Examples:
+///
+///   git checkpoint restore @~1
+///
+///   git checkpoint restore 3fa9c1e -- src/parser.rs
+///
+///   git checkpoint restore 3fa9c1e --dry-run
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint to restore.
+    rev: String,
+    /// Print what would be written and deleted, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Do not save unsaved changes first (they are lost).
+    #[arg(long)]
+    no_save: bool,
+    /// Restore only these files or directories (relative to the current directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
+}
+
+/// Runs `restore`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let paths = context.repo.worktree_paths(&args.paths)?;
+    let store = context.open_store()?;
+    let options = RestoreOptions {
+        dry_run: args.dry_run,
+        no_save: args.no_save,
+        paths,
+        compression_level: context.compression_level()?,
+        progress: context.progress(),
+        ..RestoreOptions::default()
+    };
+    let report = restore(&context.repo, &store, &args.rev, &options)?;
+    for warning in &report.warnings {
+        context.warn(warning);
+    }
+    let read = store.snapshot()?;
+    let short = |id| read.short_id(id);
+    let target = report.target.expect("a restore has a target");
+    if context.json {
+        let paths = |list: &[Vec<u8>]| list.iter().map(|p| show(p)).collect::<Vec<_>>();
+        return print_json(&serde_json::json!({
+            "target": target.hex(),
+            "safety_checkpoint": report.safety_checkpoint.map(|id| id.hex()),
+            "would_save": report.would_save,
+            "written": paths(&report.written),
+            "deleted": paths(&report.deleted),
+            "dry_run": report.dry_run,
+            "untouched": paths(&report.untouched),
+        }));
+    }
+    if let Some(safety) = report.safety_checkpoint {
+        let safety = short(safety)?;
+        context.say(&format!(
+            "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
+        ));
+    }
+    if report.dry_run {
+        if report.would_save {
+            context.say("Would first save unsaved changes as a checkpoint");
+        }
+        for path in &report.written {
+            context.say(&format!("write {}", show(path)));
+        }
+        for path in &report.deleted {
+            context.say(&format!("delete {}", show(path)));
+        }
+        say_untouched(context, &report.untouched);
+        return Ok(());
+    }
+    context.say(&format!(
+        "Restored checkpoint {}: {} written, {} deleted",
+        short(target)?,
+        report.written.len(),
+        report.deleted.len()
+    ));
+    say_untouched(context, &report.untouched);
+    Ok(())
+}
+
+/// Names the files restore left alone because no checkpoint holds them.
+fn say_untouched(context: &Context, untouched: &[Vec<u8>]) {
+    for path in untouched {
+        context.say(&format!(
+            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
+            show(path)
+        ));
+    }
+}

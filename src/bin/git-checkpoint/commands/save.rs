@@ -1,0 +1,120 @@
+//! `git checkpoint save`
+
+use std::path::PathBuf;
+
+use crate::ui::output::CheckpointJson;
+use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::ops::save::{save, SaveOptions, SaveOutcome};
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Save the worktree as a new checkpoint.
+///
+/// Captures every file `git add -A` would see (untracked and dot files included, plus
+/// files git tracks despite an ignore rule), never anything inside `.git`. The new
+/// checkpoint is a child of the current one, and the current branch moves to it. When
+/// nothing changed, nothing is made and the exit status is still 0 (a save with
+/// --attach always makes a checkpoint, so the attachment is kept).
+///
+/// Examples:
+///
+///   git checkpoint save -m "before the agent refactors parser.rs"
+///
+///   git checkpoint save -q --meta agent=claude --meta session=4f2a
+///
+///   git checkpoint save -m "step 4" --attach transcript.jsonl
+///
+///   id=$(git checkpoint save --json | jq -r .id)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint message.
+    #[arg(short, long, default_value = "")]
+    message: String,
+    /// Metadata to record, as key=value (repeatable).
+    #[arg(long = "meta", value_name = "key=value", value_parser = parse_meta)]
+    meta: Vec<(String, String)>,
+    /// Store this file with the checkpoint, outside its tree, under its file name
+    /// (repeatable); `git checkpoint attachment <rev> <name>` prints it back.
+    #[arg(long = "attach", value_name = "file")]
+    attach: Vec<PathBuf>,
+    /// Make a checkpoint even if nothing changed.
+    #[arg(long)]
+    allow_empty: bool,
+    /// Leave out files that cannot be read (recorded on the checkpoint, and left alone
+    /// by restore) instead of failing.
+    #[arg(long)]
+    skip_unreadable: bool,
+}
+
+/// Parses a `key=value` argument.
+pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("'{text}' is not key=value")),
+    }
+}
+
+/// Runs `save`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let mut store = context.open_store()?;
+    let options = SaveOptions {
+        message: args.message,
+        meta: args.meta,
+        allow_empty: args.allow_empty,
+        skip_unreadable: args.skip_unreadable,
+        compression_level: context.compression_level()?,
+        progress: context.progress(),
+        attach: args.attach,
+    };
+    let report = save(&context.repo, &store, &options)?;
+    for warning in &report.warnings {
+        context.warn(warning);
+    }
+    let read = store.snapshot()?;
+    let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
+    context.warn_interrupted_restore(&read)?;
+    match report.outcome {
+        SaveOutcome::Saved { id, checkpoint } => {
+            let short = read.short_id(id)?;
+            if context.json {
+                print_json(&CheckpointJson::new(id, short, &checkpoint))?;
+            } else {
+                let branch = checkpoint
+                    .branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default();
+                let files = match checkpoint.files {
+                    1 => "1 file".to_string(),
+                    n => format!("{n} files"),
+                };
+                context.say(&format!(
+                    "Saved checkpoint {short}{branch} ({files}, {})",
+                    human_bytes(checkpoint.bytes)
+                ));
+            }
+        }
+        SaveOutcome::Unchanged { current } => {
+            if context.json {
+                print_json(&serde_json::json!({
+                    "id": null,
+                    "unchanged": true,
+                    "current": current.hex(),
+                }))?;
+            } else {
+                let short = read.short_id(current)?;
+                context.say(&format!("Nothing changed since checkpoint {short}"));
+            }
+        }
+    }
+    if saved {
+        // gc may compact, which needs the store without a live transaction.
+        drop(read);
+        if let Some(auto_gc) = git_checkpoint::ops::gc::after_save(&context.repo, &mut store) {
+            super::gc::report_after_save(context, &auto_gc);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! `git checkpoint show`
+
+use std::io::{BufWriter, Write};
+
+use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
+use crate::ui::patch::{self, ContentReader, FileSummary, Format};
+use git_checkpoint::clock::rfc3339;
+use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::Id;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Show a checkpoint: its record, metadata and attachments, and its changes.
+///
+/// The changes are against its first parent (against nothing for the first
+/// checkpoint), as a unified diff, or with --stat or --name-status as a summary.
+///
+/// Examples:
+///
+///   git checkpoint show @
+///
+///   git checkpoint show 3fa9c1e --stat
+///
+///   git checkpoint show main~2 --json
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint (default: the current one).
+    #[arg(default_value = "@")]
+    rev: String,
+    /// A diffstat instead of the diff.
+    #[arg(long, conflicts_with = "name_status")]
+    stat: bool,
+    /// A status letter and path per changed file instead of the diff.
+    #[arg(long)]
+    name_status: bool,
+}
+
+#[derive(serde::Serialize)]
+struct ShowJson {
+    #[serde(flatten)]
+    checkpoint: CheckpointJson,
+    changes: Vec<FileSummary>,
+}
+
+/// Runs `show`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let id = read.resolve(&args.rev)?;
+    let record = read.checkpoint(id)?;
+    // Checked against the store, and each side bounded by its record: a crafted tree
+    // that expands past it is an error, not a walk without end.
+    let tree_reader = read.checked_trees(None)?;
+    tree_reader.expect(&record);
+    let parent_tree = match record.parents.first() {
+        Some(&parent) => {
+            let parent = read.checkpoint(Id(parent))?;
+            tree_reader.expect(&parent);
+            Some(parent.tree)
+        }
+        None => None,
+    };
+    let changes = diff_trees(
+        &tree_reader,
+        parent_tree,
+        Some(record.tree),
+        &PathFilter::default(),
+    )?;
+    let chunks = read.chunks()?;
+    let reader = ContentReader::new(&store.hasher, &chunks, None);
+    let short = read.short_id(id)?;
+    if context.json {
+        return print_json(&ShowJson {
+            checkpoint: CheckpointJson::new(id, short, &record),
+            changes: patch::summarize(&changes, &reader)?,
+        });
+    }
+    if context.quiet {
+        return Ok(());
+    }
+    let head = read.head()?;
+    let branches = read.branches()?;
+    let now = git_checkpoint::clock::now_ns();
+
+    let (colour, _pager) = context.page();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let labels = format_labels(&labels(id, &head, &branches), colour);
+    let title = paint(&format!("checkpoint {id}"), style::ID, colour);
+    writeln!(
+        out,
+        "{title}{}{labels}",
+        if labels.is_empty() { "" } else { " " }
+    )?;
+    let field = |out: &mut dyn Write, name: &str, value: &str| writeln!(out, "{name:<8}{value}");
+    if !record.parents.is_empty() {
+        let parents = record
+            .parents
+            .iter()
+            .map(|&p| read.short_id(Id(p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        field(&mut out, "Parent:", &parents.join(" "))?;
+    }
+    field(
+        &mut out,
+        "Date:",
+        &format!(
+            "{} ({})",
+            rfc3339(record.time_ns),
+            relative_time(record.time_ns, now)
+        ),
+    )?;
+    if let Some(branch) = &record.branch {
+        field(&mut out, "Branch:", branch)?;
+    }
+    if let Some(commit) = &record.git_head {
+        let on = record
+            .git_branch
+            .as_deref()
+            .map(|b| format!(" ({b})"))
+            .unwrap_or_default();
+        field(
+            &mut out,
+            "Git:",
+            &format!("{}{on}", &commit[..commit.len().min(12)]),
+        )?;
+    }
+    for (i, (key, value)) in record.meta.iter().enumerate() {
+        field(
+            &mut out,
+            if i == 0 { "Meta:" } else { "" },
+            &format!("{key}={value}"),
+        )?;
+    }
+    for (i, attachment) in record.attachments.iter().enumerate() {
+        field(
+            &mut out,
+            if i == 0 { "Attach:" } else { "" },
+            &format!("{} ({})", attachment.name, human_bytes(attachment.size)),
+        )?;
+    }
+    field(
+        &mut out,
+        "Files:",
+        &format!("{} ({})", record.files, human_bytes(record.bytes)),
+    )?;
+    writeln!(out)?;
+    for line in record.message.lines() {
+        writeln!(out, "    {line}")?;
+    }
+    if !record.message.is_empty() {
+        writeln!(out)?;
+    }
+    let format = if args.stat {
+        Format::Stat
+    } else if args.name_status {
+        Format::NameStatus
+    } else {
+        Format::Patch
+    };
+    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! `git checkpoint stats`
+
+use crate::ui::output::relative_time;
+use git_checkpoint::clock::rfc3339;
+use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::storage::stats;
+
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Show what the store holds and what it costs.
+///
+/// The store file's size on disk; the live data (stored bytes of everything some
+/// checkpoint reaches) and the unreachable data a gc would delete; the deduplication
+/// ratio (the sum of every checkpoint's file sizes over the unique content) and the
+/// compression ratio (unique content over its stored size); and per checkpoint, newest
+/// first, the stored bytes only it holds: what removing it alone would free. The store
+/// is opened read-only.
+///
+/// Examples:
+///
+///   git checkpoint stats
+///
+///   git checkpoint stats --json | jq '.per_checkpoint | max_by(.exclusive_bytes)'
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Runs `stats`.
+pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let stats = stats::collect(&read, &store.path)?;
+    let per_checkpoint = stats
+        .per_checkpoint
+        .iter()
+        .map(|c| Ok((read.short_id(c.id)?, c)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if context.json {
+        return print_json(&serde_json::json!({
+            "path": store.path.display().to_string(),
+            "file_size": stats.file_size,
+            "checkpoints": stats.checkpoints,
+            "branches": stats.branches,
+            "pinned": stats.pinned,
+            "live_bytes": stats.live_bytes,
+            "unreachable_bytes": stats.unreachable_bytes,
+            "trees": stats.trees,
+            "chunks": stats.chunks,
+            "live_chunks": stats.live_chunks,
+            "logical_bytes": stats.logical_bytes,
+            "unique_bytes": stats.unique_bytes,
+            "stored_chunk_bytes": stats.stored_chunk_bytes,
+            "dedup_ratio": stats.dedup_ratio(),
+            "compression_ratio": stats.compression_ratio(),
+            "per_checkpoint": per_checkpoint.iter().map(|(short, c)| serde_json::json!({
+                "id": c.id.hex(),
+                "short_id": short,
+                "time": rfc3339(c.checkpoint.time_ns),
+                "message": c.checkpoint.message,
+                "bytes": c.checkpoint.bytes,
+                "exclusive_bytes": c.exclusive_bytes,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    context.say(&format!(
+        "Store file:    {} ({} on disk)",
+        store.path.display(),
+        human_bytes(stats.file_size)
+    ));
+    context.say(&format!(
+        "Checkpoints:   {} on {} branch(es), {} pinned",
+        stats.checkpoints, stats.branches, stats.pinned
+    ));
+    context.say(&format!(
+        "Live data:     {} ({} of {} chunks, {} trees)",
+        human_bytes(stats.live_bytes),
+        stats.live_chunks,
+        stats.chunks,
+        stats.trees
+    ));
+    context.say(&format!(
+        "Unreachable:   {} (git checkpoint gc deletes it)",
+        human_bytes(stats.unreachable_bytes)
+    ));
+    context.say(&format!(
+        "Deduplication: {:.1}x ({} in all checkpoints, {} unique)",
+        stats.dedup_ratio(),
+        human_bytes(stats.logical_bytes),
+        human_bytes(stats.unique_bytes)
+    ));
+    context.say(&format!(
+        "Compression:   {:.1}x ({} stored as {})",
+        stats.compression_ratio(),
+        human_bytes(stats.unique_bytes),
+        human_bytes(stats.stored_chunk_bytes)
+    ));
+    if !per_checkpoint.is_empty() {
+        context.say("");
+        context.say("Bytes only each checkpoint holds (what removing it alone would free):");
+    }
+    let now = git_checkpoint::clock::now_ns();
+    for (short, c) in &per_checkpoint {
+        context.say(&format!(
+            "  {short} {:>15} {:>10}  {}",
+            relative_time(c.checkpoint.time_ns, now),
+            human_bytes(c.exclusive_bytes),
+            c.checkpoint.message
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! `git checkpoint status`
+
+use std::io::{BufWriter, IsTerminal, Write};
+
+use crate::ui::output::{colour_wanted, paint, quote_path, style};
+use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::ops::save::{look, show};
+
+use git_checkpoint::storage::StoreRead;
+
+use git_checkpoint::model::Head;
+
+use super::{print_json, Context};
+
+/// Show what changed in the worktree since the current checkpoint.
+///
+/// One line per path, like `git status --short`: M modified (content or executable
+/// bit), A added, D deleted, T a file that became a symlink or back. Nothing is printed
+/// when the worktree equals the checkpoint. Nothing is written to the store; files whose
+/// metadata did not change since the last save are not read.
+///
+/// Examples:
+///
+///   git checkpoint status
+///
+///   git checkpoint status --json | jq -r '.changes[].path'
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+#[derive(serde::Serialize)]
+struct StatusJson {
+    checkpoint: Option<String>,
+    branch: Option<String>,
+    clean: bool,
+    /// The checkpoint an interrupted restore was restoring, if one was.
+    interrupted_restore: Option<String>,
+    changes: Vec<ChangeJson>,
+}
+
+#[derive(serde::Serialize)]
+struct ChangeJson {
+    status: String,
+    path: String,
+}
+
+/// Runs `status`.
+pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    let store = context.open_read_store()?;
+    let snapshot = look(&context.repo, &store)?;
+    for warning in &snapshot.warnings {
+        context.warn(warning);
+    }
+    let read = store.snapshot()?;
+    let current = read.current()?;
+    let interrupted = context.warn_interrupted_restore(&read)?;
+    // The checkpoint's side is bounded by its record; status reads no content.
+    let reader = read.trees(Some(&snapshot.trees))?;
+    let current_tree = match current {
+        Some(id) => {
+            let record = read.checkpoint(id)?;
+            reader.expect(&record);
+            Some(record.tree)
+        }
+        None => None,
+    };
+    let changes = diff_trees(
+        &reader,
+        current_tree,
+        Some(snapshot.root.0),
+        &PathFilter::default(),
+    )?;
+    if context.json {
+        return print_json(&StatusJson {
+            checkpoint: current.map(|id| id.hex()),
+            branch: match read.head()? {
+                Head::Branch(name) => Some(name),
+                Head::Detached(_) => None,
+            },
+            clean: changes.is_empty(),
+            interrupted_restore: interrupted,
+            changes: changes
+                .iter()
+                .map(|c| ChangeJson {
+                    status: c.status().to_string(),
+                    path: show(&c.path),
+                })
+                .collect(),
+        });
+    }
+    if context.quiet {
+        return Ok(());
+    }
+    let colour = colour_wanted(std::io::stdout().is_terminal());
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for change in &changes {
+        let letter = change.status().to_string();
+        let code = if letter == "A" {
+            style::NEW
+        } else {
+            style::OLD
+        };
+        writeln!(
+            out,
+            "{} {}",
+            paint(&letter, code, colour),
+            quote_path(&change.path)
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}

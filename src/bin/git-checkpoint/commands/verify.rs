@@ -1,0 +1,120 @@
+//! `git checkpoint verify`
+
+use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::storage::verify;
+use git_checkpoint::Error;
+
+use super::{print_json, Context};
+
+/// Check the store for damage.
+///
+/// Checks the file's page checksums, then that every checkpoint record decodes, that its
+/// parents exist (with no cycle), that every tree it reaches exists, decodes, hashes to
+/// its id, has safe names in strictly increasing order and files whose chunks fit their
+/// size, and expands to no more files and bytes than its checkpoint records, that every
+/// chunk those trees name exists, that branches, HEAD and pins point at existing
+/// checkpoints, and that the stat cache names only existing chunks. With --read-data
+/// every chunk is also read, decompressed, re-hashed and its length checked.
+///
+/// The check runs on a private copy of the store (in TMPDIR), taken while no other
+/// process writes it, so the store itself is never changed and may be read-only.
+///
+/// Trees and chunks that no checkpoint reaches (a save that crashed after writing its
+/// chunks leaves some) are garbage, not damage: they are counted, with the bytes a gc
+/// would free, and do not fail the check.
+///
+/// A damaged store gets a list of what is damaged and of the checkpoints it affects
+/// (those that would not restore exactly, or whose parent is gone), and exit status 1.
+///
+/// Examples:
+///
+///   git checkpoint verify
+///
+///   git checkpoint verify --read-data --json
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Also read, decompress and re-hash every chunk.
+    #[arg(long)]
+    read_data: bool,
+}
+
+/// Runs `verify`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let report = verify::verify(
+        &context.repo.checkpoint_dir().join("store.redb"),
+        git_checkpoint::git::config::lock_timeout(&context.repo)?,
+        &mut || context.warn("waiting for another git-checkpoint to finish..."),
+        args.read_data,
+    )?;
+    if context.json {
+        print_json(&serde_json::json!({
+            "ok": report.ok(),
+            "opened": report.opened,
+            "problems": report.problems.iter().map(|p| serde_json::json!({
+                "object": p.object,
+                "problem": p.message,
+            })).collect::<Vec<_>>(),
+            "affected_checkpoints": report.affected.iter().map(|id| id.hex()).collect::<Vec<_>>(),
+            "checkpoints": report.checkpoints,
+            "trees": report.trees,
+            "chunks": report.chunks,
+            "chunks_read": report.chunks_read,
+            "bytes_read": report.bytes_read,
+            "unreachable_trees": report.unreachable_trees,
+            "unreachable_chunks": report.unreachable_chunks,
+            "unreachable_bytes": report.unreachable_bytes,
+        }))?;
+    } else {
+        let read = if args.read_data {
+            format!(
+                "; read and re-hashed {} chunks ({})",
+                report.chunks_read,
+                human_bytes(report.bytes_read)
+            )
+        } else {
+            String::new()
+        };
+        if report.opened {
+            context.say(&format!(
+                "Checked {} checkpoints, {} trees, {} chunks{read}",
+                report.checkpoints, report.trees, report.chunks
+            ));
+        }
+        if report.unreachable_trees + report.unreachable_chunks > 0 {
+            context.say(&format!(
+                "Garbage, not damage: {} unreachable trees and {} unreachable chunks; git checkpoint gc would free {}",
+                report.unreachable_trees,
+                report.unreachable_chunks,
+                human_bytes(report.unreachable_bytes)
+            ));
+        }
+        for problem in &report.problems {
+            eprintln!("damaged: {}: {}", problem.object, problem.message);
+        }
+        if !report.affected.is_empty() {
+            eprintln!(
+                "affected checkpoints ({}): {}",
+                report.affected.len(),
+                report
+                    .affected
+                    .iter()
+                    .map(|id| id.hex())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+        if report.ok() {
+            context.say("No problems found");
+        }
+    }
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "{} problem(s) found, {} checkpoint(s) affected",
+            report.problems.len(),
+            report.affected.len()
+        ))
+        .into())
+    }
+}

@@ -1,0 +1,9 @@
+//! Everything that meets the terminal: colour, paths and times as people read them, the
+//! JSON shapes, the `log --graph` lanes, diffs as git prints them, the pager and the
+//! progress bar. The library returns typed reports; this turns them into output.
+
+pub mod graph;
+pub mod output;
+pub mod pager;
+pub mod patch;
+pub mod progress_bar;

@@ -1,0 +1,107 @@
+//! Paging long output on a terminal, as git does: through `GIT_PAGER`, else the
+//! `core.pager` setting, else `PAGER`, else `less`, started with `LESS=FRX` and `LV=-c`
+//! unless those are set, so that output shorter than a screen prints as if no pager ran.
+//! Never when stdout is not a terminal, and not when the pager is empty or `cat`.
+
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsRawFd;
+use std::process::{Child, Command, Stdio};
+
+use git_checkpoint::git::repo::Repo;
+
+/// A running pager that receives everything written to stdout. Dropping it closes the
+/// pipe and waits until the user quits the pager.
+pub struct Pager {
+    child: Child,
+}
+
+impl Pager {
+    /// Starts the configured pager and points stdout at it, if stdout is a terminal and
+    /// a pager is configured. A pager that cannot be started is skipped silently, as the
+    /// output is still shown.
+    pub fn start(repo: &Repo) -> Option<Pager> {
+        if !std::io::stdout().is_terminal() {
+            return None;
+        }
+        let command = choose(
+            std::env::var("GIT_PAGER").ok().as_deref(),
+            repo.config("core.pager"),
+            std::env::var("PAGER").ok().as_deref(),
+        )?;
+        let mut shell = Command::new("sh");
+        shell.arg("-c").arg(&command).stdin(Stdio::piped());
+        if std::env::var_os("LESS").is_none() {
+            shell.env("LESS", "FRX");
+        }
+        if std::env::var_os("LV").is_none() {
+            shell.env("LV", "-c");
+        }
+        let mut child = shell.spawn().ok()?;
+        let pipe = child.stdin.take()?;
+        let _ = std::io::stdout().flush();
+        // SAFETY: dup2 on two descriptors this process owns; fd 1 then refers to the
+        // pipe, and `pipe` closes its own copy when dropped.
+        let redirected = unsafe { libc::dup2(pipe.as_raw_fd(), libc::STDOUT_FILENO) } >= 0;
+        drop(pipe);
+        if !redirected {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        // Ctrl-C while the pager shows belongs to the pager; this process ends when the
+        // pager goes away (SIGPIPE on the next write), never leaving it orphaned.
+        // SAFETY: changing signal dispositions; no handler code runs.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+        }
+        Some(Pager { child })
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        let _ = std::io::stdout().flush();
+        // Replace fd 1 with /dev/null: that closes the last write end of the pipe, so
+        // the pager sees the end of the output.
+        if let Ok(null) = std::fs::File::open("/dev/null") {
+            // SAFETY: dup2 on descriptors this process owns.
+            unsafe {
+                libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO);
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// The pager command from `GIT_PAGER`, `core.pager` and `PAGER`, first set wins, with
+/// `less` as the default; `None` when it is empty or `cat` (git's "no pager").
+pub fn choose(
+    git_pager: Option<&str>,
+    core_pager: Option<&str>,
+    pager: Option<&str>,
+) -> Option<String> {
+    let command = git_pager.or(core_pager).or(pager).unwrap_or("less").trim();
+    (!command.is_empty() && command != "cat").then(|| command.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choose;
+
+    #[test]
+    fn the_pager_is_chosen_as_git_chooses_it() {
+        assert_eq!(choose(None, None, None).as_deref(), Some("less"));
+        assert_eq!(choose(None, None, Some("more")).as_deref(), Some("more"));
+        assert_eq!(
+            choose(None, Some("most"), Some("more")).as_deref(),
+            Some("most")
+        );
+        assert_eq!(
+            choose(Some("lv"), Some("most"), Some("more")).as_deref(),
+            Some("lv")
+        );
+        assert_eq!(choose(Some(""), Some("most"), None), None);
+        assert_eq!(choose(None, Some("cat"), Some("more")), None);
+    }
+}

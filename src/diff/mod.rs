@@ -1,0 +1,289 @@
+//! Comparing two trees: the files and symlinks that differ, found by walking both trees
+//! together and skipping every pair of subtrees with equal ids without reading them.
+
+use crate::model::tree::{too_deep, Budget, Entry, Node, MAX_DEPTH};
+use crate::storage::TreeReader;
+use crate::Result;
+
+/// One path whose content differs. `old`/`new` are `None` where the path is absent;
+/// neither is ever a `Dir` (a directory that appears or goes shows as its files).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Path relative to the worktree root.
+    pub path: Vec<u8>,
+    /// The file or symlink on the old side.
+    pub old: Option<Node>,
+    /// The file or symlink on the new side.
+    pub new: Option<Node>,
+}
+
+impl Change {
+    /// The letter git prints for this change: `A` added, `D` deleted, `T` a file that
+    /// became a symlink or back, `M` anything else (content or the executable bit).
+    pub fn status(&self) -> char {
+        match (&self.old, &self.new) {
+            (None, _) => 'A',
+            (_, None) => 'D',
+            (Some(old), Some(new)) if old.kind_name() != new.kind_name() => 'T',
+            _ => 'M',
+        }
+    }
+}
+
+/// The size of a set of changes, from the sizes recorded in the trees (no content is
+/// read): how many paths changed, and the bytes by which files grew and shrank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeDelta {
+    /// Paths changed.
+    pub files: usize,
+    /// Sum of the growth of files that grew (a new file grows by its size).
+    pub grown: u64,
+    /// Sum of the shrinkage of files that shrank (a deleted file by its size).
+    pub shrunk: u64,
+}
+
+/// Adds up `changes` as a [`SizeDelta`]; a symlink counts its target's length.
+pub fn size_delta(changes: &[Change]) -> SizeDelta {
+    let size = |node: &Option<Node>| match node {
+        Some(Node::File { size, .. } | Node::FileWithMode { size, .. }) => *size,
+        Some(Node::Symlink { target }) => target.len() as u64,
+        _ => 0,
+    };
+    let mut delta = SizeDelta {
+        files: changes.len(),
+        ..SizeDelta::default()
+    };
+    for change in changes {
+        let (old, new) = (size(&change.old), size(&change.new));
+        if new >= old {
+            delta.grown += new - old;
+        } else {
+            delta.shrunk += old - new;
+        }
+    }
+    delta
+}
+
+/// Which paths an operation covers: everything, or the given files and directories.
+#[derive(Clone, Debug, Default)]
+pub struct PathFilter {
+    paths: Vec<Vec<u8>>,
+}
+
+impl PathFilter {
+    /// Covers `paths` (root-relative, no trailing `/`; an empty path is the whole
+    /// worktree) and everything below them. No paths means everything.
+    pub fn new(paths: Vec<Vec<u8>>) -> Self {
+        if paths.iter().any(Vec::is_empty) {
+            PathFilter::default()
+        } else {
+            PathFilter { paths }
+        }
+    }
+
+    /// Whether the filter covers everything.
+    pub fn is_everything(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// Whether `path` is one of the paths or below one.
+    pub fn covers(&self, path: &[u8]) -> bool {
+        self.is_everything()
+            || self
+                .paths
+                .iter()
+                .any(|p| path.starts_with(p) && (path.len() == p.len() || path[p.len()] == b'/'))
+    }
+
+    /// Whether anything inside the directory `dir` (ending in `/`) may be covered.
+    fn may_cover_below(&self, dir: &[u8]) -> bool {
+        self.is_everything()
+            || self.paths.iter().any(|p| {
+                let within = &dir[..dir.len() - 1];
+                p.starts_with(dir) || self.covers(within)
+            })
+    }
+}
+
+/// The changes from tree `old` to tree `new` (`None` is an empty tree), sorted by path.
+///
+/// Bounded: a side whose tree is a checkpoint's root that `reader` knows
+/// ([`TreeReader::budget`]) may yield no more files and bytes than that checkpoint
+/// records, and the walk stops with an error as soon as one does. Every tree it enters
+/// is checked by the reader, and subdirectories must not be empty, so each pair of
+/// directories it enters holds at least one change: the work is bounded by the changes
+/// and [`MAX_DEPTH`].
+pub fn diff_trees(
+    reader: &TreeReader<'_>,
+    old: Option<u128>,
+    new: Option<u128>,
+    filter: &PathFilter,
+) -> Result<Vec<Change>> {
+    let budget = |id: Option<u128>| -> Result<Option<Budget>> {
+        Ok(match id {
+            Some(id) => reader.budget(id)?,
+            None => None,
+        })
+    };
+    let mut walk = Walk {
+        reader,
+        filter,
+        root: new.or(old).unwrap_or_default(),
+        old_budget: budget(old)?,
+        new_budget: budget(new)?,
+        out: Vec::new(),
+    };
+    if old != new {
+        let old = entries(reader, old, false)?;
+        let new = entries(reader, new, false)?;
+        walk.dirs(old, new, b"", 0)?;
+    }
+    let mut out = walk.out;
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// The entries of tree `id` (none for `None`); a subdirectory's tree must not be empty.
+fn entries(reader: &TreeReader<'_>, id: Option<u128>, subtree: bool) -> Result<Vec<Entry>> {
+    Ok(match id {
+        Some(id) if subtree => reader.get_subtree(id)?.entries,
+        Some(id) => reader.get(id)?.entries,
+        None => Vec::new(),
+    })
+}
+
+/// One diff in progress.
+struct Walk<'r, 'a> {
+    reader: &'r TreeReader<'a>,
+    filter: &'r PathFilter,
+    /// A root, to name in errors.
+    root: u128,
+    old_budget: Option<Budget>,
+    new_budget: Option<Budget>,
+    out: Vec<Change>,
+}
+
+impl Walk<'_, '_> {
+    /// Compares two directories' entries (both sorted, as the reader checked), which lie
+    /// `depth` directories below the roots at `prefix`.
+    fn dirs(
+        &mut self,
+        old: Vec<Entry>,
+        new: Vec<Entry>,
+        prefix: &[u8],
+        depth: usize,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(self.root));
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            let order = match (old.get(i), new.get(j)) {
+                (Some(a), Some(b)) => a.name.cmp(&b.name),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            let (a, b) = match order {
+                std::cmp::Ordering::Less => (old.get(i), None),
+                std::cmp::Ordering::Greater => (None, new.get(j)),
+                std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
+            };
+            if a.is_some() {
+                i += 1;
+            }
+            if b.is_some() {
+                j += 1;
+            }
+            let name = &a.or(b).expect("one side is present").name;
+            let mut path = prefix.to_vec();
+            path.extend_from_slice(name);
+            self.entry(path, a.map(|e| &e.node), b.map(|e| &e.node), depth)?;
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        path: Vec<u8>,
+        old: Option<&Node>,
+        new: Option<&Node>,
+        depth: usize,
+    ) -> Result<()> {
+        if old == new {
+            return Ok(());
+        }
+        let dir_id = |n: Option<&Node>| match n {
+            Some(Node::Dir { tree }) => Some(*tree),
+            _ => None,
+        };
+        let leaf = |n: Option<&Node>| n.filter(|n| !matches!(n, Node::Dir { .. })).cloned();
+        let (old_dir, new_dir) = (dir_id(old), dir_id(new));
+        if old_dir.is_some() || new_dir.is_some() {
+            let mut dir = path.clone();
+            dir.push(b'/');
+            if self.filter.may_cover_below(&dir) {
+                let old = entries(self.reader, old_dir, true)?;
+                let new = entries(self.reader, new_dir, true)?;
+                self.dirs(old, new, &dir, depth + 1)?;
+            }
+        }
+        let (old_leaf, new_leaf) = (leaf(old), leaf(new));
+        if (old_leaf.is_some() || new_leaf.is_some()) && self.filter.covers(&path) {
+            for (node, budget) in [
+                (&old_leaf, &mut self.old_budget),
+                (&new_leaf, &mut self.new_budget),
+            ] {
+                if let (Some(node), Some(budget)) = (node, budget) {
+                    budget.take(node)?;
+                }
+            }
+            self.out.push(Change {
+                path,
+                old: old_leaf,
+                new: new_leaf,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Change, PathFilter};
+    use crate::model::tree::Node;
+
+    /// git's letters: a file that becomes a symlink is a type change, a file whose mode
+    /// or content changes (whatever record keeps it) is modified.
+    #[test]
+    fn status_letters_follow_git() {
+        let file = Node::file(3, 0o644, vec![1], true);
+        let key = Node::file(3, 0o600, vec![1], true);
+        let link = Node::Symlink {
+            target: b"x".to_vec(),
+        };
+        let change = |old: Option<&Node>, new: Option<&Node>| Change {
+            path: b"p".to_vec(),
+            old: old.cloned(),
+            new: new.cloned(),
+        };
+        assert_eq!(change(None, Some(&file)).status(), 'A');
+        assert_eq!(change(Some(&file), None).status(), 'D');
+        assert_eq!(change(Some(&file), Some(&link)).status(), 'T');
+        assert_eq!(change(Some(&link), Some(&key)).status(), 'T');
+        assert_eq!(change(Some(&file), Some(&key)).status(), 'M');
+    }
+
+    #[test]
+    fn filter_covers_paths_and_what_is_below_them() {
+        let f = PathFilter::new(vec![b"src/a".to_vec()]);
+        assert!(f.covers(b"src/a"));
+        assert!(f.covers(b"src/a/b"));
+        assert!(!f.covers(b"src/ab"));
+        assert!(!f.covers(b"src"));
+        assert!(f.may_cover_below(b"src/"));
+        assert!(f.may_cover_below(b"src/a/"));
+        assert!(f.may_cover_below(b"src/a/x/"));
+        assert!(!f.may_cover_below(b"lib/"));
+        assert!(PathFilter::new(vec![Vec::new()]).covers(b"anything"));
+    }
+}

@@ -1,0 +1,249 @@
+//! Content: cutting it into chunks (FastCDC v2020), naming each chunk by a keyed BLAKE3
+//! hash, and the stored form of a chunk (zstd, or raw where zstd does not pay).
+//!
+//! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd. Where
+//! stored chunks are kept is [`crate::storage::pack`]'s concern.
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::codec::FORMAT_VERSION;
+use crate::{Error, Id, Result};
+
+/// Chunking parameters, fixed when a store is created and kept in its meta table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkParams {
+    /// Smallest chunk FastCDC cuts (except a file's last).
+    pub min: usize,
+    /// The target size the cut-point mask aims for.
+    pub avg: usize,
+    /// Largest chunk: 258048 keeps a raw chunk plus header under 256 KiB.
+    pub max: usize,
+}
+
+impl Default for ChunkParams {
+    fn default() -> Self {
+        ChunkParams {
+            min: 16 * 1024,
+            avg: 64 * 1024,
+            max: 258_048,
+        }
+    }
+}
+
+impl ChunkParams {
+    /// Checks parameters read from a store, which may be crafted: FastCDC's own bounds
+    /// (it asserts them, and `max` also sizes the decompression buffer of every chunk
+    /// read), and `min <= avg <= max`.
+    pub fn check(self) -> Result<ChunkParams> {
+        use fastcdc::v2020::{
+            AVERAGE_MAX, AVERAGE_MIN, MAXIMUM_MAX, MAXIMUM_MIN, MINIMUM_MAX, MINIMUM_MIN,
+        };
+        let ChunkParams { min, avg, max } = self;
+        if (MINIMUM_MIN..=MINIMUM_MAX).contains(&min)
+            && (AVERAGE_MIN..=AVERAGE_MAX).contains(&avg)
+            && (MAXIMUM_MIN..=MAXIMUM_MAX).contains(&max)
+            && min <= avg
+            && avg <= max
+        {
+            Ok(self)
+        } else {
+            Err(Error::Corrupt(format!(
+                "the chunking parameters (min {min}, avg {avg}, max {max}) are out of range"
+            )))
+        }
+    }
+}
+
+const CODEC_RAW: u8 = 0;
+const CODEC_ZSTD: u8 = 1;
+/// zstd must save at least 3% for a chunk to be stored compressed.
+const MIN_SAVING_PERCENT: usize = 3;
+
+/// Names chunks (and trees and checkpoints) with the store's secret key, and cuts content.
+#[derive(Clone)]
+pub struct Hasher {
+    key: [u8; 32],
+    params: ChunkParams,
+}
+
+impl Hasher {
+    /// A hasher for a store with this key and these chunking parameters.
+    pub fn new(key: [u8; 32], params: ChunkParams) -> Self {
+        Hasher { key, params }
+    }
+
+    /// The chunking parameters.
+    pub fn params(&self) -> ChunkParams {
+        self.params
+    }
+
+    /// The id of `bytes`: keyed BLAKE3, truncated to 128 bits.
+    pub fn id(&self, bytes: &[u8]) -> Id {
+        let hash = blake3::keyed_hash(&self.key, bytes);
+        let mut first = [0u8; 16];
+        first.copy_from_slice(&hash.as_bytes()[..16]);
+        Id(u128::from_be_bytes(first))
+    }
+
+    /// Calls `each` with every chunk of `data`, in order.
+    pub fn for_each_chunk(&self, data: &[u8], mut each: impl FnMut(&[u8])) {
+        if data.len() <= self.params.min {
+            if !data.is_empty() {
+                each(data);
+            }
+            return;
+        }
+        let cdc =
+            fastcdc::v2020::FastCDC::new(data, self.params.min, self.params.avg, self.params.max);
+        for cut in cdc {
+            each(&data[cut.offset..cut.offset + cut.length]);
+        }
+    }
+}
+
+thread_local! {
+    static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// The stored form of a chunk: zstd at `level` when that saves 3% or more, raw otherwise.
+pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
+    let compressed = COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            *slot = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
+        }
+        let (_, compressor) = slot.as_mut()?;
+        compressor.compress(data).ok()
+    });
+    let worth_it = |c: &Vec<u8>| c.len() * 100 <= data.len() * (100 - MIN_SAVING_PERCENT);
+    match compressed.filter(worth_it) {
+        Some(c) => {
+            let mut out = Vec::with_capacity(c.len() + 2);
+            out.extend_from_slice(&[FORMAT_VERSION, CODEC_ZSTD]);
+            out.extend_from_slice(&c);
+            out
+        }
+        None => {
+            let mut out = Vec::with_capacity(data.len() + 2);
+            out.extend_from_slice(&[FORMAT_VERSION, CODEC_RAW]);
+            out.extend_from_slice(data);
+            out
+        }
+    }
+}
+
+/// The length of a stored chunk's content, from its header alone (zstd frames record
+/// it), without decompressing; `None` when the header does not say.
+pub fn raw_len(stored: &[u8]) -> Option<u64> {
+    match stored {
+        [FORMAT_VERSION, CODEC_RAW, payload @ ..] => Some(payload.len() as u64),
+        [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
+            zstd::zstd_safe::get_frame_content_size(payload)
+                .ok()
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a stored chunk into `out` (appending) and checks it against its id, so a
+/// damaged store can never hand back wrong bytes.
+pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let start = out.len();
+    match stored {
+        [FORMAT_VERSION, CODEC_RAW, payload @ ..] => out.extend_from_slice(payload),
+        [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
+            let capacity = hasher.params.max;
+            let data = DECOMPRESSOR.with(|cell| {
+                let mut slot = cell.borrow_mut();
+                if slot.is_none() {
+                    *slot = zstd::bulk::Decompressor::new().ok();
+                }
+                match slot.as_mut() {
+                    Some(d) => d.decompress(payload, capacity).map_err(|e| e.to_string()),
+                    None => Err("cannot create a zstd decompressor".to_string()),
+                }
+            });
+            let data =
+                data.map_err(|e| Error::Corrupt(format!("chunk {id} does not decompress: {e}")))?;
+            out.extend_from_slice(&data);
+        }
+        [version, codec, ..] => {
+            return Err(Error::Corrupt(format!(
+                "chunk {id} has format {version} and codec {codec}, which this build does not read"
+            )))
+        }
+        _ => return Err(Error::Corrupt(format!("chunk {id} is truncated"))),
+    }
+    if hasher.id(&out[start..]) != id {
+        return Err(Error::Corrupt(format!(
+            "chunk {id} does not match its hash"
+        )));
+    }
+    Ok(())
+}
+
+/// Deterministic incompressible test data (xorshift64 from `seed`), for the unit tests of
+/// every module that chunks content.
+#[cfg(test)]
+pub(crate) fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_chunks_round_trip_and_detect_damage() {
+        let hasher = Hasher::new([7; 32], ChunkParams::default());
+        for data in [
+            b"hello hello hello hello".repeat(100),
+            (0..=255u8).collect(),
+        ] {
+            let id = hasher.id(&data);
+            let stored = encode_chunk(&data, 3);
+            let mut out = Vec::new();
+            decode_chunk(&hasher, id, &stored, &mut out).unwrap();
+            assert_eq!(out, data);
+            assert_eq!(raw_len(&stored), Some(data.len() as u64));
+            let mut damaged = stored.clone();
+            let last = damaged.len() - 1;
+            damaged[last] ^= 1;
+            assert!(decode_chunk(&hasher, id, &damaged, &mut Vec::new()).is_err());
+        }
+    }
+
+    #[test]
+    fn an_edit_changes_only_nearby_chunks() {
+        let hasher = Hasher::new([1; 32], ChunkParams::default());
+        let data = pseudo_random(4 << 20, 0x9e3779b97f4a7c15);
+        let ids = |d: &[u8]| {
+            let mut v = Vec::new();
+            hasher.for_each_chunk(d, |c| v.push(hasher.id(c)));
+            v
+        };
+        let before = ids(&data);
+        let mut edited = data.clone();
+        edited[2 << 20] ^= 0xff;
+        let after = ids(&edited);
+        let shared = after.iter().filter(|id| before.contains(id)).count();
+        assert!(before.len() > 20);
+        assert!(
+            shared + 2 >= before.len(),
+            "{shared} of {} shared",
+            before.len()
+        );
+    }
+}

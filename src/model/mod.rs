@@ -1,0 +1,11 @@
+//! The values the tool works with, as plain types: checkpoint records, trees, branch
+//! names, revisions and stat-cache entries. No I/O.
+
+pub mod branch;
+pub mod checkpoint;
+pub mod revision;
+pub mod stat_cache;
+pub mod tree;
+
+pub use checkpoint::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
+pub use tree::{Node, PendingTrees, Tree};

@@ -1,0 +1,183 @@
+//! The order `log` lists checkpoints in.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::model::Checkpoint;
+use crate::storage::Snapshot;
+use crate::{Id, Result};
+
+/// Which checkpoints [`log`] lists.
+#[derive(Clone, Debug, Default)]
+pub struct LogQuery {
+    /// Every checkpoint in the store, not only the ancestry of the current one.
+    pub all: bool,
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Only checkpoints whose metadata holds every one of these pairs.
+    pub meta: Vec<(String, String)>,
+}
+
+/// One checkpoint as [`log`] lists it.
+#[derive(Clone, Debug)]
+pub struct LogEntry {
+    /// Its id.
+    pub id: Id,
+    /// Its record.
+    pub record: Checkpoint,
+    /// Its parents among the listed checkpoints: the real parents, or, where a parent is
+    /// filtered out, its nearest listed ancestors, so a graph of the list stays connected.
+    pub graph_parents: Vec<Id>,
+}
+
+/// Whether `record`'s metadata holds every `(key, value)` pair of `wanted`.
+pub fn meta_matches(record: &Checkpoint, wanted: &[(String, String)]) -> bool {
+    wanted.iter().all(|pair| record.meta.contains(pair))
+}
+
+/// Checkpoints in graph order: every child before its parents, newest first otherwise,
+/// and each line of history kept together (as `git log --graph` orders commits).
+/// Without `all`, the current checkpoint and its ancestors; with it, every checkpoint.
+pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
+    let mut records: HashMap<Id, Checkpoint> = HashMap::new();
+    if query.all {
+        records.extend(snapshot.checkpoints()?);
+    } else {
+        let mut pending: Vec<Id> = snapshot.current()?.into_iter().collect();
+        while let Some(id) = pending.pop() {
+            if records.contains_key(&id) {
+                continue;
+            }
+            let record = snapshot.checkpoint(id)?;
+            pending.extend(record.parents.iter().map(|&p| Id(p)));
+            records.insert(id, record);
+        }
+    }
+    let listed: HashSet<Id> = records
+        .iter()
+        .filter(|(_, r)| meta_matches(r, &query.meta))
+        .map(|(&id, _)| id)
+        .collect();
+    let mut nearest = NearestListed::default();
+    let mut graph_parents: HashMap<Id, Vec<Id>> = HashMap::new();
+    for &id in &listed {
+        let mut parents = Vec::new();
+        for &p in &records[&id].parents {
+            for found in nearest.of(Id(p), &records, &listed) {
+                if !parents.contains(&found) {
+                    parents.push(found);
+                }
+            }
+        }
+        graph_parents.insert(id, parents);
+    }
+    let order = graph_order(&listed, &records, &graph_parents);
+    let limit = query.limit.unwrap_or(usize::MAX);
+    Ok(order
+        .into_iter()
+        .take(limit)
+        .map(|id| LogEntry {
+            id,
+            record: records
+                .remove(&id)
+                .expect("listed ids come from the records"),
+            graph_parents: graph_parents.remove(&id).unwrap_or_default(),
+        })
+        .collect())
+}
+
+/// The nearest listed checkpoints at or above an unlisted one, remembered per checkpoint
+/// so that long filtered-out runs are walked once.
+#[derive(Default)]
+struct NearestListed {
+    memo: HashMap<Id, Vec<Id>>,
+}
+
+impl NearestListed {
+    /// `id` itself if listed, else the nearest listed ancestors through every parent.
+    /// Parents missing from `records` (outside the ancestry walked) end the search.
+    fn of(&mut self, id: Id, records: &HashMap<Id, Checkpoint>, listed: &HashSet<Id>) -> Vec<Id> {
+        // Iterative post-order, so that a run of thousands of unlisted checkpoints cannot
+        // overflow the stack; `entered` stops a cycle (only in a damaged store).
+        let mut stack = vec![(id, false)];
+        let mut entered = HashSet::new();
+        while let Some((node, expanded)) = stack.pop() {
+            if listed.contains(&node) || self.memo.contains_key(&node) {
+                continue;
+            }
+            let parents = records.get(&node).map_or(&[][..], |r| r.parents.as_slice());
+            if expanded {
+                let mut found = Vec::new();
+                for &p in parents {
+                    let p = Id(p);
+                    let from_parent = if listed.contains(&p) {
+                        std::slice::from_ref(&p)
+                    } else {
+                        self.memo.get(&p).map_or(&[][..], Vec::as_slice)
+                    };
+                    for f in from_parent {
+                        if !found.contains(f) {
+                            found.push(*f);
+                        }
+                    }
+                }
+                self.memo.insert(node, found);
+            } else if entered.insert(node) {
+                stack.push((node, true));
+                stack.extend(parents.iter().map(|&p| (Id(p), false)));
+            }
+        }
+        if listed.contains(&id) {
+            vec![id]
+        } else {
+            self.memo.get(&id).cloned().unwrap_or_default()
+        }
+    }
+}
+
+/// Orders `listed` children-first: tips newest first on a stack, and a parent goes on top
+/// of the stack as soon as its last child is out, so each line is listed in one run.
+fn graph_order(
+    listed: &HashSet<Id>,
+    records: &HashMap<Id, Checkpoint>,
+    graph_parents: &HashMap<Id, Vec<Id>>,
+) -> Vec<Id> {
+    let mut children: HashMap<Id, usize> = listed.iter().map(|&id| (id, 0)).collect();
+    for parents in graph_parents.values() {
+        for p in parents {
+            if let Some(n) = children.get_mut(p) {
+                *n += 1;
+            }
+        }
+    }
+    let newest_last = |ids: &mut Vec<Id>| {
+        ids.sort_by(|a, b| records[a].time_ns.cmp(&records[b].time_ns).then(a.cmp(b)))
+    };
+    let mut stack: Vec<Id> = children
+        .iter()
+        .filter(|(_, &n)| n == 0)
+        .map(|(&id, _)| id)
+        .collect();
+    newest_last(&mut stack);
+    let mut out = Vec::with_capacity(listed.len());
+    while let Some(id) = stack.pop() {
+        out.push(id);
+        // Pushed in reverse so that the first parent comes out first.
+        for p in graph_parents[&id].iter().rev() {
+            if let Some(n) = children.get_mut(p) {
+                *n -= 1;
+                if *n == 0 {
+                    stack.push(*p);
+                }
+            }
+        }
+    }
+    // A cycle (only in a damaged store) leaves checkpoints that never become ready; list
+    // them last rather than hide them.
+    if out.len() < listed.len() {
+        let placed: HashSet<Id> = out.iter().copied().collect();
+        let mut rest: Vec<Id> = listed.difference(&placed).copied().collect();
+        newest_last(&mut rest);
+        out.extend(rest.into_iter().rev());
+    }
+    out
+}

@@ -1,0 +1,683 @@
+//! Restoring: make the worktree equal to a checkpoint (or some of its paths), writing
+//! only the files that differ.
+//!
+//! Order of work, chosen so that nothing is lost and nothing escapes the worktree
+//! (docs/design.md invariants 1, 3, 8 and 13):
+//! 1. Unless told not to, save the worktree first, so the restore can be undone; the
+//!    diff is then taken from exactly what was saved.
+//! 2. Check the whole plan before anything changes (the preflight): nothing in the way
+//!    that no checkpoint holds, names a filesystem takes, room for the new bytes. A
+//!    refused restore (and `--dry-run`) stops here, before the restore is recorded.
+//! 3. Record the restore as started (the marker `status` reports until it is done).
+//! 4. Delete captured files the target lacks. Only paths that are in the current
+//!    snapshot are ever deleted, so ignored files are never touched.
+//! 5. Create missing directories and clear directories that become files.
+//! 6. Write files in parallel, each into a temporary file in its own directory; sync the
+//!    filesystem once; rename each over its target; sync once more.
+//! 7. Remove directories that step 4 emptied (also when a later step failed).
+//! 8. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it),
+//!    clear the marker and drop the rewritten paths from the stat cache, in one commit.
+//!
+//! Steps 4 to 7 go through handles of the directories they change ([`crate::worktree`]),
+//! never through a path string below the worktree's top.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rustix::fs::FileType;
+
+use crate::diff::{self, Change, PathFilter};
+use crate::format::chunk::Hasher;
+use crate::git::repo::Repo;
+use crate::model::branch::check_branch_name;
+use crate::model::tree::Node;
+use crate::model::{Head, SkippedFile};
+use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode};
+use crate::progress::Progress;
+use crate::storage::pack::{LastPack, ReadChunks};
+use crate::storage::{Snapshot, Store, StoreRead};
+use crate::worktree::{self, temp_name, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
+use crate::{Error, Id, Result};
+
+/// How a restore runs.
+#[derive(Clone, Debug, Default)]
+pub struct RestoreOptions {
+    /// Print the plan only.
+    pub dry_run: bool,
+    /// Do not save the worktree first.
+    pub no_save: bool,
+    /// Restore only these root-relative paths (and what is below them).
+    pub paths: Vec<Vec<u8>>,
+    /// zstd level for the safety save.
+    pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
+    /// Where HEAD goes once the worktree is restored.
+    pub head: HeadUpdate,
+}
+
+/// What a restore does with HEAD, in the same transaction that ends it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HeadUpdate {
+    /// The current branch moves to the restored checkpoint (not with paths).
+    #[default]
+    MoveBranch,
+    /// A new branch is made at the restored checkpoint and HEAD names it (`fork`); the
+    /// current branch keeps its tip.
+    NewBranch(String),
+    /// HEAD names this existing branch, whose tip is what is restored (`switch`).
+    SwitchBranch(String),
+}
+
+/// What a restore did (or, in a dry run, would do).
+#[derive(Clone, Debug, Default)]
+pub struct RestoreReport {
+    /// The checkpoint restored.
+    pub target: Option<Id>,
+    /// The checkpoint the worktree was saved as first, if it had unsaved changes.
+    pub safety_checkpoint: Option<Id>,
+    /// Whether a dry run found unsaved changes that a real run would save first.
+    pub would_save: bool,
+    /// Paths written (files and symlinks), sorted.
+    pub written: Vec<Vec<u8>>,
+    /// Paths deleted, sorted.
+    pub deleted: Vec<Vec<u8>>,
+    /// Whether nothing was changed because this was a dry run.
+    pub dry_run: bool,
+    /// Things the user should hear about.
+    pub warnings: Vec<String>,
+    /// Files in the worktree that no checkpoint holds because they are larger than
+    /// `checkpoint.maxFileSize` (now, or when the target was saved): left as they are.
+    pub untouched: Vec<Vec<u8>>,
+}
+
+/// Restores the checkpoint named by `rev` into the worktree.
+pub fn restore(
+    repo: &Repo,
+    store: &Store,
+    rev: &str,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    let locate = |snapshot: &Snapshot, rev: &str| -> Result<(Id, u128, Vec<SkippedFile>)> {
+        let target = snapshot.resolve(rev)?;
+        let record = snapshot.checkpoint(target)?;
+        Ok((target, record.tree, record.skipped))
+    };
+    let before = store.snapshot()?;
+    check_head_update(&before, &options.head, &options.paths)?;
+    let (mut target, mut target_tree, mut target_skipped) = match &options.head {
+        HeadUpdate::SwitchBranch(name) => locate(&before, name)?,
+        _ => locate(&before, rev)?,
+    };
+    let short = before.short_id(target)?;
+    let safety_message = match &options.head {
+        HeadUpdate::MoveBranch => format!("before restore to {short}"),
+        HeadUpdate::NewBranch(name) => format!("before fork {name} at {short}"),
+        HeadUpdate::SwitchBranch(name) => format!("before switch to {name}"),
+    };
+    let mut report = RestoreReport {
+        target: Some(target),
+        dry_run: options.dry_run,
+        ..RestoreReport::default()
+    };
+
+    // The worktree as it is now: saved first, or only scanned.
+    let leftovers;
+    let (current_tree, scanned_trees, current_skipped) = if options.dry_run || options.no_save {
+        let snapshot =
+            save::scan_with_progress(repo, store, ScanMode::HashOnly, options.progress.as_deref())?;
+        report.warnings.extend(snapshot.warnings);
+        leftovers = snapshot.leftovers;
+        let current_tree = match before.current()? {
+            Some(id) => Some(before.checkpoint(id)?.tree),
+            None => None,
+        };
+        report.would_save = current_tree != Some(snapshot.root.0);
+        (snapshot.root.0, Some(snapshot.trees), snapshot.skipped)
+    } else {
+        drop(before);
+        let saved = save::save(
+            repo,
+            store,
+            &SaveOptions {
+                message: safety_message,
+                // Recorded as skipped, so the restore leaves them alone.
+                skip_unreadable: true,
+                compression_level: options.compression_level,
+                progress: options.progress.clone(),
+                ..SaveOptions::default()
+            },
+        )?;
+        report.warnings.extend(saved.warnings);
+        leftovers = saved.leftovers;
+        let id = match saved.outcome {
+            SaveOutcome::Saved { id, .. } => {
+                report.safety_checkpoint = Some(id);
+                id
+            }
+            SaveOutcome::Unchanged { current } => current,
+        };
+        if let HeadUpdate::SwitchBranch(name) = &options.head {
+            // Switching to the current branch: its tip is now the safety checkpoint.
+            (target, target_tree, target_skipped) = locate(&store.snapshot()?, name)?;
+            report.target = Some(target);
+        }
+        let tree = store.snapshot()?.checkpoint(id)?.tree;
+        (tree, None, saved.skipped)
+    };
+
+    // What the restore reads from here on does not change until it is done: the store is
+    // held, and the restore's own marker touches no tree or chunk.
+    let snapshot = store.snapshot()?;
+    let filter = PathFilter::new(options.paths.clone());
+    let mut changes = {
+        let reader = snapshot.checked_trees(scanned_trees.as_ref())?;
+        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
+    };
+    report.untouched = spare_skipped_files(
+        &repo.root,
+        &mut changes,
+        current_skipped.iter().chain(&target_skipped),
+    );
+    for change in &changes {
+        match change.new {
+            Some(_) => report.written.push(change.path.clone()),
+            None => report.deleted.push(change.path.clone()),
+        }
+    }
+    // What can be known before a change is checked before any, and before the restore
+    // is recorded as started: a refused restore changed nothing and left nothing to
+    // finish, and a dry run refuses exactly what the real run would.
+    preflight(&repo.root, &changes)?;
+    if options.dry_run {
+        return Ok(report);
+    }
+    // Recorded durably first, so that a crash in the middle is reported and can be
+    // finished by running the restore again.
+    {
+        let _span = crate::trace::span("restore: record the restore as started");
+        let txn = store.transaction()?;
+        txn.set_restoring(target)?;
+        txn.commit()?;
+    }
+    {
+        let _span = crate::trace::span("restore: change the worktree");
+        let chunks = snapshot.chunks()?;
+        apply(
+            &repo.root,
+            &store.hasher,
+            &chunks,
+            &changes,
+            &leftovers,
+            options.progress.as_deref(),
+        )?;
+    }
+
+    drop(snapshot);
+    let _span = crate::trace::span("restore: record the restore as done");
+    let txn = store.transaction()?;
+    txn.clear_restoring()?;
+    match &options.head {
+        HeadUpdate::MoveBranch if filter.is_everything() => txn.move_head(target)?,
+        HeadUpdate::MoveBranch => {}
+        HeadUpdate::NewBranch(name) => {
+            txn.create_branch(name, target)?;
+            txn.set_head(&Head::Branch(name.clone()))?;
+        }
+        HeadUpdate::SwitchBranch(name) => txn.set_head(&Head::Branch(name.clone()))?,
+    }
+    txn.forget_cached(&report.written)?;
+    txn.forget_cached(&report.deleted)?;
+    txn.commit()?;
+    Ok(report)
+}
+
+/// Keeps files that a save skipped (too large, or unreadable) out of `changes`: no
+/// checkpoint holds their content, so writing over them or deleting them would lose it.
+/// Returns those that exist in the worktree, which the restore leaves as they are.
+fn spare_skipped_files<'a>(
+    root: &Path,
+    changes: &mut Vec<Change>,
+    skipped: impl Iterator<Item = &'a SkippedFile>,
+) -> Vec<Vec<u8>> {
+    let spared: BTreeSet<&[u8]> = skipped.map(|file| file.path.as_slice()).collect();
+    if spared.is_empty() {
+        return Vec::new();
+    }
+    changes.retain(|change| !spared.contains(change.path.as_slice()));
+    spared
+        .into_iter()
+        .filter(|path| std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// Refuses, before anything changes, a HEAD update that the final transaction would
+/// refuse: a taken or invalid new branch name, a missing branch, or paths with either.
+fn check_head_update(snapshot: &Snapshot, head: &HeadUpdate, paths: &[Vec<u8>]) -> Result<()> {
+    match head {
+        HeadUpdate::MoveBranch => return Ok(()),
+        HeadUpdate::NewBranch(name) => {
+            check_branch_name(name)?;
+            if snapshot.branch(name)?.is_some() {
+                return Err(Error::BranchExists(name.clone()));
+            }
+        }
+        HeadUpdate::SwitchBranch(name) => {
+            if snapshot.branch(name)?.is_none() {
+                return Err(Error::UnknownBranch(name.clone()));
+            }
+        }
+    }
+    if !paths.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a fork or switch restores the whole worktree, not paths".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Carries out `changes`, which passed [`preflight`], in the worktree at `root`, after
+/// removing `leftovers` (an interrupted restore's temporary files). Every change goes
+/// through a handle of the directory it concerns ([`crate::worktree`]), so a directory
+/// swapped for a symlink while this runs stops the restore instead of redirecting it.
+fn apply(
+    root: &Path,
+    hasher: &Hasher,
+    chunks: &ReadChunks,
+    changes: &[Change],
+    leftovers: &[Vec<u8>],
+    progress: Option<&dyn Progress>,
+) -> Result<()> {
+    let worktree = Worktree::open(root)?;
+    for (dir, names) in by_directory(leftovers.iter().map(|path| (path.as_slice(), ()))) {
+        if let Some(dir) = worktree.dir(dir, false)? {
+            for (name, ()) in names {
+                dir.remove_file(name)?;
+            }
+        }
+    }
+    let deletions = by_directory(
+        changes
+            .iter()
+            .filter(|c| c.new.is_none())
+            .map(|c| (c.path.as_slice(), ())),
+    );
+    let mut emptied: BTreeSet<&[u8]> = BTreeSet::new();
+    for (dir_path, _) in &deletions {
+        let mut parent = *dir_path;
+        while !parent.is_empty() {
+            emptied.insert(parent);
+            parent = split_name(parent).0;
+        }
+    }
+    let changed = change_files(&worktree, hasher, chunks, changes, &deletions, progress);
+    // 7. Directories the deletions emptied, deepest first, also after a failure, so that
+    // a refused or failed restore leaves no directory it emptied; a directory that still
+    // holds anything (an ignored file, say) stays.
+    for dir_path in emptied.iter().rev() {
+        let (parent, name) = split_name(dir_path);
+        // A directory the restore replaced by a symlink or file is no longer one to empty.
+        if let Ok(Some(parent)) = worktree.dir(parent, false) {
+            parent.remove_dir_if_empty(name);
+        }
+    }
+    changed
+}
+
+/// Steps 4 to 6 of a restore: deletions, directories, files.
+fn change_files(
+    worktree: &Worktree,
+    hasher: &Hasher,
+    chunks: &ReadChunks,
+    changes: &[Change],
+    deletions: &[Directory<'_, ()>],
+    progress: Option<&dyn Progress>,
+) -> Result<()> {
+    // 4. Deletions. A directory that is gone holds nothing to delete.
+    let half_deleted = deletions
+        .iter()
+        .map(|(_, names)| names.len())
+        .sum::<usize>()
+        / 2;
+    let mut deleted = 0;
+    for (dir_path, names) in deletions {
+        if let Some(dir) = worktree.dir(dir_path, false)? {
+            for (name, ()) in names {
+                if deleted == half_deleted {
+                    crate::fault::point("restore-mid-delete");
+                }
+                dir.remove_file(name)?;
+                deleted += 1;
+            }
+        }
+    }
+    // 5. Directories, and clearing the way where a directory becomes a file.
+    let groups = by_directory(
+        changes
+            .iter()
+            .filter_map(|c| Some((c.path.as_slice(), c.new.as_ref()?))),
+    );
+    let writes: usize = groups.iter().map(|(_, files)| files.len()).sum();
+    for (dir_path, files) in &groups {
+        let dir = created(worktree, dir_path)?;
+        for (name, _) in files {
+            if dir.kind(name)? == Some(FileType::Directory) {
+                dir.remove_empty_tree(name)?;
+            }
+        }
+    }
+    // 6. Files, written in parallel to temporary names beside their targets, made durable
+    // with one filesystem sync (instead of one fsync per file), then renamed into place
+    // and synced once more so the renames are durable too. A crash leaves each target
+    // either old or new, never torn. Work is cut into batches of one directory each, so
+    // a directory is opened once per batch, not once per file.
+    let batches: Vec<Batch> = groups
+        .iter()
+        .flat_map(|(dir, files)| files.chunks(BATCH_FILES).map(move |files| (*dir, files)))
+        .collect();
+    if let Some(progress) = progress {
+        let bytes = groups
+            .iter()
+            .flat_map(|(_, files)| files)
+            .map(|(_, node)| file_size(node));
+        progress.begin("Restoring", writes as u64, bytes.sum());
+    }
+    let done = AtomicUsize::new(0);
+    let half = writes / 2;
+    let staged: Vec<Result<Vec<Vec<u8>>>> = batches
+        .par_iter()
+        .map_init(
+            || (Vec::new(), LastPack::default()),
+            |(buf, last), (dir_path, files)| {
+                let dir = created(worktree, dir_path)?;
+                let mut staged: Vec<Vec<u8>> = Vec::with_capacity(files.len());
+                for &(name, node) in files.iter() {
+                    let tmp = stage_node(hasher, chunks, last, node, &dir, name, buf);
+                    let tmp = match tmp {
+                        Ok(tmp) => tmp,
+                        Err(e) => {
+                            for tmp in &staged {
+                                let _ = dir.remove_file(tmp);
+                            }
+                            return Err(e);
+                        }
+                    };
+                    staged.push(tmp);
+                    if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
+                        crate::fault::point("restore-mid-write");
+                    }
+                    if let Some(progress) = progress {
+                        progress.file_done(file_size(node));
+                    }
+                }
+                Ok(staged)
+            },
+        )
+        .collect();
+    if let Some(progress) = progress {
+        progress.end();
+    }
+    if let Some(failed) = staged.iter().position(Result::is_err) {
+        // Take back what the other batches staged; the restore changed no file yet.
+        for ((dir_path, _), tmps) in batches.iter().zip(&staged) {
+            if let (Ok(tmps), Ok(Some(dir))) = (tmps, worktree.dir(dir_path, false)) {
+                for tmp in tmps {
+                    let _ = dir.remove_file(tmp);
+                }
+            }
+        }
+        return staged
+            .into_iter()
+            .nth(failed)
+            .map_or(Ok(()), |r| r.map(drop));
+    }
+    if writes > 0 {
+        let _span = crate::trace::span("restore: sync, rename, sync");
+        worktree.sync()?;
+        let mut renamed = 0;
+        for ((dir_path, files), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
+            // Opened again: if the directory was swapped since, this fails, and the
+            // staged files stay where they were written, for the next restore to remove.
+            let dir = created(worktree, dir_path)?;
+            for ((name, _), tmp) in files.iter().zip(&tmps) {
+                if renamed == half {
+                    crate::fault::point("restore-mid-rename");
+                }
+                dir.rename(tmp, name)?;
+                renamed += 1;
+            }
+        }
+        worktree.sync()?;
+    }
+    Ok(())
+}
+
+/// Files staged or renamed per opening of their directory.
+const BATCH_FILES: usize = 64;
+
+/// `path` split at its last `/` into its directory (empty at the top) and its name.
+fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => (&path[..slash], &path[slash + 1..]),
+        None => (&[], path),
+    }
+}
+
+/// One directory's entries: its worktree path, and each entry's name with what goes with
+/// it.
+type Directory<'p, T> = (&'p [u8], Vec<(&'p [u8], T)>);
+
+/// Up to [`BATCH_FILES`] files of one directory, written with one opening of it.
+type Batch<'a> = (&'a [u8], &'a [(&'a [u8], &'a Node)]);
+
+/// Worktree paths, each with what goes with it, grouped by their directory: directories
+/// in byte order, each with its entries' names in the order given.
+fn by_directory<'p, T>(items: impl Iterator<Item = (&'p [u8], T)>) -> Vec<Directory<'p, T>> {
+    let mut groups: BTreeMap<&[u8], Vec<(&[u8], T)>> = BTreeMap::new();
+    for (path, item) in items {
+        let (dir, name) = split_name(path);
+        groups.entry(dir).or_default().push((name, item));
+    }
+    groups.into_iter().collect()
+}
+
+/// The directory `dir_path`, made if missing.
+fn created<'w>(worktree: &'w Worktree, dir_path: &[u8]) -> Result<worktree::Dir<'w>> {
+    worktree.dir(dir_path, true)?.ok_or_else(|| {
+        Error::io(
+            worktree.display(dir_path),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })
+}
+
+/// Longest name (one path component) Linux filesystems take.
+const NAME_MAX: usize = 255;
+
+/// Refuses, before anything is changed, a restore that would overwrite something no
+/// checkpoint holds (a file at a path the current snapshot lacks is ignored, or appeared
+/// after the scan, and writing there would lose it for good), or that is known to fail
+/// half-way: a name longer than a filesystem takes, or more bytes to write than the
+/// worktree's filesystem has free (each new file exists beside the old one until the
+/// renames).
+fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
+    let deleted: HashSet<&[u8]> = changes
+        .iter()
+        .filter(|c| c.new.is_none())
+        .map(|c| c.path.as_slice())
+        .collect();
+    let mut needed: u64 = 0;
+    for change in changes.iter().filter(|c| c.new.is_some()) {
+        if let Some(long) = change
+            .path
+            .split(|&b| b == b'/')
+            .find(|c| c.len() > NAME_MAX)
+        {
+            return Err(Error::RestoreBlocked {
+                path: root.join(OsStr::from_bytes(&change.path)),
+                why: format!(
+                    "the name {:?} is {} bytes long; filesystems take at most {NAME_MAX}",
+                    String::from_utf8_lossy(long),
+                    long.len()
+                ),
+            });
+        }
+        needed = needed.saturating_add(change.new.as_ref().map_or(0, file_size));
+    }
+    // Where the filesystem cannot say, the write itself reports a full disk.
+    if let Ok(fs) = rustix::fs::statvfs(root) {
+        let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+        if needed > free {
+            return Err(Error::RestoreBlocked {
+                path: root.to_path_buf(),
+                why: format!(
+                    "the files to write take {}, and its filesystem has {} free; free some space and retry",
+                    crate::format::size::human_bytes(needed),
+                    crate::format::size::human_bytes(free)
+                ),
+            });
+        }
+    }
+    for change in changes.iter().filter(|c| c.old.is_none()) {
+        // Below a path the restore deletes first (a symlink to a directory, a file),
+        // nothing in the way can be the worktree's: looking there would follow that
+        // symlink into its target.
+        let below_deleted = change
+            .path
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'/' && deleted.contains(&change.path[..i]));
+        if below_deleted {
+            continue;
+        }
+        let full = root.join(OsStr::from_bytes(&change.path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => holds_nothing_else(root, &full, &deleted)?,
+            Ok(_) => {
+                return Err(Error::RestoreBlocked {
+                    path: full,
+                    why: "it exists but is not in the current checkpoint (it is ignored, or new); move it away and retry".into(),
+                })
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `dir` holds only directories and files in `deleted`.
+fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+            holds_nothing_else(root, &path, deleted)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .as_os_str()
+                .as_bytes();
+            if !deleted.contains(rel) {
+                return Err(Error::RestoreBlocked {
+                    path,
+                    why: "it is not part of any checkpoint, and the checkpoint has a file where its directory is; move it away and retry".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `node`, to be put in place as `name`, under a new temporary name in `dir`,
+/// which it returns.
+fn stage_node<'a>(
+    hasher: &Hasher,
+    chunks: &'a ReadChunks,
+    last: &mut LastPack<'a>,
+    node: &Node,
+    dir: &worktree::Dir<'_>,
+    name: &[u8],
+    buf: &mut Vec<u8>,
+) -> Result<Vec<u8>> {
+    match node {
+        Node::File {
+            size, chunks: ids, ..
+        }
+        | Node::FileWithMode {
+            size, chunks: ids, ..
+        } => {
+            let tmp = temp_name(TEMP_RANDOM_CHARS, "");
+            // A file that keeps only git's executable bit gets the mode a new file gets
+            // (the kernel applies the umask); one with its own permissions gets exactly
+            // those once written (owner-only while it is written).
+            let (create_mode, exact_mode) = match node {
+                // Masked: a crafted store cannot ask for set-id or sticky bits.
+                Node::FileWithMode { mode, .. } => (0o600, Some(*mode & 0o777)),
+                _ if node.is_executable() => (0o777, None),
+                _ => (0o666, None),
+            };
+            let mut file = dir.create_file(&tmp, create_mode)?;
+            let mut total: u64 = 0;
+            let written = ids.iter().try_for_each(|&id| {
+                buf.clear();
+                chunks.read(hasher, id, buf, last)?;
+                // A chunk index that understates lengths must not make a restore write
+                // more than the tree records.
+                total = total.saturating_add(buf.len() as u64);
+                if total > *size {
+                    return Err(wrong_size(dir, name, *size));
+                }
+                file.write_all(buf)
+                    .map_err(|e| Error::io(dir.display(&tmp), e))
+            });
+            let written = written
+                .and_then(|()| match total == *size {
+                    true => Ok(()),
+                    false => Err(wrong_size(dir, name, *size)),
+                })
+                .and_then(|()| match exact_mode {
+                    Some(mode) => file
+                        .set_permissions(std::fs::Permissions::from_mode(mode))
+                        .map_err(|e| Error::io(dir.display(&tmp), e)),
+                    None => Ok(()),
+                });
+            if let Err(e) = written {
+                drop(file);
+                let _ = dir.remove_file(&tmp);
+                return Err(e);
+            }
+            Ok(tmp)
+        }
+        Node::Symlink { target: link } => {
+            let tmp = temp_name(TEMP_RANDOM_CHARS, TEMP_LINK_SUFFIX);
+            dir.symlink(link, &tmp)?;
+            Ok(tmp)
+        }
+        Node::Dir { .. } => unreachable!("changes never carry directories"),
+    }
+}
+
+/// The error for stored content whose length is not the size its tree records.
+fn wrong_size(dir: &worktree::Dir<'_>, name: &[u8], size: u64) -> Error {
+    Error::Corrupt(format!(
+        "the stored content of {} does not have its recorded size ({size} bytes)",
+        String::from_utf8_lossy(&dir.rel(name))
+    ))
+}
+
+/// The bytes a node's file holds (0 for a symlink), for progress.
+fn file_size(node: &Node) -> u64 {
+    match node {
+        Node::File { size, .. } | Node::FileWithMode { size, .. } => *size,
+        _ => 0,
+    }
+}

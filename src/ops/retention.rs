@@ -1,0 +1,581 @@
+//! Which checkpoints a retention policy keeps. The rules are restic's `forget` rules, so
+//! that a policy means the same thing in both tools:
+//!
+//! - `last N`: the N newest checkpoints.
+//! - `hourly`/`daily`/`weekly`/`monthly`/`yearly N`: for the last N hours (days, ISO
+//!   weeks Monday to Sunday, months, years) *that have a checkpoint*, the newest
+//!   checkpoint of each. Periods are natural calendar periods in local time, not counted
+//!   back from now. While a bucket still has counts left when the oldest checkpoint is
+//!   reached, that oldest one is kept as well ("oldest daily"), which keeps the longest
+//!   history the counts allow.
+//! - `within D`: every checkpoint made less than D before the newest checkpoint that is
+//!   not in the future (restic measures from the newest snapshot rather than from now, so
+//!   a store left alone for a month does not lose everything at the next run).
+//!
+//! The result is the union: a checkpoint matched by any rule is kept. [`select`] is a
+//! pure function of `(id, time)` pairs so that it can be checked against restic's
+//! documented examples.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use time::{Date, Duration, Month, OffsetDateTime, UtcOffset};
+
+use crate::{Error, Id, Result};
+
+/// A calendar duration as restic writes it: `2y5m7d3h` is two years, five months, seven
+/// days and three hours. `w` (weeks, 7 days) is accepted too. `m` means months, as in
+/// restic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// Calendar years.
+    pub years: i32,
+    /// Calendar months.
+    pub months: i32,
+    /// Days (weeks are stored as 7 days each).
+    pub days: i64,
+    /// Hours.
+    pub hours: i64,
+}
+
+impl std::str::FromStr for Span {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Span> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "'{text}' is not a duration: use numbers with y, m (months), w, d or h, e.g. 2d, 12h, 1w, 1y6m"
+            ))
+        };
+        let mut span = Span::default();
+        let mut digits = String::new();
+        for c in text.trim().chars() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+                continue;
+            }
+            let n: i64 = digits.parse().map_err(|_| bad())?;
+            digits.clear();
+            let small = || i32::try_from(n).map_err(|_| bad());
+            match c {
+                'y' => span.years = span.years.checked_add(small()?).ok_or_else(bad)?,
+                'm' => span.months = span.months.checked_add(small()?).ok_or_else(bad)?,
+                'w' => {
+                    span.days = n
+                        .checked_mul(7)
+                        .and_then(|d| span.days.checked_add(d))
+                        .ok_or_else(bad)?
+                }
+                'd' => span.days = span.days.checked_add(n).ok_or_else(bad)?,
+                'h' => span.hours = span.hours.checked_add(n).ok_or_else(bad)?,
+                _ => return Err(bad()),
+            }
+        }
+        if !digits.is_empty() || span == Span::default() && !text.trim().starts_with('0') {
+            return Err(bad());
+        }
+        Ok(span)
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts = [
+            (i64::from(self.years), 'y'),
+            (i64::from(self.months), 'm'),
+            (self.days, 'd'),
+            (self.hours, 'h'),
+        ];
+        let mut any = false;
+        for (n, unit) in parts.into_iter().filter(|(n, _)| *n != 0) {
+            write!(f, "{n}{unit}")?;
+            any = true;
+        }
+        if !any {
+            write!(f, "0h")?;
+        }
+        Ok(())
+    }
+}
+
+impl Span {
+    /// The instant this span before `t`. Years, months and days are calendar steps with
+    /// the normalisation restic inherits from Go's `AddDate` (March 31 minus one month is
+    /// "February 31", which is March 2 or 3); hours are exact. Far out of range gives the
+    /// earliest representable time, so everything counts as within.
+    pub fn before(&self, t: OffsetDateTime) -> OffsetDateTime {
+        let earliest = OffsetDateTime::new_in_offset(Date::MIN, time::Time::MIDNIGHT, t.offset());
+        let months_back = i64::from(self.years) * 12 + i64::from(self.months);
+        let total = i64::from(t.year()) * 12 + i64::from(u8::from(t.month())) - 1 - months_back;
+        let shifted = i32::try_from(total.div_euclid(12))
+            .ok()
+            .and_then(|year| {
+                let month = Month::try_from(total.rem_euclid(12) as u8 + 1).ok()?;
+                Date::from_calendar_date(year, month, 1).ok()
+            })
+            .and_then(|first| first.checked_add(Duration::days(i64::from(t.day()) - 1)))
+            .and_then(|date| date.checked_sub(Duration::days(self.days)))
+            .map(|date| OffsetDateTime::new_in_offset(date, t.time(), t.offset()))
+            .and_then(|moment| moment.checked_sub(Duration::hours(self.hours)));
+        shifted.unwrap_or(earliest)
+    }
+}
+
+/// How many checkpoints of each kind to keep. `None` means the rule is not used; a rule
+/// given with 0 keeps nothing by itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Keep the N newest.
+    pub last: Option<usize>,
+    /// Keep the newest of each of the last N hours that have a checkpoint.
+    pub hourly: Option<usize>,
+    /// … of the last N days.
+    pub daily: Option<usize>,
+    /// … of the last N ISO weeks.
+    pub weekly: Option<usize>,
+    /// … of the last N months.
+    pub monthly: Option<usize>,
+    /// … of the last N years.
+    pub yearly: Option<usize>,
+    /// Keep everything made less than this before the newest checkpoint.
+    pub within: Option<Span>,
+}
+
+impl Policy {
+    /// Whether no rule is set (then gc removes no checkpoint).
+    pub fn is_empty(&self) -> bool {
+        *self == Policy::default()
+    }
+
+    /// The rules in restic's words, for messages: "keep 10 newest, 7 daily".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (count, what) in [
+            (self.last, "newest"),
+            (self.hourly, "hourly"),
+            (self.daily, "daily"),
+            (self.weekly, "weekly"),
+            (self.monthly, "monthly"),
+            (self.yearly, "yearly"),
+        ] {
+            if let Some(n) = count {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        if let Some(span) = self.within {
+            parts.push(format!("all within {span} of the newest"));
+        }
+        format!("keep {}", parts.join(", "))
+    }
+}
+
+/// The rule that keeps a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// One of the newest N.
+    Last,
+    /// The newest of its hour.
+    Hourly,
+    /// The newest of its day.
+    Daily,
+    /// The newest of its ISO week.
+    Weekly,
+    /// The newest of its month.
+    Monthly,
+    /// The newest of its year.
+    Yearly,
+    /// The oldest checkpoint, kept because this bucket rule had counts left.
+    Oldest(Bucket),
+    /// Made within the `within` span of the newest.
+    Within,
+}
+
+/// The counted rules, in restic's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bucket {
+    /// `last`.
+    Last,
+    /// `hourly`.
+    Hourly,
+    /// `daily`.
+    Daily,
+    /// `weekly`.
+    Weekly,
+    /// `monthly`.
+    Monthly,
+    /// `yearly`.
+    Yearly,
+}
+
+impl Bucket {
+    fn reason(self) -> Reason {
+        match self {
+            Bucket::Last => Reason::Last,
+            Bucket::Hourly => Reason::Hourly,
+            Bucket::Daily => Reason::Daily,
+            Bucket::Weekly => Reason::Weekly,
+            Bucket::Monthly => Reason::Monthly,
+            Bucket::Yearly => Reason::Yearly,
+        }
+    }
+
+    /// The period `t` falls in; equal keys mean the same hour, day, week….
+    fn key(self, t: OffsetDateTime, position: usize) -> i64 {
+        let (year, month, day, hour) = (
+            i64::from(t.year()),
+            i64::from(u8::from(t.month())),
+            i64::from(t.day()),
+            i64::from(t.hour()),
+        );
+        match self {
+            // Every checkpoint is a period of its own.
+            Bucket::Last => position as i64,
+            Bucket::Hourly => ((year * 100 + month) * 100 + day) * 100 + hour,
+            Bucket::Daily => (year * 100 + month) * 100 + day,
+            Bucket::Weekly => {
+                let (iso_year, week, _) = t.to_iso_week_date();
+                i64::from(iso_year) * 100 + i64::from(week)
+            }
+            Bucket::Monthly => year * 100 + month,
+            Bucket::Yearly => year,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Last => write!(f, "newest"),
+            Reason::Hourly => write!(f, "hourly"),
+            Reason::Daily => write!(f, "daily"),
+            Reason::Weekly => write!(f, "weekly"),
+            Reason::Monthly => write!(f, "monthly"),
+            Reason::Yearly => write!(f, "yearly"),
+            Reason::Oldest(bucket) => write!(f, "oldest {}", bucket.reason()),
+            Reason::Within => write!(f, "within"),
+        }
+    }
+}
+
+/// The checkpoints `policy` keeps out of `list`, each with the rules that keep it.
+/// `now` only decides which checkpoints are in the future: those never count as the
+/// newest for `within`. An empty policy keeps nothing (the caller decides what that
+/// means).
+pub fn select(
+    policy: &Policy,
+    list: &[(Id, OffsetDateTime)],
+    now: OffsetDateTime,
+) -> BTreeMap<Id, Vec<Reason>> {
+    let mut sorted: Vec<(Id, OffsetDateTime)> = list.to_vec();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+    let mut buckets: Vec<(Bucket, usize, Option<i64>)> = [
+        (Bucket::Last, policy.last),
+        (Bucket::Hourly, policy.hourly),
+        (Bucket::Daily, policy.daily),
+        (Bucket::Weekly, policy.weekly),
+        (Bucket::Monthly, policy.monthly),
+        (Bucket::Yearly, policy.yearly),
+    ]
+    .into_iter()
+    .filter_map(|(bucket, count)| count.filter(|&n| n > 0).map(|n| (bucket, n, None)))
+    .collect();
+    let newest_past = sorted.iter().map(|(_, t)| *t).find(|t| *t < now);
+    let cutoff = policy
+        .within
+        .map(|span| newest_past.map(|t| span.before(t)));
+
+    let mut kept = BTreeMap::new();
+    let oldest = sorted.len().saturating_sub(1);
+    for (position, (id, t)) in sorted.iter().enumerate() {
+        let mut reasons = Vec::new();
+        match cutoff {
+            // Nothing in the past: restic's newest is then the zero time, so all is within.
+            Some(None) => reasons.push(Reason::Within),
+            Some(Some(cutoff)) if *t > cutoff => reasons.push(Reason::Within),
+            _ => {}
+        }
+        for (bucket, left, last_key) in buckets.iter_mut().filter(|b| b.1 > 0) {
+            let key = bucket.key(*t, position);
+            if Some(key) != *last_key {
+                reasons.push(bucket.reason());
+            } else if position == oldest {
+                reasons.push(Reason::Oldest(*bucket));
+            } else {
+                continue;
+            }
+            *last_key = Some(key);
+            *left -= 1;
+        }
+        if !reasons.is_empty() {
+            kept.insert(*id, reasons);
+        }
+    }
+    kept
+}
+
+/// `time_ns` (nanoseconds since the epoch) in the local time zone, which is where people
+/// draw the lines between days. Falls back to UTC where the zone cannot be read.
+pub fn local_time(time_ns: i128) -> OffsetDateTime {
+    let utc =
+        OffsetDateTime::from_unix_timestamp_nanos(time_ns).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let offset = local_offset_seconds(utc.unix_timestamp())
+        .and_then(|s| UtcOffset::from_whole_seconds(s).ok())
+        .unwrap_or(UtcOffset::UTC);
+    utc.to_offset(offset)
+}
+
+/// The local UTC offset in force at `unix_seconds`, from the C library (which honours
+/// `TZ`). The `time` crate declines to answer once a process has threads, and a save
+/// that runs gc afterwards has them; `localtime_r` is thread-safe.
+fn local_offset_seconds(unix_seconds: i64) -> Option<i32> {
+    let t = libc::time_t::try_from(unix_seconds).ok()?;
+    // SAFETY: `tm` is plain data that localtime_r fully initialises on success; both
+    // pointers are valid for the duration of the call.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let filled = unsafe { libc::localtime_r(&t, &mut tm) };
+    if filled.is_null() {
+        return None;
+    }
+    i32::try_from(tm.tm_gmtoff).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use time::macros::datetime;
+
+    fn ids(kept: &BTreeMap<Id, Vec<Reason>>) -> Vec<u128> {
+        kept.keys().map(|id| id.0).collect()
+    }
+
+    fn policy(edit: impl FnOnce(&mut Policy)) -> Policy {
+        let mut p = Policy::default();
+        edit(&mut p);
+        p
+    }
+
+    const NOW: OffsetDateTime = datetime!(2026-01-01 00:00 UTC);
+
+    /// restic's documentation: one backup every Sunday for 12 weeks, then
+    /// `forget --keep-daily 4` keeps the last four and removes the other eight.
+    #[test]
+    fn restic_example_twelve_sundays_keep_daily_4() {
+        let first = datetime!(2019-09-01 11:00 UTC);
+        let list: Vec<_> = (0..12)
+            .map(|week| (Id(week as u128), first + Duration::weeks(week)))
+            .collect();
+        assert_eq!(list[11].1, datetime!(2019-11-17 11:00 UTC));
+        let kept = select(&policy(|p| p.daily = Some(4)), &list, NOW);
+        assert_eq!(ids(&kept), [8, 9, 10, 11]);
+        assert!(kept.values().all(|r| r == &[Reason::Daily]));
+    }
+
+    /// restic's documentation: one backup a day for 100 years, `--keep-daily 7
+    /// --keep-weekly 5 --keep-monthly 12 --keep-yearly 75` keeps the 7 newest dailies, 4
+    /// more weeklies (the dailies include one), then the month and year ends, each counted
+    /// once where rules coincide.
+    #[test]
+    fn restic_example_hundred_years_of_dailies() {
+        // Ending on a Sunday, so that the 7 dailies are exactly one ISO week.
+        let last = datetime!(2025-12-28 20:00 UTC);
+        assert_eq!(last.weekday(), time::Weekday::Sunday);
+        let list: Vec<_> = (0..36525)
+            .map(|day| (Id(day as u128), last - Duration::days(36524 - day)))
+            .collect();
+        let kept = select(
+            &policy(|p| {
+                p.daily = Some(7);
+                p.weekly = Some(5);
+                p.monthly = Some(12);
+                p.yearly = Some(75);
+            }),
+            &list,
+            NOW,
+        );
+        let count = |reason: Reason| kept.values().filter(|r| r.contains(&reason)).count();
+        assert_eq!(count(Reason::Daily), 7);
+        assert_eq!(count(Reason::Weekly), 5);
+        assert_eq!(count(Reason::Monthly), 12);
+        assert_eq!(count(Reason::Yearly), 75);
+        // The 7 newest are the dailies.
+        let newest: Vec<u128> = (36518..36525).collect();
+        assert!(newest
+            .iter()
+            .all(|id| kept[&Id(*id)].contains(&Reason::Daily)));
+        let only = |reason: Reason| kept.values().filter(|r| r[0] == reason).count();
+        assert_eq!(only(Reason::Weekly), 4);
+        // Exactly: the weeklies are the last 5 Sundays, the monthlies the last day of
+        // each of the last 12 months, the yearlies the last day of each of 75 years. (The
+        // documentation's "12 or 11 monthly" is loose: here November 30 is a Sunday, so
+        // two monthlies coincide with a daily or a weekly.)
+        let with = |reason: Reason| -> BTreeSet<OffsetDateTime> {
+            kept.iter()
+                .filter(|(_, r)| r.contains(&reason))
+                .map(|(id, _)| list[id.0 as usize].1)
+                .collect()
+        };
+        let sundays: BTreeSet<_> = (0..5).map(|w| last - Duration::weeks(w)).collect();
+        assert_eq!(with(Reason::Weekly), sundays);
+        let month_ends: BTreeSet<_> = list
+            .windows(2)
+            .filter(|w| w[0].1.month() != w[1].1.month())
+            .map(|w| w[0].1)
+            .chain([last])
+            .rev()
+            .take(12)
+            .collect();
+        assert_eq!(with(Reason::Monthly), month_ends);
+        let year_ends: BTreeSet<_> = list
+            .windows(2)
+            .filter(|w| w[0].1.year() != w[1].1.year())
+            .map(|w| w[0].1)
+            .chain([last])
+            .rev()
+            .take(75)
+            .collect();
+        assert_eq!(with(Reason::Yearly), year_ends);
+        let mut union = with(Reason::Daily);
+        union.extend(sundays);
+        union.extend(month_ends);
+        union.extend(year_ends);
+        assert_eq!(kept.len(), union.len());
+        // Nothing is kept as "oldest": every bucket used up its counts.
+        assert!(kept
+            .values()
+            .flatten()
+            .all(|r| !matches!(r, Reason::Oldest(_))));
+    }
+
+    /// restic's documentation: `--keep-within 2y5m7d3h` keeps everything made in the two
+    /// years, five months, seven days and three hours before the newest snapshot.
+    #[test]
+    fn restic_example_keep_within_counts_back_from_the_newest() {
+        let newest = datetime!(2021-08-20 15:00 UTC);
+        let cutoff = datetime!(2019-03-13 12:00 UTC);
+        let span: Span = "2y5m7d3h".parse().unwrap();
+        assert_eq!(span.before(newest), cutoff);
+        let list = vec![
+            (Id(1), newest),
+            (Id(2), cutoff + Duration::minutes(1)),
+            (Id(3), cutoff),
+            (Id(4), cutoff - Duration::days(400)),
+        ];
+        // Measured from the newest checkpoint, not from now (years later).
+        let kept = select(&policy(|p| p.within = Some(span)), &list, NOW);
+        assert_eq!(ids(&kept), [1, 2]);
+    }
+
+    #[test]
+    fn months_normalise_like_go_add_date() {
+        let span: Span = "1m".parse().unwrap();
+        // 2020-02-31 does not exist: it is March 2 in a leap year.
+        assert_eq!(
+            span.before(datetime!(2020-03-31 12:00 UTC)),
+            datetime!(2020-03-02 12:00 UTC)
+        );
+        assert_eq!(
+            "1w".parse::<Span>()
+                .unwrap()
+                .before(datetime!(2020-03-08 00:00 UTC)),
+            datetime!(2020-03-01 00:00 UTC)
+        );
+    }
+
+    /// restic: duration rules ignore snapshots in the future (they neither count as the
+    /// newest nor are removed by `within`).
+    #[test]
+    fn future_checkpoints_do_not_move_the_within_window() {
+        let list = vec![
+            (Id(1), NOW + Duration::days(30)),
+            (Id(2), NOW - Duration::days(1)),
+            (Id(3), NOW - Duration::days(3)),
+        ];
+        let kept = select(
+            &policy(|p| p.within = Some("1d2h".parse().unwrap())),
+            &list,
+            NOW,
+        );
+        assert_eq!(ids(&kept), [1, 2]);
+    }
+
+    /// restic: with counts left when the oldest snapshot is reached, the oldest is kept
+    /// too and marked as such.
+    #[test]
+    fn the_oldest_is_kept_while_a_bucket_has_counts_left() {
+        let list = vec![
+            (Id(1), datetime!(2024-05-02 18:00 UTC)),
+            (Id(2), datetime!(2024-05-02 09:00 UTC)),
+            (Id(3), datetime!(2024-05-01 18:00 UTC)),
+            (Id(4), datetime!(2024-05-01 09:00 UTC)),
+        ];
+        let kept = select(&policy(|p| p.daily = Some(5)), &list, NOW);
+        assert_eq!(ids(&kept), [1, 3, 4]);
+        assert_eq!(kept[&Id(4)], [Reason::Oldest(Bucket::Daily)]);
+        // Counts used up before the oldest: no extra.
+        let kept = select(&policy(|p| p.daily = Some(2)), &list, NOW);
+        assert_eq!(ids(&kept), [1, 3]);
+    }
+
+    /// restic: weeks run Monday 00:00 to Sunday 23:59; only periods with a checkpoint
+    /// count.
+    #[test]
+    fn weeks_are_iso_weeks_and_empty_periods_do_not_count() {
+        let list = vec![
+            (Id(1), datetime!(2024-06-10 01:00 UTC)), // Monday
+            (Id(2), datetime!(2024-06-09 23:00 UTC)), // Sunday, previous week
+            (Id(3), datetime!(2024-06-03 08:00 UTC)), // Monday of that week
+            (Id(4), datetime!(2024-04-01 08:00 UTC)), // weeks earlier
+            (Id(5), datetime!(2024-03-31 08:00 UTC)),
+        ];
+        let kept = select(&policy(|p| p.weekly = Some(3)), &list, NOW);
+        assert_eq!(ids(&kept), [1, 2, 4]);
+    }
+
+    #[test]
+    fn rules_are_a_union_and_hours_are_natural_hours() {
+        let list = vec![
+            (Id(1), datetime!(2024-06-10 10:59 UTC)),
+            (Id(2), datetime!(2024-06-10 10:01 UTC)),
+            (Id(3), datetime!(2024-06-10 09:59 UTC)),
+            (Id(4), datetime!(2024-06-10 09:30 UTC)),
+            (Id(5), datetime!(2024-06-09 09:30 UTC)),
+        ];
+        let kept = select(&policy(|p| p.hourly = Some(2)), &list, NOW);
+        assert_eq!(ids(&kept), [1, 3]);
+        let kept = select(
+            &policy(|p| {
+                p.hourly = Some(2);
+                p.last = Some(2);
+            }),
+            &list,
+            NOW,
+        );
+        assert_eq!(ids(&kept), [1, 2, 3]);
+        assert_eq!(kept[&Id(1)], [Reason::Last, Reason::Hourly]);
+        // A rule given as 0 keeps nothing by itself.
+        assert!(select(&policy(|p| p.last = Some(0)), &list, NOW).is_empty());
+    }
+
+    // `local_time` is tested through the binary, in tests/time_zone.rs: it needs `TZ` set,
+    // and setting it here would race with the other tests' threads in this process.
+
+    #[test]
+    fn durations_parse_or_say_why_not() {
+        assert_eq!(
+            "2y5m7d3h".parse::<Span>().unwrap(),
+            Span {
+                years: 2,
+                months: 5,
+                days: 7,
+                hours: 3
+            }
+        );
+        assert_eq!("1w2d".parse::<Span>().unwrap().days, 9);
+        assert_eq!("12h".parse::<Span>().unwrap().to_string(), "12h");
+        for bad in ["", "2", "d", "2x", "h2", "-1d", "99999999999y"] {
+            let err = bad.parse::<Span>().unwrap_err().to_string();
+            assert!(err.contains("not a duration"), "{bad}: {err}");
+        }
+    }
+}

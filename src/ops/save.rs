@@ -1,0 +1,827 @@
+//! Saving: scan the worktree into trees (reading only files the stat cache cannot vouch
+//! for), store the new chunks, then commit trees, the checkpoint, the branch move and the
+//! stat cache together.
+//!
+//! Commit protocol (docs/design.md invariant 2): chunks go in bounded batches (64 MiB, one
+//! commit each, so memory stays bounded however big the tree) while files are read;
+//! everything that makes the checkpoint visible commits in one final transaction. A
+//! crash before that commit leaves at most unreferenced chunks, which gc sweeps.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use crate::format::chunk::{self, Hasher};
+use crate::git::repo::Repo;
+use crate::model::stat_cache::{CacheEntry, FileStat};
+use crate::model::tree::{self, Node, PendingTrees, Totals};
+use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
+use crate::progress::Progress;
+use crate::storage::pack::ReadChunks;
+use crate::storage::{Packer, Snapshot, Store, StoreRead, Transaction};
+use crate::worktree::walk::{self, Kind};
+use crate::{Error, Id, Result};
+
+/// Bytes of new chunks per batch; each full batch commits durably on its own, so that a
+/// big save holds a bounded amount in memory (docs/design.md invariant 2).
+const BATCH_BYTES: usize = 64 << 20;
+/// Files up to this size are read whole into a reused buffer; larger ones are streamed.
+const READ_WHOLE_LIMIT: u64 = 8 << 20;
+/// How often a file that changes while it is read is read before it is left out.
+const READ_ATTEMPTS: usize = 5;
+
+/// What a save should record.
+#[derive(Clone, Debug, Default)]
+pub struct SaveOptions {
+    /// The checkpoint message.
+    pub message: String,
+    /// `key=value` metadata.
+    pub meta: Vec<(String, String)>,
+    /// Make a checkpoint even when nothing changed.
+    pub allow_empty: bool,
+    /// zstd level for new chunks.
+    pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
+    /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
+    pub skip_unreadable: bool,
+    /// Files to store with the checkpoint, outside its tree, under their file names.
+    /// A save with attachments always makes a checkpoint, so that they are never lost.
+    pub attach: Vec<PathBuf>,
+}
+
+/// Whether a scan stores what it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanMode {
+    /// Write new chunks to the store.
+    Store {
+        /// zstd level for new chunks.
+        level: i32,
+        /// Leave out unreadable files (recorded as skipped) instead of failing.
+        skip_unreadable: bool,
+    },
+    /// Only hash: nothing is written (dry runs, `--no-save`).
+    HashOnly,
+}
+
+/// The stat cache changes a scan found.
+#[derive(Default)]
+struct CacheUpdates {
+    /// Files read and settled: their index in [`Scan::files`], and the metadata they
+    /// were read under. Encoded only when written, so a big first save does not hold a
+    /// second copy of every path and chunk list.
+    put: Vec<(usize, FileStat)>,
+    /// Paths to forget.
+    remove: Vec<Vec<u8>>,
+}
+
+/// The worktree as a scan found it.
+pub struct Scan<'s> {
+    /// Its root tree.
+    pub root: Id,
+    /// Files and bytes.
+    pub totals: Totals,
+    /// Every tree of the snapshot, encoded; the store may already hold some.
+    pub trees: PendingTrees,
+    /// Things the user should hear about (skipped special files, vanished files).
+    pub warnings: Vec<String>,
+    /// Temporary files of an interrupted restore, never captured; restore removes them.
+    pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
+    /// Every file and symlink, by path, sorted.
+    files: Vec<(Vec<u8>, Node)>,
+    cache_updates: CacheUpdates,
+    /// The write transaction holding the last chunks, not yet committed.
+    chunk_txn: Option<Transaction<'s>>,
+}
+
+/// The result of [`save`].
+#[derive(Debug)]
+pub enum SaveOutcome {
+    /// A new checkpoint.
+    Saved {
+        /// Its id.
+        id: Id,
+        /// Its record.
+        checkpoint: Box<Checkpoint>,
+    },
+    /// Nothing changed since the current checkpoint.
+    Unchanged {
+        /// The current checkpoint.
+        current: Id,
+    },
+}
+
+/// A save's outcome and the warnings met on the way.
+#[derive(Debug)]
+pub struct SaveReport {
+    /// What happened.
+    pub outcome: SaveOutcome,
+    /// Things the user should hear about.
+    pub warnings: Vec<String>,
+    /// Temporary files of an interrupted restore found in the worktree.
+    pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
+/// unless nothing changed and `allow_empty` is off.
+pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    let attachments = read_attachments(&options.attach)?;
+    let mut snapshot = scan_with_progress(
+        repo,
+        store,
+        ScanMode::Store {
+            level: options.compression_level,
+            skip_unreadable: options.skip_unreadable,
+        },
+        options.progress.as_deref(),
+    )?;
+    crate::fault::point("save-chunks-written");
+
+    let _span = crate::trace::span("commit");
+    let txn = match snapshot.chunk_txn.take() {
+        Some(txn) => txn,
+        None => store.transaction()?,
+    };
+    let outcome = {
+        let current = txn.current()?;
+        let head = txn.head()?;
+        let current_tree = match current {
+            Some(id) => Some(txn.checkpoint(id)?.tree),
+            None => None,
+        };
+        if current_tree == Some(snapshot.root.0) && !options.allow_empty && attachments.is_empty() {
+            SaveOutcome::Unchanged {
+                current: current.expect("a current tree implies a current checkpoint"),
+            }
+        } else {
+            let git_head = repo.git_head();
+            txn.add_trees(&snapshot.trees)?;
+            let mut record = Checkpoint {
+                tree: snapshot.root.0,
+                parents: current.map(|c| c.0).into_iter().collect(),
+                time_ns: crate::clock::now_ns(),
+                message: options.message.clone(),
+                branch: match head {
+                    Head::Branch(name) => Some(name),
+                    Head::Detached(_) => None,
+                },
+                git_head: git_head.commit,
+                git_branch: git_head.branch,
+                meta: options.meta.clone(),
+                attachments: store_attachments(
+                    &txn,
+                    &store.hasher,
+                    attachments,
+                    options.compression_level,
+                )?,
+                files: snapshot.totals.files,
+                bytes: snapshot.totals.bytes,
+                skipped: snapshot.skipped.clone(),
+            };
+            let id = txn.add_checkpoint(&mut record)?;
+            txn.move_head(id)?;
+            SaveOutcome::Saved {
+                id,
+                checkpoint: Box::new(record),
+            }
+        }
+    };
+    apply_cache_updates(&txn, &snapshot.files, &snapshot.cache_updates)?;
+    let cache_unchanged =
+        snapshot.cache_updates.put.is_empty() && snapshot.cache_updates.remove.is_empty();
+    if matches!(outcome, SaveOutcome::Unchanged { .. }) && cache_unchanged {
+        // Nothing to record: skip the durable commit and its fsync.
+        txn.abort()?;
+    } else {
+        let _span = crate::trace::span("commit: write and sync");
+        txn.commit()?;
+    }
+    Ok(SaveReport {
+        outcome,
+        warnings: snapshot.warnings,
+        leftovers: snapshot.leftovers,
+        skipped: snapshot.skipped,
+    })
+}
+
+/// Reads the files to attach, each named by its file name; two with one name are refused.
+fn read_attachments(paths: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "cannot attach '{}': it names no file",
+                    path.display()
+                ))
+            })?;
+        if out.iter().any(|(taken, _)| *taken == name) {
+            return Err(Error::InvalidArgument(format!(
+                "two attachments would be named '{name}'"
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        out.push((name, bytes));
+    }
+    Ok(out)
+}
+
+/// Stores attachment content as chunks, through the same packs as file content, and
+/// returns the records.
+fn store_attachments(
+    txn: &Transaction,
+    hasher: &Hasher,
+    attachments: Vec<(String, Vec<u8>)>,
+    level: i32,
+) -> Result<Vec<Attachment>> {
+    txn.pack_chunks(&mut Packer::default(), |sink| {
+        let mut out = Vec::with_capacity(attachments.len());
+        for (name, bytes) in attachments {
+            let mut ids = Vec::new();
+            let mut stored = Ok(());
+            hasher.for_each_chunk(&bytes, |piece| {
+                let id = hasher.id(piece).0;
+                ids.push(id);
+                if stored.is_ok() {
+                    stored = match sink.contains(id) {
+                        Ok(true) => Ok(()),
+                        Ok(false) => sink.add(id, &chunk::encode_chunk(piece, level), piece.len()),
+                        Err(e) => Err(e),
+                    };
+                }
+            });
+            stored?;
+            out.push(Attachment {
+                name,
+                size: bytes.len() as u64,
+                chunks: ids,
+            });
+        }
+        Ok(out)
+    })
+}
+
+fn apply_cache_updates(
+    txn: &Transaction,
+    files: &[(Vec<u8>, Node)],
+    updates: &CacheUpdates,
+) -> Result<()> {
+    for &(index, stat) in &updates.put {
+        if let Some((path, Node::File { chunks, .. } | Node::FileWithMode { chunks, .. })) =
+            files.get(index)
+        {
+            let entry = CacheEntry {
+                stat,
+                chunks: chunks.clone(),
+            };
+            txn.cache(path, &entry)?;
+        }
+    }
+    txn.forget_cached(&updates.remove)
+}
+
+/// One file's outcome in a scan.
+/// What scanning one walked entry found. The entry's path is joined when the results
+/// are gathered, which keeps this small: a tree of 200,000 files holds 200,000 of them.
+struct Scanned {
+    node: Option<Node>,
+    cache: CacheChange,
+    /// Rare: something to warn about, and why the file is left out, if it is.
+    problem: Option<Box<Problem>>,
+}
+
+/// What a scanned entry does to its stat cache entry.
+enum CacheChange {
+    /// Nothing: the entry vouched for the file.
+    Keep,
+    /// Record the file as read, with the metadata the walk saw.
+    Put,
+    /// Record the file as read, with this metadata: it changed since the walk (rare).
+    PutChanged(Box<FileStat>),
+    /// Forget the file: it was not read, or not settled.
+    Remove,
+}
+
+struct Problem {
+    warning: String,
+    skipped: Option<SkipReason>,
+}
+
+impl Scanned {
+    fn node(node: Node, cache: CacheChange) -> Scanned {
+        Scanned {
+            node: Some(node),
+            cache,
+            problem: None,
+        }
+    }
+
+    fn left_out(warning: String, skipped: Option<SkipReason>) -> Scanned {
+        Scanned {
+            node: None,
+            cache: CacheChange::Remove,
+            problem: Some(Box::new(Problem { warning, skipped })),
+        }
+    }
+}
+
+/// Looks at the worktree without writing anything (`status`, `diff`): hashes what
+/// changed, with a store that may be open only for reading.
+pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
+    scan_store(repo, store, None, ScanMode::HashOnly, None)
+}
+
+/// Reads the worktree into trees, reporting each file to `progress`. In
+/// [`ScanMode::Store`] new chunks are written to the store as they are found; the trees
+/// are returned, not written.
+pub fn scan_with_progress<'s>(
+    repo: &Repo,
+    store: &'s Store,
+    mode: ScanMode,
+    progress: Option<&dyn Progress>,
+) -> Result<Scan<'s>> {
+    let writer = matches!(mode, ScanMode::Store { .. }).then_some(store);
+    scan_store(repo, store, writer, mode, progress)
+}
+
+/// [`scan_with_progress`] over any store: `writer` takes the new chunks, and is given
+/// exactly in [`ScanMode::Store`].
+fn scan_store<'s, S: StoreRead>(
+    repo: &Repo,
+    store: &'s S,
+    writer: Option<&'s Store>,
+    mode: ScanMode,
+    progress: Option<&dyn Progress>,
+) -> Result<Scan<'s>> {
+    let mut warnings = Vec::new();
+    // A look at a store it may not write (another user's, a read-only copy) has no clock:
+    // then no file counts as settled, and each changed one is read twice.
+    let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
+    let clock_ns = needed(mode, clock, i64::MIN, None, &mut warnings)?;
+    let limit = crate::git::config::DEFAULT_MAX_FILE_SIZE;
+    let max_file_size = needed(
+        mode,
+        crate::git::config::max_file_size(repo),
+        Some(limit),
+        Some(crate::format::size::human_bytes(limit)),
+        &mut warnings,
+    )?;
+    let keep_permissions = needed(
+        mode,
+        crate::git::config::keep_permissions(repo),
+        true,
+        Some("true".into()),
+        &mut warnings,
+    )?;
+    let mut found = {
+        let _span = crate::trace::span("walk");
+        let interrupted = store.snapshot()?.interrupted_restore()?.is_some();
+        walk::walk(repo, interrupted)?
+    };
+    crate::fault::point("save-walked");
+    let _span = crate::trace::span("read, hash, store new chunks, build trees");
+    warnings.extend(
+        found
+            .special
+            .iter()
+            .map(|p| format!("skipped {}: not a regular file or symlink", show(p))),
+    );
+    let mut skipped = take_large_files(&mut found.entries, max_file_size);
+    warnings.extend(skipped.iter().map(|file| {
+        format!(
+            "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
+            show(&file.path),
+            crate::format::size::human_bytes(file.size),
+            crate::format::size::human_bytes(max_file_size.unwrap_or_default())
+        )
+    }));
+    if let Some(progress) = progress {
+        let bytes = found.entries.iter().map(|e| e.stat.size).sum();
+        progress.begin("Saving", found.entries.len() as u64, bytes);
+    }
+
+    let read = store.snapshot()?;
+    let chunks = read.chunks()?;
+    let StatCacheMatch { cached, stale } = match_stat_cache(&read, &found.entries)?;
+    let sent: Mutex<HashSet<u128>> = Mutex::new(HashSet::new());
+    let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
+    // In hash-only mode no sender exists, so the writer sees the channel closed at once.
+    let tx = match mode {
+        ScanMode::Store { level, .. } => Some((tx, level)),
+        ScanMode::HashOnly => {
+            drop(tx);
+            None
+        }
+    };
+
+    let scanned: Result<(Vec<Result<Scanned>>, Option<Transaction<'s>>)> =
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| match writer {
+                Some(writer) => write_chunks(writer, rx),
+                None => Ok(None),
+            });
+            let context = ScanContext {
+                root: &repo.root,
+                hasher: store.hasher(),
+                chunks: &chunks,
+                sent: &sent,
+                tx,
+                clock_ns,
+                keep_permissions,
+                // A scan that stores nothing only looks; what it cannot read it reports
+                // as skipped, and restore then leaves it alone.
+                skip_unreadable: match mode {
+                    ScanMode::Store {
+                        skip_unreadable, ..
+                    } => skip_unreadable,
+                    ScanMode::HashOnly => true,
+                },
+            };
+            // Collected in place, in walk order: a `Result` collect would gather pieces
+            // and copy them once more, doubling the peak on a big tree.
+            let mut scanned = Vec::with_capacity(found.entries.len());
+            found
+                .entries
+                .par_iter()
+                .zip(cached)
+                .map_init(Vec::new, |buf, (entry, cached)| {
+                    let scanned = context.scan_one(entry, cached, buf);
+                    if let Some(progress) = progress {
+                        progress.file_done(entry.stat.size);
+                    }
+                    scanned
+                })
+                .collect_into_vec(&mut scanned);
+            if let Some(progress) = progress {
+                progress.end();
+            }
+            drop(context);
+            let _span = crate::trace::span("wait for the chunk writer");
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
+            // A failed writer (a full disk, say) is why the scan stopped too, if it did.
+            let written = written?;
+            Ok((scanned, written))
+        });
+    let (scanned, written) = scanned?;
+    let _span = crate::trace::span("build trees");
+
+    let mut files = Vec::with_capacity(scanned.len());
+    let mut cache_updates = CacheUpdates::default();
+    for (entry, result) in found.entries.into_iter().zip(scanned) {
+        let result = result?;
+        let index = files.len();
+        match (result.cache, &result.node) {
+            (CacheChange::Put, Some(_)) => cache_updates.put.push((index, entry.stat)),
+            (CacheChange::PutChanged(stat), Some(_)) => cache_updates.put.push((index, *stat)),
+            (CacheChange::Remove, _) => cache_updates.remove.push(entry.path.clone()),
+            // Nothing to record for a file the cache vouched for, or one left out.
+            _ => {}
+        }
+        if let Some(problem) = result.problem {
+            warnings.push(problem.warning);
+            skipped.extend(problem.skipped.map(|reason| SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+                reason,
+            }));
+        }
+        if let Some(node) = result.node {
+            files.push((entry.path, node));
+        }
+    }
+    cache_updates.remove.extend(stale);
+    let mut trees = PendingTrees::new();
+    let (root, totals) = tree::build(store.hasher(), &files, &mut trees);
+    Ok(Scan {
+        root,
+        totals,
+        trees,
+        warnings,
+        leftovers: found.leftovers,
+        skipped,
+        files,
+        cache_updates,
+        chunk_txn: written,
+    })
+}
+
+/// Something a scan needs: a save refuses a value it cannot use, while a look at the
+/// worktree (status, diff) goes on with `default`, and says so when the default has a
+/// `default_name` to show.
+fn needed<T>(
+    mode: ScanMode,
+    value: Result<T>,
+    default: T,
+    default_name: Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<T> {
+    match (value, mode) {
+        (Ok(value), _) => Ok(value),
+        (Err(e), ScanMode::HashOnly) => {
+            if let Some(name) = default_name {
+                warnings.push(format!("{e}; comparing with the default ({name})"));
+            }
+            Ok(default)
+        }
+        (Err(e), ScanMode::Store { .. }) => Err(e),
+    }
+}
+
+/// Takes the files larger than `limit` out of `entries`. Their stat cache entries then
+/// go as stale, so a file that shrinks below the limit is read again.
+fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> Vec<SkippedFile> {
+    let Some(limit) = limit else {
+        return Vec::new();
+    };
+    let mut skipped = Vec::new();
+    entries.retain(|entry| {
+        let large = entry.kind == Kind::File && entry.stat.size > limit;
+        if large {
+            skipped.push(SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+                reason: SkipReason::TooLarge,
+            });
+        }
+        !large
+    });
+    skipped
+}
+
+/// The stat cache entry of each walked file (aligned with `walked`), and removals for the
+/// cached paths the walk no longer found: one ordered pass over both, since the walk and
+/// the table are sorted alike. A cache entry that does not decode is only a missed
+/// shortcut: that file is read.
+fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<StatCacheMatch> {
+    let mut cached = vec![None; walked.len()];
+    let mut stale = Vec::new();
+    let mut i = 0;
+    snapshot.for_each_cached(|key, entry| {
+        while i < walked.len() && walked[i].path.as_slice() < key {
+            i += 1;
+        }
+        match walked.get(i) {
+            Some(walked_entry) if walked_entry.path.as_slice() == key => {
+                if walked_entry.kind == Kind::File {
+                    cached[i] = entry.decode().ok();
+                }
+            }
+            _ => stale.push(key.to_vec()),
+        }
+    })?;
+    Ok(StatCacheMatch { cached, stale })
+}
+
+/// What [`match_stat_cache`] found.
+struct StatCacheMatch {
+    /// Each walked file's entry, if it has one that decodes.
+    cached: Vec<Option<CacheEntry>>,
+    /// Cached paths the walk did not find.
+    stale: Vec<Vec<u8>>,
+}
+
+/// A chunk the store lacks, on its way to the writer.
+struct NewChunk {
+    id: u128,
+    /// Its content's length.
+    raw_len: usize,
+    /// Its stored form ([`chunk::encode_chunk`]).
+    stored: Vec<u8>,
+}
+
+/// Sends new chunks to the writer.
+type ChunkSender = crossbeam_channel::Sender<NewChunk>;
+
+struct ScanContext<'a> {
+    root: &'a std::path::Path,
+    hasher: &'a Hasher,
+    chunks: &'a ReadChunks,
+    sent: &'a Mutex<HashSet<u128>>,
+    tx: Option<(ChunkSender, i32)>,
+    clock_ns: i64,
+    skip_unreadable: bool,
+    /// `checkpoint.keepPermissions`: record every permission bit, not only git's one.
+    keep_permissions: bool,
+}
+
+impl ScanContext<'_> {
+    fn scan_one(
+        &self,
+        entry: &walk::WalkEntry,
+        cached: Option<CacheEntry>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Scanned> {
+        let full = self.root.join(OsStr::from_bytes(&entry.path));
+        if entry.kind == Kind::Symlink {
+            return match std::fs::read_link(&full) {
+                Ok(target) => Ok(Scanned::node(
+                    Node::Symlink {
+                        target: target.into_os_string().into_encoded_bytes(),
+                    },
+                    CacheChange::Keep,
+                )),
+                Err(e) => vanished(&entry.path, e),
+            };
+        }
+        if let Some(hit) = cached.as_ref().filter(|c| c.stat == entry.stat) {
+            return Ok(Scanned::node(
+                file_node(&entry.stat, hit.chunks.clone(), self.keep_permissions),
+                CacheChange::Keep,
+            ));
+        }
+        // A change during the read shows in the metadata, except within one tick of the
+        // filesystem's coarse clock: a file modified since the scan began (not "settled")
+        // is therefore read twice and taken only if both reads agree.
+        let mut stat = entry.stat;
+        let mut first_read: Option<Vec<u128>> = None;
+        for attempt in 1..=READ_ATTEMPTS {
+            let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
+                Ok(read) => read,
+                // Gone, replaced by another file, or by a symlink (O_NOFOLLOW: ELOOP).
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound
+                        || error.raw_os_error() == Some(libc::ELOOP) =>
+                {
+                    return vanished(&entry.path, std::io::ErrorKind::NotFound.into())
+                }
+                Err(e) if self.skip_unreadable => {
+                    return Ok(Scanned::left_out(
+                        format!("skipped unreadable {e}"),
+                        Some(SkipReason::Unreadable),
+                    ))
+                }
+                Err(e) => return Err(e),
+            };
+            if after != stat {
+                stat = after;
+                first_read = None;
+                std::thread::sleep(std::time::Duration::from_millis(5 * attempt as u64));
+                continue;
+            }
+            let settled = stat.is_settled(self.clock_ns);
+            if !settled && first_read.as_ref() != Some(&chunk_ids) {
+                first_read = Some(chunk_ids);
+                continue;
+            }
+            let cache = match settled {
+                true if stat == entry.stat => CacheChange::Put,
+                true => CacheChange::PutChanged(Box::new(stat)),
+                false => CacheChange::Remove,
+            };
+            return Ok(Scanned::node(
+                file_node(&stat, chunk_ids, self.keep_permissions),
+                cache,
+            ));
+        }
+        // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
+        // to overwrite a file that is not in the current checkpoint, so it is not lost.
+        Ok(Scanned::left_out(
+            format!(
+                "{} kept changing while it was read; left out of this checkpoint",
+                show(&entry.path)
+            ),
+            None,
+        ))
+    }
+
+    /// Reads, chunks and (in store mode) stores one file; returns its chunk ids and its
+    /// metadata after the read, which differs from `before` if it changed meanwhile.
+    fn read_file(
+        &self,
+        path: &std::path::Path,
+        before: &FileStat,
+        buf: &mut Vec<u8>,
+    ) -> Result<(Vec<u128>, FileStat)> {
+        // Not through a symlink, and never blocking on a FIFO put in the file's place;
+        // then the handle must be the very file the walk listed (same device and inode),
+        // or a directory swapped for a symlink since could have led the read elsewhere.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let opened = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !opened.is_file() || (opened.dev(), opened.ino()) != (before.dev, before.ino) {
+            return Err(Error::io(
+                path,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
+        let mut ids = Vec::new();
+        if before.size <= READ_WHOLE_LIMIT {
+            buf.clear();
+            file.read_to_end(buf).map_err(|e| Error::io(path, e))?;
+            let mut failed = None;
+            self.hasher.for_each_chunk(buf, |piece| {
+                if failed.is_none() {
+                    match self.keep_chunk(piece) {
+                        Ok(id) => ids.push(id),
+                        Err(e) => failed = Some(e),
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        } else {
+            let p = self.hasher.params();
+            let stream = fastcdc::v2020::StreamCDC::new(&mut file, p.min, p.avg, p.max);
+            for piece in stream {
+                let piece = piece.map_err(|e| Error::io(path, std::io::Error::other(e)))?;
+                ids.push(self.keep_chunk(&piece.data)?);
+            }
+        }
+        let after = file.metadata().map_err(|e| Error::io(path, e))?;
+        Ok((ids, FileStat::from_metadata(&after)))
+    }
+
+    /// Names a chunk and, if the store lacks it, sends it compressed to the writer.
+    fn keep_chunk(&self, piece: &[u8]) -> Result<u128> {
+        let id = self.hasher.id(piece).0;
+        if let Some((tx, level)) = &self.tx {
+            let known = self.chunks.contains(id)?;
+            let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
+            if fresh {
+                tx.send(NewChunk {
+                    id,
+                    raw_len: piece.len(),
+                    stored: chunk::encode_chunk(piece, *level),
+                })
+                .map_err(|_| Error::Store("the chunk writer stopped".into()))?;
+            }
+        }
+        Ok(id)
+    }
+}
+
+fn file_node(stat: &FileStat, chunks: Vec<u128>, keep_permissions: bool) -> Node {
+    Node::file(stat.size, stat.mode, chunks, keep_permissions)
+}
+
+fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Ok(Scanned::left_out(
+            format!(
+                "{} vanished or was replaced while it was saved; left out of this checkpoint",
+                show(path)
+            ),
+            None,
+        ))
+    } else {
+        Err(Error::io(OsStr::from_bytes(path), e))
+    }
+}
+
+/// Writes chunks arriving on `rx` in bounded batches.
+/// Full batches are committed at once; the last, partial one is handed back still open,
+/// so that the checkpoint commits in the same transaction and a small save pays for one
+/// durable commit, not two.
+fn write_chunks(
+    store: &Store,
+    rx: crossbeam_channel::Receiver<NewChunk>,
+) -> Result<Option<Transaction<'_>>> {
+    let mut pending = rx.iter().peekable();
+    let mut open = None;
+    let mut packer = Packer::default();
+
+    while pending.peek().is_some() {
+        let txn = store.transaction()?;
+        let bytes = txn.pack_chunks(&mut packer, |sink| {
+            let mut bytes = 0;
+            while bytes < BATCH_BYTES {
+                let Some(chunk) = pending.next() else {
+                    break;
+                };
+                bytes += chunk.stored.len();
+                sink.add(chunk.id, &chunk.stored, chunk.raw_len)?;
+            }
+            Ok(bytes)
+        })?;
+        if bytes >= BATCH_BYTES {
+            txn.commit()?;
+            crate::fault::point("save-batch-committed");
+        } else {
+            open = Some(txn);
+        }
+    }
+    Ok(open)
+}
+
+/// A path for messages: lossy UTF-8.
+pub fn show(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
+}

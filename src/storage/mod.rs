@@ -1,0 +1,22 @@
+//! The storage layer: the one redb file per worktree and everything that reads or writes
+//! its tables. Nothing outside this module names redb or a table (`.ci/run` checks):
+//! other modules read through a [`Snapshot`] (one read transaction) and write through a
+//! [`Transaction`], which keep the invariants of docs/design.md sections 2 and 3.
+
+mod engine_errors;
+pub mod pack;
+pub mod reach;
+mod records;
+mod snapshot;
+pub mod stats;
+mod store;
+mod tables;
+mod transaction;
+mod tree_reader;
+pub mod verify;
+
+pub use pack::LastPack;
+pub use snapshot::{CachedEntry, Snapshot};
+pub use store::{hold_read_only, store_path, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
+pub use transaction::{ChunkSink, Packer, Transaction};
+pub use tree_reader::TreeReader;

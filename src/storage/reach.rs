@@ -1,0 +1,321 @@
+//! What checkpoints reach: the trees and chunks under their roots. Every tree is decoded
+//! once into its links (subtrees and chunks), so that gc can mark from several sets of
+//! roots (one per size budget it tries) and stats can tell which bytes each checkpoint
+//! alone holds, all without reading a byte of chunk data.
+
+use std::collections::{HashMap, HashSet};
+
+use redb::ReadableTable;
+
+use crate::format::codec;
+use crate::model::tree::{names_problem, Node, Tree};
+use crate::model::Checkpoint;
+use crate::{Error, Id, Result};
+
+/// What one tree points at.
+#[derive(Clone, Debug, Default)]
+struct Links {
+    trees: Vec<u128>,
+    chunks: Vec<u128>,
+}
+
+/// The trees under a set of checkpoints, as links, loaded once.
+pub struct Graph {
+    links: HashMap<u128, Links>,
+}
+
+/// Everything a set of checkpoints reaches.
+#[derive(Debug, Default)]
+pub struct Marked {
+    /// Reachable trees.
+    pub trees: HashSet<u128>,
+    /// Reachable chunks, attachments included.
+    pub chunks: HashSet<u128>,
+}
+
+impl Marked {
+    /// The stored bytes of what is marked, by the sizes in `trees` and `chunks`.
+    pub fn stored_bytes(&self, trees: &HashMap<u128, u64>, chunks: &HashMap<u128, u64>) -> u64 {
+        let sum = |ids: &HashSet<u128>, sizes: &HashMap<u128, u64>| -> u64 {
+            ids.iter().filter_map(|id| sizes.get(id)).sum()
+        };
+        sum(&self.trees, trees) + sum(&self.chunks, chunks)
+    }
+}
+
+/// The objects that one checkpoint reaches and no other checkpoint of the set does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Exclusive {
+    /// Trees only it reaches.
+    pub trees: Vec<u128>,
+    /// Chunks only it reaches.
+    pub chunks: Vec<u128>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    One(usize),
+    Shared,
+}
+
+impl Graph {
+    /// Loads every tree reachable from `roots`, each once. A missing or undecodable tree
+    /// is an error: deciding what to delete from a damaged store is not safe; so is one
+    /// whose names are unsafe, duplicated or out of order ([`names_problem`]). (Ids and
+    /// chunk lists need the store's hasher, which the callers do not pass; nothing here
+    /// expands a tree, so neither can make this walk grow.)
+    pub fn load(
+        table: &impl ReadableTable<u128, &'static [u8]>,
+        roots: impl IntoIterator<Item = u128>,
+    ) -> Result<Graph> {
+        let mut links: HashMap<u128, Links> = HashMap::new();
+        let mut stack: Vec<u128> = roots.into_iter().collect();
+        while let Some(id) = stack.pop() {
+            if links.contains_key(&id) {
+                continue;
+            }
+            let what = format!("tree {}", Id(id));
+            let tree: Tree = match table.get(id)? {
+                Some(value) => codec::decode(value.value(), &what)?,
+                None => return Err(Error::Corrupt(format!("{what} is missing"))),
+            };
+            if let Some(problem) = names_problem(&tree) {
+                return Err(problem.into_error(id));
+            }
+            let mut link = Links::default();
+            for entry in tree.entries {
+                match entry.node {
+                    Node::Dir { tree } => {
+                        link.trees.push(tree);
+                        stack.push(tree);
+                    }
+                    Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => {
+                        link.chunks.extend(chunks)
+                    }
+                    Node::Symlink { .. } => {}
+                }
+            }
+            links.insert(id, link);
+        }
+        Ok(Graph { links })
+    }
+
+    /// Marks what `checkpoints` reach, visiting each shared tree once.
+    pub fn mark<'a>(&self, checkpoints: impl IntoIterator<Item = &'a Checkpoint>) -> Marked {
+        let mut marked = Marked::default();
+        let mut stack = Vec::new();
+        for checkpoint in checkpoints {
+            stack.push(checkpoint.tree);
+            for attachment in &checkpoint.attachments {
+                marked.chunks.extend(&attachment.chunks);
+            }
+            while let Some(id) = stack.pop() {
+                if !marked.trees.insert(id) {
+                    continue;
+                }
+                if let Some(link) = self.links.get(&id) {
+                    marked.chunks.extend(&link.chunks);
+                    stack.extend(&link.trees);
+                }
+            }
+        }
+        marked
+    }
+
+    /// For each checkpoint of `checkpoints`, in order, the trees and chunks no other one
+    /// of them reaches: what removing it alone would free.
+    ///
+    /// One pass: an object belongs to the first checkpoint that reaches it until a second
+    /// one does, which makes it shared, and a shared tree shares everything below it.
+    /// Each tree changes owner at most twice, so the work is linear in the graph.
+    pub fn exclusive(&self, checkpoints: &[&Checkpoint]) -> Vec<Exclusive> {
+        let mut tree_owner: HashMap<u128, Owner> = HashMap::new();
+        let mut chunk_owner: HashMap<u128, Owner> = HashMap::new();
+        let claim = |owners: &mut HashMap<u128, Owner>, id: u128, who: usize| {
+            owners
+                .entry(id)
+                .and_modify(|o| {
+                    if *o != Owner::One(who) {
+                        *o = Owner::Shared;
+                    }
+                })
+                .or_insert(Owner::One(who));
+        };
+        for (who, checkpoint) in checkpoints.iter().enumerate() {
+            for attachment in &checkpoint.attachments {
+                for &chunk in &attachment.chunks {
+                    claim(&mut chunk_owner, chunk, who);
+                }
+            }
+            let mut visit = vec![checkpoint.tree];
+            while let Some(id) = visit.pop() {
+                match tree_owner.get(&id).copied() {
+                    None => {
+                        tree_owner.insert(id, Owner::One(who));
+                        if let Some(link) = self.links.get(&id) {
+                            for &chunk in &link.chunks {
+                                claim(&mut chunk_owner, chunk, who);
+                            }
+                            visit.extend(&link.trees);
+                        }
+                    }
+                    Some(Owner::One(owner)) if owner != who => {
+                        self.share(id, &mut tree_owner, &mut chunk_owner)
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let mut out = vec![Exclusive::default(); checkpoints.len()];
+        for (id, owner) in tree_owner {
+            if let Owner::One(who) = owner {
+                out[who].trees.push(id);
+            }
+        }
+        for (id, owner) in chunk_owner {
+            if let Owner::One(who) = owner {
+                out[who].chunks.push(id);
+            }
+        }
+        out
+    }
+
+    /// Marks tree `id` and everything below it as shared.
+    fn share(
+        &self,
+        id: u128,
+        tree_owner: &mut HashMap<u128, Owner>,
+        chunk_owner: &mut HashMap<u128, Owner>,
+    ) {
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            if tree_owner.insert(id, Owner::Shared) == Some(Owner::Shared) {
+                continue;
+            }
+            if let Some(link) = self.links.get(&id) {
+                for chunk in &link.chunks {
+                    chunk_owner.insert(*chunk, Owner::Shared);
+                }
+                stack.extend(&link.trees);
+            }
+        }
+    }
+}
+
+/// The trees and chunks under `checkpoints` (roots and attachments) that `marked` lacks:
+/// what removing those checkpoints frees. A marked tree is not entered, as everything
+/// below it is marked too; a tree that is missing or does not decode is listed but not
+/// entered. Reads tree records only.
+pub fn unmarked_below(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+    checkpoints: &[&Checkpoint],
+    marked: &Marked,
+) -> Result<(Vec<u128>, Vec<u128>)> {
+    let mut trees = HashSet::new();
+    let mut chunks = HashSet::new();
+    let mut stack = Vec::new();
+    for checkpoint in checkpoints {
+        stack.push(checkpoint.tree);
+        for attachment in &checkpoint.attachments {
+            chunks.extend(
+                attachment
+                    .chunks
+                    .iter()
+                    .filter(|c| !marked.chunks.contains(c)),
+            );
+        }
+    }
+    while let Some(id) = stack.pop() {
+        if marked.trees.contains(&id) || !trees.insert(id) {
+            continue;
+        }
+        let Some(value) = table.get(id)? else {
+            continue;
+        };
+        let Ok(tree) = codec::decode::<Tree>(value.value(), "tree") else {
+            continue;
+        };
+        for entry in tree.entries {
+            match entry.node {
+                Node::Dir { tree } => stack.push(tree),
+                Node::File { chunks: ids, .. } | Node::FileWithMode { chunks: ids, .. } => {
+                    chunks.extend(ids.into_iter().filter(|c| !marked.chunks.contains(c)))
+                }
+                Node::Symlink { .. } => {}
+            }
+        }
+    }
+    Ok((trees.into_iter().collect(), chunks.into_iter().collect()))
+}
+
+/// The stored size of every value in a table keyed by id (the trees or chunks table).
+/// redb keeps values in its leaf pages, so this touches them, but nothing is decoded.
+pub fn stored_sizes(table: &impl ReadableTable<u128, &'static [u8]>) -> Result<HashMap<u128, u64>> {
+    let mut sizes = HashMap::new();
+    for item in table.iter()? {
+        let (key, value) = item?;
+        sizes.insert(key.value(), value.value().len() as u64);
+    }
+    Ok(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(u128, &[u128], &[u128])]) -> Graph {
+        Graph {
+            links: edges
+                .iter()
+                .map(|(id, trees, chunks)| {
+                    (
+                        *id,
+                        Links {
+                            trees: trees.to_vec(),
+                            chunks: chunks.to_vec(),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn checkpoint(tree: u128) -> Checkpoint {
+        Checkpoint {
+            tree,
+            ..Checkpoint::default()
+        }
+    }
+
+    fn sorted(mut v: Vec<u128>) -> Vec<u128> {
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn exclusive_objects_are_those_no_other_checkpoint_reaches() {
+        // Root 1 -> shared subtree 10 (chunks 100, 101) and chunk 102.
+        // Root 2 -> shared subtree 10 and subtree 20 (chunk 101, 103).
+        // Root 3 -> subtree 20 reached later, after 2 owned it.
+        let g = graph(&[
+            (1, &[10], &[102]),
+            (2, &[10, 20], &[]),
+            (3, &[20], &[104, 104]),
+            (10, &[], &[100, 101]),
+            (20, &[], &[101, 103]),
+        ]);
+        let (a, b, c) = (checkpoint(1), checkpoint(2), checkpoint(3));
+        let out = g.exclusive(&[&a, &b, &c]);
+        assert_eq!(sorted(out[0].trees.clone()), [1]);
+        assert_eq!(sorted(out[0].chunks.clone()), [102]);
+        assert_eq!(sorted(out[1].trees.clone()), [2]);
+        assert!(out[1].chunks.is_empty());
+        assert_eq!(sorted(out[2].trees.clone()), [3]);
+        // A chunk twice in one checkpoint is still its own.
+        assert_eq!(sorted(out[2].chunks.clone()), [104]);
+
+        let marked = g.mark([&a]);
+        assert_eq!(marked.trees, HashSet::from([1, 10]));
+        assert_eq!(marked.chunks, HashSet::from([100, 101, 102]));
+    }
+}

@@ -1,0 +1,183 @@
+//! Reading and writing the small records: checkpoints, HEAD, branches, pins and the
+//! restore marker. Generic over redb's readable tables, so that a [`super::Snapshot`] and
+//! a [`super::Transaction`] read them the same way.
+
+use std::collections::HashSet;
+
+use redb::ReadableTable;
+
+use crate::format::codec;
+use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
+use crate::model::{branch::DEFAULT_BRANCH, Checkpoint, Head};
+use crate::{Error, Id, Result};
+
+/// The `state` key of HEAD.
+pub(super) const HEAD: &str = "head";
+/// The `state` key of the target of a restore in progress (docs/design.md invariant 6).
+pub(super) const RESTORING: &str = "restoring";
+
+/// Reads a checkpoint record.
+pub(super) fn load(table: &impl ReadableTable<u128, &'static [u8]>, id: Id) -> Result<Checkpoint> {
+    match table.get(id.0)? {
+        Some(v) => codec::decode(v.value(), &format!("checkpoint {id}")),
+        None => Err(Error::Corrupt(format!("checkpoint {id} is missing"))),
+    }
+}
+
+/// Every checkpoint record, decoded, in id order.
+pub(super) fn load_all(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+) -> Result<Vec<(Id, Checkpoint)>> {
+    table
+        .iter()?
+        .map(|item| {
+            let (key, value) = item?;
+            let id = Id(key.value());
+            Ok((
+                id,
+                codec::decode(value.value(), &format!("checkpoint {id}"))?,
+            ))
+        })
+        .collect()
+}
+
+/// Reads HEAD; a new store's HEAD is the default branch.
+pub(super) fn head(state: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Head> {
+    match state.get(HEAD)? {
+        Some(v) => codec::decode(v.value(), "HEAD"),
+        None => Ok(Head::Branch(DEFAULT_BRANCH.to_string())),
+    }
+}
+
+/// The checkpoint HEAD points at, if any.
+pub(super) fn current(
+    state: &impl ReadableTable<&'static str, &'static [u8]>,
+    branches: &impl ReadableTable<&'static str, u128>,
+) -> Result<Option<Id>> {
+    Ok(match head(state)? {
+        Head::Branch(name) => branches.get(name.as_str())?.map(|v| Id(v.value())),
+        Head::Detached(id) => Some(Id(id)),
+    })
+}
+
+/// Every branch and its tip, sorted by name.
+pub(super) fn branches(
+    table: &impl ReadableTable<&'static str, u128>,
+) -> Result<Vec<(String, Id)>> {
+    table
+        .iter()?
+        .map(|item| {
+            let (name, tip) = item?;
+            Ok((name.value().to_string(), Id(tip.value())))
+        })
+        .collect()
+}
+
+/// The pinned checkpoints.
+pub(super) fn pins(table: &impl ReadableTable<u128, ()>) -> Result<HashSet<Id>> {
+    let mut out = HashSet::new();
+    for item in table.iter()? {
+        out.insert(Id(item?.0.value()));
+    }
+    Ok(out)
+}
+
+/// The target of a restore that started and did not finish, if any.
+pub(super) fn restoring(
+    state: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Option<Id>> {
+    match state.get(RESTORING)? {
+        Some(v) => Ok(Some(Id(codec::decode(v.value(), "restore marker")?))),
+        None => Ok(None),
+    }
+}
+
+/// Resolves a revision (see [`crate::model::revision`]) to a checkpoint id.
+pub(super) fn resolve(
+    checkpoints: &impl ReadableTable<u128, &'static [u8]>,
+    state: &impl ReadableTable<&'static str, &'static [u8]>,
+    branches: &impl ReadableTable<&'static str, u128>,
+    rev: &str,
+) -> Result<Id> {
+    let parsed = crate::model::revision::parse(rev)?;
+    let mut id = if parsed.base == "@" {
+        current(state, branches)?.ok_or(Error::NoCheckpoints)?
+    } else if let Some(tip) = branches.get(parsed.base)? {
+        Id(tip.value())
+    } else {
+        resolve_prefix(checkpoints, rev, parsed.base)?
+    };
+    // A crafted store can hold a parent cycle; walking it with a large N would never end.
+    let mut visited = HashSet::new();
+    for _ in 0..parsed.steps {
+        if !visited.insert(id) {
+            return Err(Error::Corrupt(format!(
+                "checkpoint {id} is its own ancestor (a parent cycle)"
+            )));
+        }
+        let record = load(checkpoints, id)?;
+        id = match record.parents.first() {
+            Some(&parent) => Id(parent),
+            None => {
+                return Err(Error::PastRoot {
+                    rev: rev.to_string(),
+                    root: id.hex()[..MIN_SHORT_ID].to_string(),
+                })
+            }
+        };
+    }
+    Ok(id)
+}
+
+fn resolve_prefix(
+    checkpoints: &impl ReadableTable<u128, &'static [u8]>,
+    rev: &str,
+    prefix: &str,
+) -> Result<Id> {
+    if !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::UnknownRevision(rev.to_string()));
+    }
+    if prefix.len() < MIN_PREFIX || prefix.len() > 32 {
+        return Err(Error::MalformedRevision {
+            rev: rev.to_string(),
+            why: format!("an id prefix needs {MIN_PREFIX} to 32 hex digits"),
+        });
+    }
+    let digits = prefix.len() as u32;
+    let value = u128::from_str_radix(prefix, 16).map_err(|_| Error::UnknownRevision(rev.into()))?;
+    let shift = 4 * (32 - digits);
+    let low = value.checked_shl(shift).unwrap_or(0);
+    let high = low | (u128::MAX.checked_shr(4 * digits).unwrap_or(0));
+    let found: Vec<Id> = checkpoints
+        .range(low..=high)?
+        .take(10)
+        .map(|item| item.map(|(k, _)| Id(k.value())))
+        .collect::<Result<_, _>>()?;
+    match found.as_slice() {
+        [] => Err(Error::UnknownRevision(rev.to_string())),
+        [one] => Ok(*one),
+        many => Err(Error::AmbiguousRevision {
+            rev: rev.to_string(),
+            candidates: many.iter().map(|id| id.hex()).collect(),
+        }),
+    }
+}
+
+/// The shortest prefix of `id`, at least [`MIN_SHORT_ID`] digits, that no other
+/// checkpoint shares.
+pub(super) fn short_id(
+    checkpoints: &impl ReadableTable<u128, &'static [u8]>,
+    id: Id,
+) -> Result<String> {
+    let mut len = MIN_SHORT_ID;
+    let before = checkpoints.range(..id.0)?.next_back().transpose()?;
+    let after = checkpoints
+        .range(id.0.saturating_add(1)..)?
+        .next()
+        .transpose()?;
+    for neighbour in [before, after].into_iter().flatten() {
+        let common = (neighbour.0.value() ^ id.0).leading_zeros() as usize / 4;
+        len = len.max(common + 1);
+    }
+    Ok(id.hex()[..len.min(32)].to_string())
+}

@@ -1,0 +1,232 @@
+//! A read view of the store: one read transaction, so everything read through it belongs
+//! to the same committed state.
+
+use std::collections::{HashMap, HashSet};
+
+use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
+
+use super::pack::{self, ReadChunks};
+use super::reach::{self, Graph, Marked};
+use super::records;
+use super::tables::*;
+use super::tree_reader::TreeReader;
+use crate::format::chunk::Hasher;
+use crate::format::codec;
+use crate::model::stat_cache::CacheEntry;
+use crate::model::{Checkpoint, Head, PendingTrees};
+use crate::{Id, Result};
+
+/// What a store held at one committed state. Made by [`super::StoreRead::snapshot`];
+/// holds nothing that keeps another process out, but holds the store's file open.
+pub struct Snapshot<'s> {
+    pub(super) txn: ReadTransaction,
+    pub(super) hasher: &'s Hasher,
+}
+
+impl<'s> Snapshot<'s> {
+    pub(super) fn new(txn: ReadTransaction, hasher: &'s Hasher) -> Self {
+        Snapshot { txn, hasher }
+    }
+
+    /// Names and cuts content with this store's key and parameters.
+    pub fn hasher(&self) -> &'s Hasher {
+        self.hasher
+    }
+
+    /// The record of checkpoint `id`; a missing or damaged one is [`crate::Error::Corrupt`].
+    pub fn checkpoint(&self, id: Id) -> Result<Checkpoint> {
+        records::load(&self.txn.open_table(CHECKPOINTS)?, id)
+    }
+
+    /// Every checkpoint, in id order; the first damaged record is an error.
+    pub fn checkpoints(&self) -> Result<Vec<(Id, Checkpoint)>> {
+        records::load_all(&self.txn.open_table(CHECKPOINTS)?)
+    }
+
+    /// Every checkpoint, newest first (ties by id, highest first).
+    pub fn checkpoints_newest_first(&self) -> Result<Vec<(Id, Checkpoint)>> {
+        let mut list = self.checkpoints()?;
+        list.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns).then(b.0.cmp(&a.0)));
+        Ok(list)
+    }
+
+    /// How many checkpoints the store holds.
+    pub fn checkpoint_count(&self) -> Result<u64> {
+        Ok(self.txn.open_table(CHECKPOINTS)?.len()?)
+    }
+
+    /// What HEAD names.
+    pub fn head(&self) -> Result<Head> {
+        records::head(&self.txn.open_table(STATE)?)
+    }
+
+    /// The checkpoint HEAD points at; `None` before the first save on HEAD's branch.
+    pub fn current(&self) -> Result<Option<Id>> {
+        records::current(
+            &self.txn.open_table(STATE)?,
+            &self.txn.open_table(BRANCHES)?,
+        )
+    }
+
+    /// Every branch and its tip, sorted by name.
+    pub fn branches(&self) -> Result<Vec<(String, Id)>> {
+        records::branches(&self.txn.open_table(BRANCHES)?)
+    }
+
+    /// The tip of branch `name`, if it exists.
+    pub fn branch(&self, name: &str) -> Result<Option<Id>> {
+        let branches = self.txn.open_table(BRANCHES)?;
+        let tip = branches.get(name)?.map(|v| Id(v.value()));
+        Ok(tip)
+    }
+
+    /// The first of `fork-1`, `fork-2`, … that names no branch.
+    pub fn next_fork_name(&self) -> Result<String> {
+        let branches = self.txn.open_table(BRANCHES)?;
+        for n in 1u64.. {
+            let name = format!("fork-{n}");
+            if branches.get(name.as_str())?.is_none() {
+                return Ok(name);
+            }
+        }
+        unreachable!("some fork-N is free")
+    }
+
+    /// The pinned checkpoints.
+    pub fn pins(&self) -> Result<HashSet<Id>> {
+        records::pins(&self.txn.open_table(PINS)?)
+    }
+
+    /// The target of a restore that started and did not finish, if any.
+    pub fn interrupted_restore(&self) -> Result<Option<Id>> {
+        records::restoring(&self.txn.open_table(STATE)?)
+    }
+
+    /// The shortest unique prefix of `id`, at least
+    /// [`crate::model::revision::MIN_SHORT_ID`] digits.
+    pub fn short_id(&self, id: Id) -> Result<String> {
+        records::short_id(&self.txn.open_table(CHECKPOINTS)?, id)
+    }
+
+    /// The checkpoint a revision names ([`crate::model::revision`]).
+    pub fn resolve(&self, rev: &str) -> Result<Id> {
+        records::resolve(
+            &self.txn.open_table(CHECKPOINTS)?,
+            &self.txn.open_table(STATE)?,
+            &self.txn.open_table(BRANCHES)?,
+            rev,
+        )
+    }
+
+    /// A reader of stored trees and, optionally, trees built in memory and not stored.
+    /// Each tree is checked as it is read ([`TreeReader::get`]).
+    pub fn trees<'a>(&'a self, pending: Option<&'a PendingTrees>) -> Result<TreeReader<'a>> {
+        TreeReader::new(self.hasher, self.txn.open_table(TREES)?, pending)
+    }
+
+    /// A tree reader that also checks against the rest of the store: each checkpoint's
+    /// recorded counts bound the expansion of its tree, and each file's chunks must add
+    /// up to its size. For reads that go on to read content.
+    pub fn checked_trees<'a>(
+        &'a self,
+        pending: Option<&'a PendingTrees>,
+    ) -> Result<TreeReader<'a>> {
+        Ok(self.trees(pending)?.with_store(
+            self.txn.open_table(CHUNKS)?,
+            self.txn.open_table(CHECKPOINTS)?,
+        ))
+    }
+
+    /// The chunk index and the packs, for reading content.
+    pub fn chunks(&self) -> Result<ReadChunks> {
+        ReadChunks::open(&self.txn)
+    }
+
+    /// Every checkpoint with the length of its stored record, newest first (ties by id,
+    /// highest first); the first damaged record is an error.
+    pub fn checkpoints_with_sizes(&self) -> Result<Vec<(Id, Checkpoint, u64)>> {
+        let mut list = Vec::new();
+        for item in self.txn.open_table(CHECKPOINTS)?.iter()? {
+            let (key, value) = item?;
+            let id = Id(key.value());
+            let bytes = value.value();
+            let record: Checkpoint = codec::decode(bytes, &format!("checkpoint {id}"))?;
+            list.push((id, record, bytes.len() as u64));
+        }
+        list.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns).then(b.0.cmp(&a.0)));
+        Ok(list)
+    }
+
+    /// The links of every tree reachable from `roots` ([`Graph::load`]).
+    pub fn tree_graph(&self, roots: impl IntoIterator<Item = u128>) -> Result<Graph> {
+        Graph::load(&self.txn.open_table(TREES)?, roots)
+    }
+
+    /// The stored size of every tree, by id.
+    pub fn tree_sizes(&self) -> Result<HashMap<u128, u64>> {
+        reach::stored_sizes(&self.txn.open_table(TREES)?)
+    }
+
+    /// The stored size of every chunk, by id.
+    pub fn chunk_sizes(&self) -> Result<HashMap<u128, u64>> {
+        pack::stored_sizes(&self.txn.open_table(CHUNKS)?)
+    }
+
+    /// The trees and chunks under `checkpoints` that `marked` lacks, with their stored
+    /// bytes in all ([`reach::unmarked_below`]).
+    pub fn unmarked_below(
+        &self,
+        checkpoints: &[&Checkpoint],
+        marked: &Marked,
+    ) -> Result<(Vec<u128>, Vec<u128>, u64)> {
+        let trees_table = self.txn.open_table(TREES)?;
+        let chunks_table = self.txn.open_table(CHUNKS)?;
+        let (trees, chunks) = reach::unmarked_below(&trees_table, checkpoints, marked)?;
+        let mut bytes = 0;
+        for id in &trees {
+            if let Some(value) = trees_table.get(*id)? {
+                bytes += value.value().len() as u64;
+            }
+        }
+        for id in &chunks {
+            if let Some(value) = chunks_table.get(*id)? {
+                bytes += pack::Entry::parse(*id, value.value())?.stored_len();
+            }
+        }
+        Ok((trees, chunks, bytes))
+    }
+
+    /// The stat-cache paths whose entry names one of `chunks`, or does not decode.
+    pub fn cached_paths_naming(&self, chunks: &HashSet<u128>) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for item in self.txn.open_table(STAT_CACHE)?.iter()? {
+            let (path, value) = item?;
+            let still_valid = codec::decode::<CacheEntry>(value.value(), "stat cache entry")
+                .is_ok_and(|entry| entry.chunks.iter().all(|c| !chunks.contains(c)));
+            if !still_valid {
+                out.push(path.value().to_vec());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `each` with every stat-cache entry, in path order; an entry is decoded only
+    /// when asked ([`CachedEntry::decode`]).
+    pub fn for_each_cached(&self, mut each: impl FnMut(&[u8], CachedEntry<'_>)) -> Result<()> {
+        for item in self.txn.open_table(STAT_CACHE)?.iter()? {
+            let (path, value) = item?;
+            each(path.value(), CachedEntry(value.value()));
+        }
+        Ok(())
+    }
+}
+
+/// A stat-cache entry as stored, decoded on demand.
+pub struct CachedEntry<'a>(&'a [u8]);
+
+impl CachedEntry<'_> {
+    /// The entry; a damaged one is an error (for a save, only a missed shortcut).
+    pub fn decode(&self) -> Result<CacheEntry> {
+        codec::decode(self.0, "stat cache entry")
+    }
+}

@@ -1,0 +1,24 @@
+//! The tables of the store file (docs/design.md, "Tables"). Only the storage layer names
+//! them: everything else reads and writes through [`super::Snapshot`] and
+//! [`super::Transaction`].
+
+use redb::TableDefinition;
+
+/// Store-wide settings.
+pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// The chunk index: by chunk id, where the chunk is (see [`crate::storage::pack`]).
+pub(super) const CHUNKS: TableDefinition<u128, &[u8]> = TableDefinition::new("chunks");
+/// Packs of stored chunks, by sequence number.
+pub(super) const PACKS: TableDefinition<u64, &[u8]> = TableDefinition::new("packs");
+/// Tree records by id.
+pub(super) const TREES: TableDefinition<u128, &[u8]> = TableDefinition::new("trees");
+/// Checkpoint records by id.
+pub(super) const CHECKPOINTS: TableDefinition<u128, &[u8]> = TableDefinition::new("checkpoints");
+/// Branch name to checkpoint id.
+pub(super) const BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("branches");
+/// Small named records: `head`.
+pub(super) const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("state");
+/// Worktree path to the metadata and content ids seen at the last save.
+pub(super) const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");
+/// Pinned checkpoints.
+pub(super) const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");

@@ -1,0 +1,262 @@
+//! A write transaction on the store: what it writes is seen by others, and survives a
+//! crash, only once [`Transaction::commit`] returns (docs/design.md, "Commit protocols").
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::pack::{self, PackWriter};
+use super::records;
+use super::tables::*;
+use crate::format::chunk::Hasher;
+use crate::format::codec;
+use crate::model::branch::check_branch_name;
+use crate::model::stat_cache::CacheEntry;
+use crate::model::{Checkpoint, Head, PendingTrees};
+use crate::{Error, Id, Result};
+
+/// Changes to the store, all committed together or not at all. Made by
+/// [`super::Store::transaction`]; only one exists at a time.
+pub struct Transaction<'s> {
+    pub(super) txn: WriteTransaction,
+    pub(super) hasher: &'s Hasher,
+}
+
+impl<'s> Transaction<'s> {
+    pub(super) fn new(txn: WriteTransaction, hasher: &'s Hasher) -> Self {
+        Transaction { txn, hasher }
+    }
+
+    /// Makes everything done durable and visible.
+    pub fn commit(self) -> Result<()> {
+        Ok(self.txn.commit()?)
+    }
+
+    /// Drops everything done; nothing is written.
+    pub fn abort(self) -> Result<()> {
+        Ok(self.txn.abort()?)
+    }
+
+    /// What HEAD names.
+    pub fn head(&self) -> Result<Head> {
+        records::head(&self.txn.open_table(STATE)?)
+    }
+
+    /// The checkpoint HEAD points at.
+    pub fn current(&self) -> Result<Option<Id>> {
+        records::current(
+            &self.txn.open_table(STATE)?,
+            &self.txn.open_table(BRANCHES)?,
+        )
+    }
+
+    /// The record of checkpoint `id`.
+    pub fn checkpoint(&self, id: Id) -> Result<Checkpoint> {
+        records::load(&self.txn.open_table(CHECKPOINTS)?, id)
+    }
+
+    /// Stores the trees of `trees` that the store lacks.
+    pub fn add_trees(&self, trees: &PendingTrees) -> Result<()> {
+        let mut table = self.txn.open_table(TREES)?;
+        for (id, bytes) in trees {
+            if table.get(*id)?.is_none() {
+                table.insert(*id, bytes.as_slice())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a new checkpoint record and returns its id, the hash of the record. A clash
+    /// (same tree, parents and nanosecond as another) is resolved by moving its time on,
+    /// so `record` may come back with a later `time_ns`.
+    pub fn add_checkpoint(&self, record: &mut Checkpoint) -> Result<Id> {
+        let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
+        let id = loop {
+            let id = self.hasher.id(&codec::encode(record));
+            if checkpoints.get(id.0)?.is_none() {
+                break id;
+            }
+            record.time_ns += 1;
+        };
+        checkpoints.insert(id.0, codec::encode(record).as_slice())?;
+        Ok(id)
+    }
+
+    /// Points HEAD's branch (or a detached HEAD) at `id`.
+    pub fn move_head(&self, id: Id) -> Result<()> {
+        match self.head()? {
+            Head::Branch(name) => {
+                self.txn.open_table(BRANCHES)?.insert(name.as_str(), id.0)?;
+            }
+            Head::Detached(_) => self.set_head(&Head::Detached(id.0))?,
+        }
+        Ok(())
+    }
+
+    /// Points HEAD at `head`.
+    pub fn set_head(&self, head: &Head) -> Result<()> {
+        self.txn
+            .open_table(STATE)?
+            .insert(records::HEAD, codec::encode(head).as_slice())?;
+        Ok(())
+    }
+
+    /// Creates branch `name` at `tip`; refuses an invalid or existing name.
+    pub fn create_branch(&self, name: &str, tip: Id) -> Result<()> {
+        check_branch_name(name)?;
+        let mut branches = self.txn.open_table(BRANCHES)?;
+        if branches.get(name)?.is_some() {
+            return Err(Error::BranchExists(name.to_string()));
+        }
+        branches.insert(name, tip.0)?;
+        Ok(())
+    }
+
+    /// Deletes branch `name` and returns its tip, which stays in the store as an unnamed
+    /// head. Refuses the branch HEAD names.
+    pub fn delete_branch(&self, name: &str) -> Result<Id> {
+        if self.head()? == Head::Branch(name.to_string()) {
+            return Err(Error::CurrentBranch(name.to_string()));
+        }
+        let mut branches = self.txn.open_table(BRANCHES)?;
+        let tip = branches.remove(name)?.map(|v| Id(v.value()));
+        tip.ok_or_else(|| Error::UnknownBranch(name.to_string()))
+    }
+
+    /// Renames branch `old` to `new` (HEAD follows if it named `old`) and returns its tip.
+    pub fn rename_branch(&self, old: &str, new: &str) -> Result<Id> {
+        check_branch_name(new)?;
+        let tip = {
+            let mut branches = self.txn.open_table(BRANCHES)?;
+            if branches.get(new)?.is_some() {
+                return Err(Error::BranchExists(new.to_string()));
+            }
+            let tip = branches.remove(old)?.map(|v| Id(v.value()));
+            let tip = tip.ok_or_else(|| Error::UnknownBranch(old.to_string()))?;
+            branches.insert(new, tip.0)?;
+            tip
+        };
+        if self.head()? == Head::Branch(old.to_string()) {
+            self.set_head(&Head::Branch(new.to_string()))?;
+        }
+        Ok(tip)
+    }
+
+    /// Pins or unpins checkpoint `id`; true if that changed anything.
+    pub fn set_pinned(&self, id: Id, pinned: bool) -> Result<bool> {
+        let mut pins = self.txn.open_table(PINS)?;
+        Ok(if pinned {
+            pins.insert(id.0, ())?.is_none()
+        } else {
+            pins.remove(id.0)?.is_some()
+        })
+    }
+
+    /// Records that a restore to `target` has started (docs/design.md invariant 6).
+    pub fn set_restoring(&self, target: Id) -> Result<()> {
+        self.txn
+            .open_table(STATE)?
+            .insert(records::RESTORING, codec::encode(&target.0).as_slice())?;
+        Ok(())
+    }
+
+    /// Records that no restore is in progress.
+    pub fn clear_restoring(&self) -> Result<()> {
+        self.txn.open_table(STATE)?.remove(records::RESTORING)?;
+        Ok(())
+    }
+
+    /// Remembers what a save read at `path` (the stat cache).
+    pub fn cache(&self, path: &[u8], entry: &CacheEntry) -> Result<()> {
+        self.txn
+            .open_table(STAT_CACHE)?
+            .insert(path, codec::encode(entry).as_slice())?;
+        Ok(())
+    }
+
+    /// Forgets what the stat cache knows of `paths` (files a restore rewrote or deleted).
+    pub fn forget_cached<P: AsRef<[u8]>>(&self, paths: &[P]) -> Result<()> {
+        let mut cache = self.txn.open_table(STAT_CACHE)?;
+        for path in paths {
+            cache.remove(path.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Packs and indexes chunks: `add` is called with a sink that takes them. Chunks go
+    /// into packs after the last one `packer` (or the store) knows.
+    pub fn pack_chunks<T>(
+        &self,
+        packer: &mut Packer,
+        add: impl FnOnce(&mut ChunkSink<'_, '_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut index = self.txn.open_table(CHUNKS)?;
+        let mut packs = self.txn.open_table(PACKS)?;
+        let writer = match &mut packer.0 {
+            Some(writer) => writer,
+            None => packer.0.insert(PackWriter::new(&packs)?),
+        };
+        let mut sink = ChunkSink {
+            index: &mut index,
+            packs: &mut packs,
+            writer,
+        };
+        let out = add(&mut sink)?;
+        sink.writer.finish(sink.packs)?;
+        Ok(out)
+    }
+
+    /// Gives checkpoint `id` new parents (gc re-parents around removed checkpoints; the
+    /// id stays, docs/design.md "Ids").
+    pub fn set_parents(&self, id: Id, parents: Vec<u128>) -> Result<()> {
+        let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
+        let mut record = records::load(&checkpoints, id)?;
+        record.parents = parents;
+        checkpoints.insert(id.0, codec::encode(&record).as_slice())?;
+        Ok(())
+    }
+
+    /// Removes checkpoint records (not what they reach).
+    pub fn remove_checkpoints(&self, ids: impl IntoIterator<Item = Id>) -> Result<()> {
+        let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
+        for id in ids {
+            checkpoints.remove(id.0)?;
+        }
+        Ok(())
+    }
+
+    /// Removes tree records.
+    pub fn remove_trees(&self, ids: &[u128]) -> Result<()> {
+        let mut trees = self.txn.open_table(TREES)?;
+        for id in ids {
+            trees.remove(*id)?;
+        }
+        Ok(())
+    }
+
+    /// Removes chunks, repacking what their packs still hold ([`pack::remove_chunks`]).
+    pub fn remove_chunks(&self, ids: &[u128]) -> Result<()> {
+        pack::remove_chunks(&self.txn, ids)
+    }
+}
+
+/// Where the packs written so far end, carried from one transaction to the next.
+#[derive(Default)]
+pub struct Packer(Option<PackWriter>);
+
+/// Takes new chunks into packs inside one [`Transaction::pack_chunks`].
+pub struct ChunkSink<'a, 't> {
+    index: &'a mut redb::Table<'t, u128, &'static [u8]>,
+    packs: &'a mut redb::Table<'t, u64, &'static [u8]>,
+    writer: &'a mut PackWriter,
+}
+
+impl ChunkSink<'_, '_> {
+    /// Whether the store (with what this transaction added) has chunk `id`.
+    pub fn contains(&self, id: u128) -> Result<bool> {
+        Ok(self.index.get(id)?.is_some())
+    }
+
+    /// Adds chunk `id`, stored form `stored`, of `raw_len` content bytes.
+    pub fn add(&mut self, id: u128, stored: &[u8], raw_len: usize) -> Result<()> {
+        self.writer.add(self.index, self.packs, id, stored, raw_len)
+    }
+}

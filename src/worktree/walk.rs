@@ -1,0 +1,325 @@
+//! The files a checkpoint holds: what `git add -A` would consider. That is the parallel
+//! walk of the `ignore` crate (gitignore at every level, `info/exclude`, the excludes
+//! file) joined with the files git tracks although an ignore rule matches them, which
+//! the walk alone skips. Never anything named `.git`. Nested repositories are walked
+//! into: their files are captured under their own ignore rules, their `.git` is not.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+
+use crate::git::repo::Repo;
+use crate::model::stat_cache::FileStat;
+use crate::{Error, Result};
+
+/// The kind of a walked entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A symbolic link (never followed).
+    Symlink,
+}
+
+/// One file or symlink of the worktree.
+#[derive(Clone, Debug)]
+pub struct WalkEntry {
+    /// Path relative to the worktree root, `/`-separated, raw bytes.
+    pub path: Vec<u8>,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its metadata, from `lstat`.
+    pub stat: FileStat,
+}
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Files and symlinks, sorted by path bytes.
+    pub entries: Vec<WalkEntry>,
+    /// FIFOs, sockets and devices, which are never captured.
+    pub special: Vec<Vec<u8>>,
+    /// Temporary files an interrupted restore left behind, which are never captured.
+    pub leftovers: Vec<Vec<u8>>,
+}
+
+fn is_dot_git(name: &OsStr) -> bool {
+    name.as_bytes().eq_ignore_ascii_case(b".git")
+}
+
+/// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
+/// interrupted, so files named as its temporary files are leftovers, not the user's.
+pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
+    std::thread::scope(|scope| {
+        let tracked = scope.spawn(|| repo.tracked_paths());
+        let mut found = {
+            let _span = crate::trace::span("walk: directories");
+            walk_tree(repo, leftovers_possible)?
+        };
+        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let tracked = tracked
+            .join()
+            .unwrap_or_else(|_| Err(Error::InvalidArgument("git ls-files panicked".into())))?;
+        // A tracked path the walk did not reach is deleted, or ignored although tracked,
+        // which `git add -A` still records.
+        let mut ignored_but_tracked = Walk::default();
+        for path in tracked {
+            let walked = found
+                .entries
+                .binary_search_by(|e| e.path.as_slice().cmp(&path))
+                .is_ok();
+            // The index is a file anyone with write access to `.git` can craft: a name
+            // that is not a plain component (`..`, an absolute path, `.git`) would lead
+            // the save out of the worktree, and is never captured.
+            if walked
+                || !path
+                    .split(|&b| b == b'/')
+                    .all(crate::model::tree::is_safe_name)
+            {
+                continue;
+            }
+            let full = repo.root.join(OsStr::from_bytes(&path));
+            if let Ok(meta) = std::fs::symlink_metadata(&full) {
+                // Below a directory that is now a symlink, the path is not in the
+                // worktree at all: git reports it deleted, and so does a save.
+                if below_real_directories(&repo.root, &path) {
+                    classify(path, &meta, leftovers_possible, &mut ignored_but_tracked);
+                }
+            }
+        }
+        if !ignored_but_tracked.entries.is_empty() {
+            found.entries.append(&mut ignored_but_tracked.entries);
+            found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        }
+        found.special.append(&mut ignored_but_tracked.special);
+        found.leftovers.append(&mut ignored_but_tracked.leftovers);
+        found.entries.dedup_by(|a, b| a.path == b.path);
+        found.special.sort_unstable();
+        found.special.dedup();
+        found.leftovers.sort_unstable();
+        found.leftovers.dedup();
+        Ok(found)
+    })
+}
+
+/// Whether every directory above the worktree path `path` is a real directory, not a
+/// symlink (nor anything else).
+fn below_real_directories(root: &Path, path: &[u8]) -> bool {
+    let mut end = 0;
+    while let Some(slash) = path[end..].iter().position(|&b| b == b'/') {
+        end += slash;
+        let dir = root.join(OsStr::from_bytes(&path[..end]));
+        if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+        end += 1;
+    }
+    true
+}
+
+/// Whether the last component of `path` is named as a restore's temporary file.
+fn is_restore_temp(path: &[u8]) -> bool {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    super::is_temp_name(name)
+}
+
+/// Sorts one walked path into `into`. With `leftovers_possible` (a restore is recorded as
+/// interrupted), a file named as restore's temporary files are is a leftover to remove,
+/// never captured; otherwise it is the user's and saved like any other.
+fn classify(path: Vec<u8>, meta: &std::fs::Metadata, leftovers_possible: bool, into: &mut Walk) {
+    let ft = meta.file_type();
+    if leftovers_possible && is_restore_temp(&path) && !ft.is_dir() {
+        into.leftovers.push(path);
+        return;
+    }
+    let kind = if ft.is_file() {
+        Kind::File
+    } else if ft.is_symlink() {
+        Kind::Symlink
+    } else if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
+        into.special.push(path);
+        return;
+    } else {
+        return;
+    };
+    into.entries.push(WalkEntry {
+        path,
+        kind,
+        stat: FileStat::from_metadata(meta),
+    });
+}
+
+/// The ignore rules that apply in one directory: its own `.gitignore`, then those of the
+/// directories above it, then the repository-wide excludes. A path is decided by the
+/// nearest level with a matching pattern, as git decides it.
+struct Rules {
+    /// Matches paths relative to the directory whose `.gitignore` this is.
+    matcher: Gitignore,
+    /// Length of that directory's worktree-relative path plus its slash (0 at the root).
+    prefix: usize,
+    parent: Option<Arc<Rules>>,
+}
+
+/// What every directory of one walk shares.
+struct WalkState<'a> {
+    root: &'a Path,
+    /// `core.excludesFile`, then `info/exclude` (later files win, as in git).
+    excludes: Gitignore,
+    found: Mutex<Walk>,
+    failed: Mutex<Option<Error>>,
+    /// A restore is recorded as interrupted, so its temporary files may be about.
+    leftovers_possible: bool,
+}
+
+impl WalkState<'_> {
+    /// Whether git ignores `rel`, given the `.gitignore` rules of its directory and those
+    /// above it (`None` where no directory on the way has one).
+    fn ignores(&self, rules: Option<&Rules>, rel: &[u8], is_dir: bool) -> bool {
+        let mut level = rules;
+        while let Some(rules) = level {
+            let local = Path::new(OsStr::from_bytes(&rel[rules.prefix..]));
+            match rules.matcher.matched(local, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => level = rules.parent.as_deref(),
+            }
+        }
+        self.excludes
+            .matched(Path::new(OsStr::from_bytes(rel)), is_dir)
+            .is_ignore()
+    }
+}
+
+/// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
+/// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
+/// directories are not entered, as in git, so a rule inside one cannot re-include.
+fn walk_tree(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
+    let root = repo.root.as_path();
+    let mut excludes = GitignoreBuilder::new(root);
+    let info_exclude = repo.common_dir.join("info").join("exclude");
+    for file in [repo.excludes_file(), Some(info_exclude)]
+        .into_iter()
+        .flatten()
+    {
+        if file.is_file() {
+            if let Some(err) = excludes.add(&file) {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot read excludes file {}: {err}",
+                    file.display()
+                )));
+            }
+        }
+    }
+    let state = WalkState {
+        root,
+        excludes: excludes
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
+        found: Mutex::new(Walk::default()),
+        failed: Mutex::new(None),
+        leftovers_possible,
+    };
+    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
+    if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
+    Ok(state.found.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn walk_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: Vec<u8>,
+    parent_rules: Option<Arc<Rules>>,
+) {
+    match read_dir(scope, state, &dir, parent_rules) {
+        Ok(batch) => {
+            let mut found = state.found.lock().unwrap_or_else(|e| e.into_inner());
+            found.entries.extend(batch.entries);
+            found.special.extend(batch.special);
+            found.leftovers.extend(batch.leftovers);
+        }
+        // A directory deleted while the walk runs is simply not part of the checkpoint.
+        Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            state
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(e);
+        }
+    }
+}
+
+/// Lists one directory into a batch, spawning a task for each subdirectory to walk.
+fn read_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: &[u8],
+    parent_rules: Option<Arc<Rules>>,
+) -> Result<Walk> {
+    let full = state.root.join(OsStr::from_bytes(dir));
+    let io = |e| Error::io(&full, e);
+    let mut entries = Vec::new();
+    let mut has_gitignore = false;
+    for entry in std::fs::read_dir(&full).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        if is_dot_git(&name) {
+            continue;
+        }
+        has_gitignore |= name.as_bytes() == b".gitignore";
+        entries.push(entry);
+    }
+    crate::fault::point("walk-listed");
+    let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
+    let rules = if has_gitignore {
+        let mut builder = GitignoreBuilder::new(&full);
+        // Like git, a pattern that does not parse is skipped; the others still apply.
+        let _ = builder.add(full.join(".gitignore"));
+        match builder.build() {
+            Ok(matcher) => Some(Arc::new(Rules {
+                matcher,
+                prefix,
+                parent: parent_rules,
+            })),
+            Err(_) => parent_rules,
+        }
+    } else {
+        parent_rules
+    };
+    let mut batch = Walk::default();
+    for entry in entries {
+        let name = entry.file_name();
+        let mut rel = Vec::with_capacity(prefix + name.len());
+        if !dir.is_empty() {
+            rel.extend_from_slice(dir);
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name.as_bytes());
+        let file_type = match entry.file_type() {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(entry.path(), e)),
+        };
+        if state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
+            continue;
+        }
+        if file_type.is_dir() {
+            let rules = rules.clone();
+            scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
+            continue;
+        }
+        match entry.metadata() {
+            Ok(meta) => classify(rel, &meta, state.leftovers_possible, &mut batch),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(entry.path(), e)),
+        }
+    }
+    Ok(batch)
+}
