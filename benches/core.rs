@@ -9,12 +9,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use git_checkpoint::chunk::{encode_chunk, ChunkParams, Hasher};
-use git_checkpoint::repo::Repo;
-use git_checkpoint::restore::{restore, RestoreOptions};
-use git_checkpoint::save::{save, SaveOptions};
-use git_checkpoint::store::Store;
-use git_checkpoint::tree::{self, Node, PendingTrees};
+use git_checkpoint::format::chunk::{encode_chunk, ChunkParams, Hasher};
+use git_checkpoint::git::Repo;
+use git_checkpoint::model::tree::{self, Node, PendingTrees};
+use git_checkpoint::ops::restore::{restore, RestoreOptions};
+use git_checkpoint::ops::save::{save, SaveOptions};
+use git_checkpoint::storage::Store;
 
 fn pseudo_random(len: usize, mut state: u64) -> Vec<u8> {
     (0..len)

@@ -17,6 +17,8 @@
 //! - [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
 //!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 
+#![forbid(unsafe_code)]
+
 pub mod agents;
 pub mod clock;
 pub mod diff;

@@ -6,13 +6,12 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
-use git_checkpoint::chunk::encode_chunk;
-use git_checkpoint::codec;
-use git_checkpoint::dag::Checkpoint;
-use git_checkpoint::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, TREES};
-use git_checkpoint::tree::{Entry, Node, Tree};
+use common::raw_store::{self, BRANCHES, CHECKPOINTS, CHUNKS, TREES};
+use git_checkpoint::format::chunk::encode_chunk;
+use git_checkpoint::format::codec;
+use git_checkpoint::model::tree::{Entry, Node, Tree};
+use git_checkpoint::model::Checkpoint;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -29,15 +28,16 @@ fn git(dir: &Path, args: &[&str]) {
 /// Writes a checkpoint whose root holds `dir_name/evil.txt`, or `evil.txt` under
 /// `file_name` directly, and points the `evil` branch at it.
 fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
-    let store = Store::open(store_path, Duration::from_secs(5), &mut || {}).unwrap();
+    let hasher = raw_store::hasher(store_path);
+    let db = raw_store::open(store_path);
     let content = b"planted by a hostile store\n";
-    let chunk = store.hasher.id(content);
+    let chunk = hasher.id(content);
     let file = Node::File {
         size: content.len() as u64,
         executable: false,
         chunks: vec![chunk.0],
     };
-    let txn = store.db.begin_write().unwrap();
+    let txn = db.begin_write().unwrap();
     {
         let mut chunks = txn.open_table(CHUNKS).unwrap();
         chunks
@@ -46,7 +46,7 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
         let mut trees = txn.open_table(TREES).unwrap();
         let mut put = |tree: Tree| {
             let bytes = codec::encode(&tree);
-            let id = store.hasher.id(&bytes);
+            let id = hasher.id(&bytes);
             trees.insert(id.0, bytes.as_slice()).unwrap();
             id.0
         };
@@ -79,7 +79,7 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
             ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
-        let id = store.hasher.id(&bytes);
+        let id = hasher.id(&bytes);
         txn.open_table(CHECKPOINTS)
             .unwrap()
             .insert(id.0, bytes.as_slice())
@@ -165,8 +165,8 @@ fn unsafe_stored_names_are_refused_and_nothing_is_written() {
 
 /// Copies the store's only checkpoint record under each of `ids`.
 fn clone_checkpoint(store_path: &Path, ids: &[u128]) {
-    let store = Store::open(store_path, Duration::from_secs(5), &mut || {}).unwrap();
-    let txn = store.db.begin_write().unwrap();
+    let db = raw_store::open(store_path);
+    let txn = db.begin_write().unwrap();
     {
         let mut table = txn.open_table(CHECKPOINTS).unwrap();
         let record = {
@@ -242,8 +242,8 @@ fn a_parent_cycle_is_an_error_never_a_hang() {
     repo.write("a.txt", b"b\n");
     let b = repo.save("b");
     {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = store.db.begin_write().unwrap();
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(CHECKPOINTS).unwrap();
             let key = u128::from_str_radix(&a, 16).unwrap();
@@ -278,7 +278,7 @@ fn a_parent_cycle_is_an_error_never_a_hang() {
 /// buffer) are a clear error from every command, and verify names them.
 #[test]
 fn out_of_range_chunking_parameters_are_refused() {
-    use git_checkpoint::chunk::ChunkParams;
+    use git_checkpoint::format::chunk::ChunkParams;
     let default = ChunkParams::default();
     for params in [
         ChunkParams { min: 0, ..default },
@@ -297,10 +297,9 @@ fn out_of_range_chunking_parameters_are_refused() {
         repo.write("a.txt", b"a\n");
         repo.save("a");
         {
-            let store =
-                Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-            let txn = store.db.begin_write().unwrap();
-            txn.open_table(git_checkpoint::store::META)
+            let db = raw_store::open(&repo.store_path());
+            let txn = db.begin_write().unwrap();
+            txn.open_table(raw_store::META)
                 .unwrap()
                 .insert("chunking", codec::encode(&params).as_slice())
                 .unwrap();

@@ -9,14 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::raw_store::{self, BRANCHES, CHUNKS, STAT_CACHE, TREES};
 use common::{
     assert_no_panic, assert_snap_eq, parse_json, pseudo_random, run_cmd, Out, Repo, Snap,
     DEFAULT_TIMEOUT,
 };
-use git_checkpoint::chunk::encode_chunk;
-use git_checkpoint::codec;
-use git_checkpoint::store::{Store, BRANCHES, CHUNKS, STAT_CACHE, TREES};
-use git_checkpoint::tree::Tree;
+use git_checkpoint::format::chunk::encode_chunk;
+use git_checkpoint::format::codec;
+use git_checkpoint::model::tree::Tree;
 use serde_json::Value;
 
 /// Runs the binary with extra environment (always TZ=UTC, so calendar buckets are
@@ -172,8 +172,8 @@ fn tips_head_and_pins_survive_and_parents_are_relinked() {
     }
     // A branch whose tip is old, made through the library as no command makes one yet.
     {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = store.db.begin_write().unwrap();
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         txn.open_table(BRANCHES)
             .unwrap()
             .insert("feature", u128::from_str_radix(&c[2], 16).unwrap())
@@ -331,21 +331,19 @@ fn without_a_rule_gc_only_sweeps_unreachable_data() {
     common::assert_aborted(&crashed, "save-chunks-written");
     json_env(&repo, &[], &["verify", "--json"]);
     {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = store.db.begin_write().unwrap();
+        let hasher = raw_store::hasher(&repo.store_path());
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         {
             let orphan = b"orphaned content";
             let mut chunks = txn.open_table(CHUNKS).unwrap();
             chunks
-                .insert(
-                    store.hasher.id(orphan).0,
-                    encode_chunk(orphan, 3).as_slice(),
-                )
+                .insert(hasher.id(orphan).0, encode_chunk(orphan, 3).as_slice())
                 .unwrap();
             let tree = codec::encode(&Tree::default());
             txn.open_table(TREES)
                 .unwrap()
-                .insert(store.hasher.id(&tree).0, tree.as_slice())
+                .insert(hasher.id(&tree).0, tree.as_slice())
                 .unwrap();
         }
         txn.commit().unwrap();
@@ -607,8 +605,8 @@ fn gc_forgets_stat_cache_entries_whose_chunks_it_deletes() {
     std::thread::sleep(Duration::from_millis(2_100));
     let first = repo.save("v1");
     let cache_entry = |repo: &Repo| -> Vec<u8> {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = redb::ReadableDatabase::begin_read(&store.db).unwrap();
+        let db = raw_store::open(&repo.store_path());
+        let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
         let table = txn.open_table(STAT_CACHE).unwrap();
         let entry = table.get(b"a.bin".as_slice()).unwrap().unwrap();
         entry.value().to_vec()
@@ -617,8 +615,8 @@ fn gc_forgets_stat_cache_entries_whose_chunks_it_deletes() {
     repo.write("a.bin", &pseudo_random(200_000, 22));
     repo.save("v2");
     {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = store.db.begin_write().unwrap();
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         txn.open_table(STAT_CACHE)
             .unwrap()
             .insert(b"a.bin".as_slice(), first_entry.as_slice())

@@ -17,13 +17,13 @@ use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::raw_store::{self, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, TREES};
 use common::{assert_snap_eq, parse_json, Out, Repo};
-use git_checkpoint::chunk::encode_chunk;
-use git_checkpoint::codec;
-use git_checkpoint::dag::Checkpoint;
-use git_checkpoint::pack::PackWriter;
-use git_checkpoint::store::{Store, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, TREES};
-use git_checkpoint::tree::{Entry, Node, Tree};
+use git_checkpoint::format::chunk::{encode_chunk, Hasher};
+use git_checkpoint::format::codec;
+use git_checkpoint::model::tree::{Entry, Node, Tree};
+use git_checkpoint::model::Checkpoint;
+use git_checkpoint::storage::pack::PackWriter;
 use redb::ReadableDatabase;
 
 /// Peak resident size a bounded command may reach.
@@ -199,16 +199,21 @@ fn affected(report: &serde_json::Value) -> Vec<String> {
 
 /// Writes records straight into a store, as a hostile or damaged store would hold them.
 struct Crafter {
-    store: Store,
+    /// Names records with the store's key, as the store would.
+    hasher: Hasher,
+    /// The store file, opened raw.
+    db: redb::Database,
     txn: Option<redb::WriteTransaction>,
 }
 
 impl Crafter {
     fn open(repo: &Repo) -> Crafter {
-        let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
-        let txn = store.db.begin_write().unwrap();
+        let hasher = raw_store::hasher(&repo.store_path());
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         Crafter {
-            store,
+            hasher,
+            db,
             txn: Some(txn),
         }
     }
@@ -220,7 +225,7 @@ impl Crafter {
     /// Stores `tree` under its hash; returns the id.
     fn tree(&self, tree: &Tree) -> u128 {
         let bytes = codec::encode(tree);
-        let id = self.store.hasher.id(&bytes).0;
+        let id = self.hasher.id(&bytes).0;
         self.tree_under(id, tree);
         id
     }
@@ -236,7 +241,7 @@ impl Crafter {
 
     /// Stores `data` as one chunk in the index itself (as stores before packs did).
     fn chunk(&self, data: &[u8]) -> u128 {
-        let id = self.store.hasher.id(data).0;
+        let id = self.hasher.id(data).0;
         self.txn()
             .open_table(CHUNKS)
             .unwrap()
@@ -247,7 +252,7 @@ impl Crafter {
 
     /// Stores `data` as one chunk in a pack, with `raw_len` recorded as its length.
     fn packed_chunk(&self, data: &[u8], raw_len: usize) -> u128 {
-        let id = self.store.hasher.id(data).0;
+        let id = self.hasher.id(data).0;
         let mut index = self.txn().open_table(CHUNKS).unwrap();
         let mut packs = self.txn().open_table(PACKS).unwrap();
         let mut writer = PackWriter::new(&packs).unwrap();
@@ -281,7 +286,7 @@ impl Crafter {
             ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
-        let id = self.store.hasher.id(&bytes).0;
+        let id = self.hasher.id(&bytes).0;
         self.txn()
             .open_table(CHECKPOINTS)
             .unwrap()
@@ -412,7 +417,7 @@ fn restoring_a_tree_bomb_is_refused_in_bounded_memory() {
 fn a_chunk_list_bomb_is_refused_without_reading_it() {
     let (repo, base) = saved_repo();
     let craft = Crafter::open(&repo);
-    let max = craft.store.hasher.params().max;
+    let max = craft.hasher.params().max;
     let chunk = craft.chunk(&vec![b'z'; max]);
     let root = craft.tree(&Tree {
         entries: vec![entry("big.bin", file(1, vec![chunk; 4000]))],
@@ -447,7 +452,7 @@ fn a_chunk_list_bomb_is_refused_without_reading_it() {
 fn chunks_that_hold_more_than_the_recorded_size_are_refused() {
     let (repo, base) = saved_repo();
     let craft = Crafter::open(&repo);
-    let params = craft.store.hasher.params();
+    let params = craft.hasher.params();
     let chunk = craft.chunk(&vec![b'y'; params.max]);
     let size = 64 * params.min as u64;
     let root = craft.tree(&Tree {
@@ -483,7 +488,7 @@ fn chunks_that_hold_more_than_the_recorded_size_are_refused() {
 fn a_chunk_whose_recorded_length_lies_is_caught_when_read() {
     let (repo, base) = saved_repo();
     let craft = Crafter::open(&repo);
-    let params = craft.store.hasher.params();
+    let params = craft.hasher.params();
     let chunk = craft.packed_chunk(&vec![b'w'; params.max], params.min);
     let size = 64 * params.min as u64;
     let root = craft.tree(&Tree {
@@ -561,7 +566,7 @@ fn a_tree_under_a_key_that_is_not_its_hash_is_named_by_verify() {
     let sub = {
         let craft = Crafter::open(&repo);
         let root: Tree = {
-            let read = craft.store.db.begin_read().unwrap();
+            let read = craft.db.begin_read().unwrap();
             let checkpoints = read.open_table(CHECKPOINTS).unwrap();
             let id = u128::from_str_radix(&base, 16).unwrap();
             let record: Checkpoint =
@@ -607,7 +612,7 @@ fn a_tree_under_a_key_that_is_not_its_hash_is_named_by_verify() {
 /// exactly at the bound still shows.
 #[test]
 fn a_chain_of_trees_deeper_than_any_path_is_refused() {
-    use git_checkpoint::tree::MAX_DEPTH;
+    use git_checkpoint::model::tree::MAX_DEPTH;
     let (repo, base) = saved_repo();
     let craft = Crafter::open(&repo);
     let chunk = craft.chunk(b"x");
@@ -674,7 +679,7 @@ fn trees_that_expand_to_nothing_but_work_are_refused() {
             return craft.tree(tree);
         }
         let bytes = padded(tree);
-        let id = craft.store.hasher.id(&bytes).0;
+        let id = craft.hasher.id(&bytes).0;
         craft
             .txn()
             .open_table(TREES)

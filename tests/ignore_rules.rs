@@ -150,12 +150,12 @@ fn the_index_reader_agrees_with_git_ls_files() {
     };
     for version in ["2", "3", "4"] {
         r.git(&["update-index", "--index-version", version]);
-        let read = git_checkpoint::git_index::tracked_paths(&git_dir.join("index"), 20)
+        let read = git_checkpoint::git::index::tracked_paths(&git_dir.join("index"), 20)
             .unwrap_or_else(|_| panic!("index version {version} not read"));
         assert_eq!(read, ls_files(), "index version {version}");
     }
     r.git(&["update-index", "--split-index"]);
-    assert!(git_checkpoint::git_index::tracked_paths(&git_dir.join("index"), 20).is_err());
+    assert!(git_checkpoint::git::index::tracked_paths(&git_dir.join("index"), 20).is_err());
 
     // Either way the tracked-but-ignored file is saved.
     r.save("split");

@@ -5,12 +5,9 @@ mod common;
 
 use std::os::unix::fs::MetadataExt;
 
+use common::raw_store::{self, CHUNKS, META, PACKS};
 use common::{pseudo_random, Repo};
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
-
-const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const CHUNKS: TableDefinition<u128, &[u8]> = TableDefinition::new("chunks");
-const PACKS: TableDefinition<u64, &[u8]> = TableDefinition::new("packs");
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 fn disk_bytes(r: &Repo) -> u64 {
     std::fs::metadata(r.store_path()).unwrap().blocks() * 512
@@ -59,7 +56,7 @@ fn gc_rewrites_packs_that_lost_most_of_their_chunks() {
 /// Rewrites the store as a build before packs wrote it: every chunk's stored bytes in
 /// its index entry, no packs table, store format 1.
 fn downgrade_to_inline_chunks(r: &Repo) {
-    let db = redb::Database::create(r.store_path()).unwrap();
+    let db = raw_store::open(&r.store_path());
     let txn = db.begin_write().unwrap();
     {
         let packs = txn.open_table(PACKS).unwrap();
@@ -105,7 +102,7 @@ fn a_store_from_before_packs_is_read_and_upgraded() {
     let second = r.save("second");
     let second_files = r.snapshot();
     {
-        let db = redb::Database::create(r.store_path()).unwrap();
+        let db = raw_store::open(&r.store_path());
         let txn = db.begin_read().unwrap();
         let format = txn
             .open_table(META)

@@ -114,7 +114,7 @@ fn bad_revisions_fail_with_one_clear_line_and_exit_1() {
 
 #[test]
 fn an_ambiguous_prefix_lists_the_candidates() {
-    use git_checkpoint::store::{Store, CHECKPOINTS};
+    use common::raw_store::{self, CHECKPOINTS};
     use redb::ReadableDatabase;
     let repo = Repo::new();
     repo.write("f.txt", b"1\n");
@@ -123,16 +123,16 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     // so that each resolves to something showable once it is unambiguous.
     let path = repo.p(".git/checkpoint/store.redb");
     {
-        let store = Store::open(&path, std::time::Duration::from_secs(5), &mut || {}).unwrap();
+        let db = raw_store::open(&path);
         let bytes = {
-            let read = store.db.begin_read().unwrap();
+            let read = db.begin_read().unwrap();
             let table = read.open_table(CHECKPOINTS).unwrap();
             let key = u128::from_str_radix(&real, 16).unwrap();
             let value = redb::ReadableTable::get(&table, key).unwrap().unwrap();
             let bytes = value.value().to_vec();
             bytes
         };
-        let txn = store.db.begin_write().unwrap();
+        let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(CHECKPOINTS).unwrap();
             for key in [0xabcd123451u128 << 88, 0xabcd123452u128 << 88] {

@@ -19,11 +19,11 @@ fn log_ids(repo: &Repo, args: &[&str]) -> Vec<String> {
 
 /// How many chunks, trees and checkpoints the store holds.
 fn table_sizes(repo: &Repo) -> [u64; 3] {
-    use git_checkpoint::store::{Store, CHECKPOINTS, CHUNKS, TREES};
+    use common::raw_store::{self, CHECKPOINTS, CHUNKS, TREES};
     use redb::{ReadableDatabase, ReadableTableMetadata};
     let path = repo.p(".git/checkpoint/store.redb");
-    let store = Store::open(&path, std::time::Duration::from_secs(5), &mut || {}).unwrap();
-    let read = store.db.begin_read().unwrap();
+    let db = raw_store::open(&path);
+    let read = db.begin_read().unwrap();
     [
         read.open_table(CHUNKS).unwrap().len().unwrap(),
         read.open_table(TREES).unwrap().len().unwrap(),

@@ -5,20 +5,15 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
+use common::raw_store::{self, CHECKPOINTS, CHUNKS, TREES};
 use common::{parse_json, pseudo_random, Repo};
-use git_checkpoint::codec;
-use git_checkpoint::dag;
-use git_checkpoint::store::{Store, CHECKPOINTS, CHUNKS, TREES};
-use git_checkpoint::tree::{Node, Tree};
+use git_checkpoint::format::codec;
+use git_checkpoint::model::tree::{Node, Tree};
+use git_checkpoint::model::Checkpoint;
 use git_checkpoint::Id;
 use redb::ReadableTable;
 use serde_json::Value;
-
-fn open(repo: &Repo) -> Store {
-    Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap()
-}
 
 /// Runs `verify --json` (plus `extra`), expecting exit status `code`.
 fn verify_json(repo: &Repo, extra: &[&str], code: i32) -> Value {
@@ -86,9 +81,9 @@ fn a_deleted_chunk_is_named_with_the_checkpoints_it_breaks() {
     repo.remove("a.bin");
     let c3 = repo.save("three");
     let chunk = {
-        let store = open(&repo);
-        let id = store.hasher.id(&a);
-        let txn = store.db.begin_write().unwrap();
+        let id = raw_store::hasher(&repo.store_path()).id(&a);
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         assert!(txn
             .open_table(CHUNKS)
             .unwrap()
@@ -141,13 +136,14 @@ fn a_deleted_tree_is_named_and_gc_refuses_to_run_on_the_damage() {
     repo.write("sub/x.txt", b"x2\n");
     let c2 = repo.save("two");
     let sub = {
-        let store = open(&repo);
-        let txn = store.db.begin_write().unwrap();
+        let db = raw_store::open(&repo.store_path());
+        let txn = db.begin_write().unwrap();
         let sub = {
             let checkpoints = txn.open_table(CHECKPOINTS).unwrap();
-            let root = dag::load(&checkpoints, Id(u128::from_str_radix(&c1, 16).unwrap()))
-                .unwrap()
-                .tree;
+            let id = u128::from_str_radix(&c1, 16).unwrap();
+            let record: Checkpoint =
+                codec::decode(checkpoints.get(id).unwrap().unwrap().value(), "c1").unwrap();
+            let root = record.tree;
             let mut trees = txn.open_table(TREES).unwrap();
             let tree: Tree =
                 codec::decode(trees.get(root).unwrap().unwrap().value(), "root").unwrap();

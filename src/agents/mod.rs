@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::git::config;
 use crate::git::repo::Repo;
+use crate::git::settings;
 use crate::ops::save::{self, SaveOptions, SaveOutcome};
 use crate::{Error, Id, Result};
 
@@ -419,11 +419,11 @@ pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<Id>> {
 }
 
 fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<Id>> {
-    let mut store = config::open_store(repo, &mut || {})?;
+    let mut store = settings::open_store(repo, &mut || {})?;
     let options = SaveOptions {
         message: event.message(),
         meta: event.meta(),
-        compression_level: config::compression_level(repo)?,
+        compression_level: repo.settings.compression.get()?,
         ..SaveOptions::default()
     };
     let saved = match save::save(repo, &store, &options)?.outcome {
@@ -431,7 +431,7 @@ fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<Id>> {
         SaveOutcome::Unchanged { .. } => return Ok(None),
     };
     // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
-    match crate::ops::gc::after_save(repo, &mut store) {
+    match crate::ops::gc::after_save(&repo.settings, &mut store) {
         Some(crate::ops::gc::AutoGc::Skipped(e) | crate::ops::gc::AutoGc::Failed(e)) => {
             log_failure(repo, &format!("automatic gc: {e}"));
         }

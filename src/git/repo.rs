@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::git::Settings;
 use crate::{Error, Result};
 
 /// The worktree a command runs in.
@@ -24,6 +25,8 @@ pub struct Repo {
     /// `core.pager`, `extensions.objectformat`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
+    /// The `checkpoint.*` settings, parsed from `config` once.
+    pub settings: Settings,
 }
 
 /// Where the real repository's HEAD pointed when a checkpoint was saved.
@@ -154,12 +157,14 @@ impl Repo {
                 message: "reading the configuration failed".into(),
             })
         })?;
+        let settings = Settings::from_config(&config);
         Ok(Repo {
             root,
             git_dir,
             common_dir,
             prefix,
             config,
+            settings,
         })
     }
 

@@ -2,7 +2,7 @@
 //! trees and chunks nothing kept reaches, and giving the space back to the filesystem.
 //! Also pins, which retention never removes, and the automatic run after a save.
 //!
-//! A gc keeps the union of: what the policy selects ([`crate::ops::retention`]), every branch
+//! A gc keeps the union of: what the policy selects ([`crate::model::retention`]), every branch
 //! tip, the current checkpoint and every pinned checkpoint. With no policy it keeps every
 //! checkpoint and only sweeps data nothing reaches (a save that died after committing
 //! some of its chunk batches leaves them, until a save of the same content reuses them;
@@ -37,21 +37,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use crate::git::repo::Repo;
+use crate::git::Settings;
+use crate::model::retention::{self, GcOptions, Policy};
 use crate::model::Checkpoint;
-use crate::ops::retention::{self, Policy, Span};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{Error, Id, Result};
-
-/// What a gc keeps beyond tips, the current checkpoint and pins.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GcOptions {
-    /// The retention rules; empty keeps every checkpoint.
-    pub policy: Policy,
-    /// After the rules, drop the oldest unprotected checkpoints until the live data
-    /// (stored bytes of everything kept) is at most this.
-    pub max_size: Option<u64>,
-}
 
 /// A checkpoint the plan removes.
 #[derive(Clone, Debug)]
@@ -404,45 +394,6 @@ fn file_size(path: &Path) -> Result<u64> {
 /// The automatic gc compacts the file when it removed at least 1/COMPACT_SHARE of it.
 const COMPACT_SHARE: u64 = 8;
 
-/// The retention configured with `checkpoint.gc.*` (`keep`, `keepWithin`, `keepHourly`,
-/// `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`, `maxSize`), or `None` when no
-/// key is set.
-pub fn configured(repo: &Repo) -> Result<Option<GcOptions>> {
-    let count = |key: &str| -> Result<Option<usize>> {
-        repo.config(key)
-            .map(|value| {
-                value.trim().parse::<usize>().map_err(|_| {
-                    Error::InvalidArgument(format!("{key} must be a whole number, not '{value}'"))
-                })
-            })
-            .transpose()
-    };
-    let policy = Policy {
-        last: count("checkpoint.gc.keep")?,
-        hourly: count("checkpoint.gc.keephourly")?,
-        daily: count("checkpoint.gc.keepdaily")?,
-        weekly: count("checkpoint.gc.keepweekly")?,
-        monthly: count("checkpoint.gc.keepmonthly")?,
-        yearly: count("checkpoint.gc.keepyearly")?,
-        within: repo
-            .config("checkpoint.gc.keepwithin")
-            .map(|v| {
-                v.parse::<Span>()
-                    .map_err(|e| Error::InvalidArgument(format!("checkpoint.gc.keepWithin: {e}")))
-            })
-            .transpose()?,
-    };
-    let max_size = repo
-        .config("checkpoint.gc.maxsize")
-        .map(|v| {
-            crate::format::size::parse_size(v)
-                .map_err(|e| Error::InvalidArgument(format!("checkpoint.gc.maxSize: {e}")))
-        })
-        .transpose()?;
-    let options = GcOptions { policy, max_size };
-    Ok((options != GcOptions::default()).then_some(options))
-}
-
 /// The automatic gc after a save: runs `options` only when they would remove a
 /// checkpoint. The usual case, nothing to remove, costs a look at the table's length or
 /// the file's size, or at worst decoding the checkpoint records (no tree, no chunk).
@@ -510,8 +461,8 @@ pub enum AutoGc {
 /// Runs the retention `checkpoint.gc.*` configures, after a save made a checkpoint.
 /// Returns `None` when nothing is configured or nothing goes. Never fails: the save it
 /// follows is durable whatever happens here, so a problem is part of the result.
-pub fn after_save(repo: &Repo, store: &mut Store) -> Option<AutoGc> {
-    let options = match configured(repo) {
+pub fn after_save(settings: &Settings, store: &mut Store) -> Option<AutoGc> {
+    let options = match settings.gc.get() {
         Ok(Some(options)) => options,
         Ok(None) => return None,
         Err(e) => return Some(AutoGc::Skipped(e)),

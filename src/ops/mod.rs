@@ -4,5 +4,4 @@
 pub mod gc;
 pub mod log;
 pub mod restore;
-pub mod retention;
 pub mod save;

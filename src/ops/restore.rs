@@ -533,8 +533,7 @@ fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
         needed = needed.saturating_add(change.new.as_ref().map_or(0, file_size));
     }
     // Where the filesystem cannot say, the write itself reports a full disk.
-    if let Ok(fs) = rustix::fs::statvfs(root) {
-        let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    if let Some(free) = crate::worktree::platform::free_bytes(root) {
         if needed > free {
             return Err(Error::RestoreBlocked {
                 path: root.to_path_buf(),

@@ -370,17 +370,17 @@ fn scan_store<'s, S: StoreRead>(
     // then no file counts as settled, and each changed one is read twice.
     let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
     let clock_ns = needed(mode, clock, i64::MIN, None, &mut warnings)?;
-    let limit = crate::git::config::DEFAULT_MAX_FILE_SIZE;
+    let limit = crate::git::settings::DEFAULT_MAX_FILE_SIZE;
     let max_file_size = needed(
         mode,
-        crate::git::config::max_file_size(repo),
+        repo.settings.max_file_size.get(),
         Some(limit),
         Some(crate::format::size::human_bytes(limit)),
         &mut warnings,
     )?;
     let keep_permissions = needed(
         mode,
-        crate::git::config::keep_permissions(repo),
+        repo.settings.keep_permissions.get(),
         true,
         Some("true".into()),
         &mut warnings,

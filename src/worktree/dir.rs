@@ -135,7 +135,7 @@ impl Worktree {
     /// Flushes everything written to the filesystem holding the worktree: one call that
     /// costs about one fsync, instead of one fsync per file.
     pub fn sync(&self) -> Result<()> {
-        rustix::fs::syncfs(&self.top).map_err(|e| Error::io(&self.path, e.into()))
+        super::platform::sync_filesystem(&self.top).map_err(|e| Error::io(&self.path, e))
     }
 }
 

@@ -1,7 +1,9 @@
 //! The worktree: which files a checkpoint holds ([`walk`]), writing files through held
-//! directory handles ([`dir`]), and the names restore gives its temporary files.
+//! directory handles ([`dir`]), the calls that differ between systems ([`platform`]), and
+//! the names restore gives its temporary files.
 
 pub mod dir;
+pub mod platform;
 pub mod walk;
 
 use std::path::Path;

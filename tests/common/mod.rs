@@ -2,6 +2,8 @@
 //! the real `git-checkpoint` binary with a timeout, and exact worktree snapshots.
 #![allow(dead_code)]
 
+pub mod raw_store;
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;

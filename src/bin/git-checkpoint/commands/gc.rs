@@ -6,8 +6,9 @@ use crate::ui::output::relative_time;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
-use git_checkpoint::ops::gc::{self, GcOptions, Outcome, Plan};
-use git_checkpoint::ops::retention::{Policy, Span};
+use git_checkpoint::model::retention::GcOptions;
+use git_checkpoint::model::retention::{Policy, Span};
+use git_checkpoint::ops::gc::{self, Outcome, Plan};
 use git_checkpoint::Id;
 
 use git_checkpoint::storage::StoreRead;

@@ -24,8 +24,8 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use git_checkpoint::git::config;
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::git::settings;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{self, ReadStore, Snapshot, Store};
 
@@ -50,7 +50,7 @@ impl Context {
     pub fn open_store(&self) -> anyhow::Result<Store> {
         let quiet = self.quiet;
         let _span = git_checkpoint::trace::span("open store");
-        Ok(config::open_store(&self.repo, &mut || {
+        Ok(settings::open_store(&self.repo, &mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
@@ -62,7 +62,7 @@ impl Context {
         let quiet = self.quiet;
         Ok(ReadStore::open(
             &storage::store_path(&self.repo),
-            config::lock_timeout(&self.repo)?,
+            self.repo.settings.lock_timeout.get()?,
             &mut || {
                 if !quiet {
                     eprintln!("waiting for another git-checkpoint to finish...");
@@ -78,7 +78,7 @@ impl Context {
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 1).
     pub fn compression_level(&self) -> anyhow::Result<i32> {
-        Ok(config::compression_level(&self.repo)?)
+        Ok(self.repo.settings.compression.get()?)
     }
 
     /// A progress bar on stderr, only where a person watches: stderr is a terminal and

@@ -112,7 +112,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     if saved {
         // gc may compact, which needs the store without a live transaction.
         drop(read);
-        if let Some(auto_gc) = git_checkpoint::ops::gc::after_save(&context.repo, &mut store) {
+        if let Some(auto_gc) =
+            git_checkpoint::ops::gc::after_save(&context.repo.settings, &mut store)
+        {
             super::gc::report_after_save(context, &auto_gc);
         }
     }

@@ -42,7 +42,7 @@ pub struct Args {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let report = verify::verify(
         &context.repo.checkpoint_dir().join("store.redb"),
-        git_checkpoint::git::config::lock_timeout(&context.repo)?,
+        context.repo.settings.lock_timeout.get()?,
         &mut || context.warn("waiting for another git-checkpoint to finish..."),
         args.read_data,
     )?;

@@ -4,7 +4,6 @@
 //! Never when stdout is not a terminal, and not when the pager is empty or `cat`.
 
 use std::io::{IsTerminal, Write};
-use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 
 use git_checkpoint::git::repo::Repo;
@@ -39,9 +38,8 @@ impl Pager {
         let mut child = shell.spawn().ok()?;
         let pipe = child.stdin.take()?;
         let _ = std::io::stdout().flush();
-        // SAFETY: dup2 on two descriptors this process owns; fd 1 then refers to the
-        // pipe, and `pipe` closes its own copy when dropped.
-        let redirected = unsafe { libc::dup2(pipe.as_raw_fd(), libc::STDOUT_FILENO) } >= 0;
+        // fd 1 then refers to the pipe, and `pipe` closes its own copy when dropped.
+        let redirected = rustix::stdio::dup2_stdout(&pipe).is_ok();
         drop(pipe);
         if !redirected {
             let _ = child.kill();
@@ -50,7 +48,9 @@ impl Pager {
         }
         // Ctrl-C while the pager shows belongs to the pager; this process ends when the
         // pager goes away (SIGPIPE on the next write), never leaving it orphaned.
-        // SAFETY: changing signal dispositions; no handler code runs.
+        // SAFETY: only sets dispositions to SIG_IGN, so no handler code of ours ever
+        // runs, and nothing reads the previous handler. (Neither rustix nor nix offers
+        // a safe call for this: their signal functions take arbitrary handlers.)
         unsafe {
             libc::signal(libc::SIGINT, libc::SIG_IGN);
             libc::signal(libc::SIGQUIT, libc::SIG_IGN);
@@ -65,10 +65,7 @@ impl Drop for Pager {
         // Replace fd 1 with /dev/null: that closes the last write end of the pipe, so
         // the pager sees the end of the output.
         if let Ok(null) = std::fs::File::open("/dev/null") {
-            // SAFETY: dup2 on descriptors this process owns.
-            unsafe {
-                libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO);
-            }
+            let _ = rustix::stdio::dup2_stdout(&null);
         }
         let _ = self.child.wait();
     }

@@ -18,7 +18,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::OnceLock;
 
+use jiff::tz::TimeZone;
 use time::{Date, Duration, Month, OffsetDateTime, UtcOffset};
 
 use crate::{Error, Id, Result};
@@ -167,6 +169,16 @@ impl Policy {
         }
         format!("keep {}", parts.join(", "))
     }
+}
+
+/// What a gc keeps beyond tips, the current checkpoint and pins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcOptions {
+    /// The retention rules; empty keeps every checkpoint.
+    pub policy: Policy,
+    /// After the rules, drop the oldest unprotected checkpoints until the live data
+    /// (stored bytes of everything kept) is at most this.
+    pub max_size: Option<u64>,
 }
 
 /// The rule that keeps a checkpoint.
@@ -324,19 +336,35 @@ pub fn local_time(time_ns: i128) -> OffsetDateTime {
     utc.to_offset(offset)
 }
 
-/// The local UTC offset in force at `unix_seconds`, from the C library (which honours
-/// `TZ`). The `time` crate declines to answer once a process has threads, and a save
-/// that runs gc afterwards has them; `localtime_r` is thread-safe.
+/// The local UTC offset in force at `unix_seconds`. (The `time` crate declines to answer
+/// once a process has threads, and a save that runs gc afterwards has them.) `None`
+/// outside jiff's range of instants, a day short of `time`'s at either end.
 fn local_offset_seconds(unix_seconds: i64) -> Option<i32> {
-    let t = libc::time_t::try_from(unix_seconds).ok()?;
-    // SAFETY: `tm` is plain data that localtime_r fully initialises on success; both
-    // pointers are valid for the duration of the call.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let filled = unsafe { libc::localtime_r(&t, &mut tm) };
-    if filled.is_null() {
-        return None;
-    }
-    i32::try_from(tm.tm_gmtoff).ok()
+    let instant = jiff::Timestamp::from_second(unix_seconds).ok()?;
+    Some(local_zone().to_offset(instant).seconds())
+}
+
+/// The local time zone, read once per process, as the C library reads it for
+/// `localtime_r`: from `TZ` (a zone name, a zone file's path or a POSIX TZ string), else
+/// from `/etc/localtime`; UTC when neither can be read.
+fn local_zone() -> &'static TimeZone {
+    static ZONE: OnceLock<TimeZone> = OnceLock::new();
+    ZONE.get_or_init(|| {
+        TimeZone::try_system()
+            .ok()
+            .or_else(|| posix_zone_as_c_reads_it(&std::env::var("TZ").ok()?))
+            .unwrap_or(TimeZone::UTC)
+    })
+}
+
+/// The POSIX TZ strings that jiff declines and the C library reads: one behind a `:`
+/// (`:JST-9`), and one naming a summer time without the rule for it (`FOO5BAR`), which
+/// then follows the US rule, as in glibc.
+fn posix_zone_as_c_reads_it(tz: &str) -> Option<TimeZone> {
+    let tz = tz.strip_prefix(':').unwrap_or(tz);
+    TimeZone::posix(tz)
+        .or_else(|_| TimeZone::posix(&format!("{tz},M3.2.0,M11.1.0")))
+        .ok()
 }
 
 #[cfg(test)]
@@ -559,6 +587,33 @@ mod tests {
 
     // `local_time` is tested through the binary, in tests/time_zone.rs: it needs `TZ` set,
     // and setting it here would race with the other tests' threads in this process.
+
+    /// The offset `tz` gives at a UTC time, in hours.
+    fn hours(tz: &TimeZone, utc: OffsetDateTime) -> f64 {
+        let instant = jiff::Timestamp::from_second(utc.unix_timestamp()).unwrap();
+        f64::from(tz.to_offset(instant).seconds()) / 3600.0
+    }
+
+    #[test]
+    fn posix_zones_jiff_declines_are_read_as_the_c_library_reads_them() {
+        let tokyo = posix_zone_as_c_reads_it(":JST-9").unwrap();
+        assert_eq!(hours(&tokyo, datetime!(2024-07-01 00:00 UTC)), 9.0);
+        // A summer time without its rule follows the US one: from the second Sunday of
+        // March to the first Sunday of November, at 02:00 local time.
+        let us = posix_zone_as_c_reads_it("FOO5BAR").unwrap();
+        assert_eq!(hours(&us, datetime!(2024-03-10 06:59:59 UTC)), -5.0);
+        assert_eq!(hours(&us, datetime!(2024-03-10 07:00 UTC)), -4.0);
+        assert_eq!(hours(&us, datetime!(2024-11-03 05:59:59 UTC)), -4.0);
+        assert_eq!(hours(&us, datetime!(2024-11-03 06:00 UTC)), -5.0);
+        let half = posix_zone_as_c_reads_it("<+0330>-3:30").unwrap();
+        assert_eq!(hours(&half, datetime!(2024-01-01 00:00 UTC)), 3.5);
+        for unreadable in ["garbage", ":garbage", "Foo/Bar", ""] {
+            assert!(
+                posix_zone_as_c_reads_it(unreadable).is_none(),
+                "{unreadable:?}"
+            );
+        }
+    }
 
     #[test]
     fn durations_parse_or_say_why_not() {

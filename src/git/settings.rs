@@ -1,0 +1,262 @@
+//! The `checkpoint.*` settings, read through git's own configuration (see
+//! [`Repo::config`]) so that includes and the system/global/local/worktree precedence
+//! are git's. [`Settings::from_config`] parses every key once; a bad value is an error only
+//! for the commands that use it (a bad `maxFileSize` fails `save`, not `log`).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::git::repo::Repo;
+use crate::model::retention::{GcOptions, Policy, Span};
+use crate::storage::{Store, DEFAULT_LOCK_TIMEOUT};
+use crate::{Error, Result};
+
+/// The config keys as [`Repo::config`] looks them up.
+struct Keys<'a>(&'a HashMap<String, String>);
+
+impl Keys<'_> {
+    fn config(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+}
+
+/// Every `checkpoint.*` setting, parsed.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `checkpoint.compression`: the zstd level (1 to 19) for new chunks.
+    pub compression: Setting<i32>,
+    /// `checkpoint.lockTimeout`: how long to wait for another process holding the store.
+    pub lock_timeout: Setting<Duration>,
+    /// `checkpoint.maxFileSize`: files larger than this are not saved; `None`, no limit.
+    pub max_file_size: Setting<Option<u64>>,
+    /// `checkpoint.keepPermissions`: record every permission bit, or only git's one.
+    pub keep_permissions: Setting<bool>,
+    /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
+    pub default_branch: Setting<String>,
+    /// `checkpoint.gc.*`: the retention a save applies after it; `None` when unset.
+    pub gc: Setting<Option<GcOptions>>,
+}
+
+/// One setting's value, or why the value found cannot be used.
+#[derive(Clone, Debug)]
+pub struct Setting<T>(std::result::Result<T, SettingError>);
+
+impl<T: Clone> Setting<T> {
+    /// The value, or the error a command that needs it reports.
+    pub fn get(&self) -> Result<T> {
+        self.0.clone().map_err(SettingError::into_error)
+    }
+}
+
+impl<T> From<Result<T>> for Setting<T> {
+    fn from(result: Result<T>) -> Self {
+        Setting(result.map_err(SettingError::from))
+    }
+}
+
+/// A setting's error, kept so that every use reports it alike.
+#[derive(Clone, Debug)]
+pub enum SettingError {
+    /// [`Error::BadConfig`].
+    BadConfig {
+        /// The key, in its documented spelling.
+        key: &'static str,
+        /// The value found.
+        value: String,
+        /// What the key takes.
+        expected: String,
+    },
+    /// Anything else, as its message.
+    Other(String),
+}
+
+impl From<Error> for SettingError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::BadConfig {
+                key,
+                value,
+                expected,
+            } => SettingError::BadConfig {
+                key,
+                value,
+                expected,
+            },
+            Error::InvalidArgument(message) => SettingError::Other(message),
+            other => SettingError::Other(other.to_string()),
+        }
+    }
+}
+
+impl SettingError {
+    fn into_error(self) -> Error {
+        match self {
+            SettingError::BadConfig {
+                key,
+                value,
+                expected,
+            } => Error::BadConfig {
+                key,
+                value,
+                expected,
+            },
+            SettingError::Other(message) => Error::InvalidArgument(message),
+        }
+    }
+}
+
+impl Settings {
+    /// Parses every `checkpoint.*` key of a repository's config (git's keys, lower
+    /// case, with their effective values: [`Repo::config`]).
+    pub fn from_config(config: &HashMap<String, String>) -> Settings {
+        let repo = &Keys(config);
+        Settings {
+            compression: compression_level(repo).into(),
+            lock_timeout: lock_timeout(repo).into(),
+            max_file_size: max_file_size(repo).into(),
+            keep_permissions: keep_permissions(repo).into(),
+            default_branch: default_branch(repo).into(),
+            gc: gc_options(repo).into(),
+        }
+    }
+}
+
+/// zstd level for new content when `checkpoint.compression` is unset. Level 1 made a first
+/// save of a 102 MB source tree 10% faster than level 3 for a store 2.4% larger
+/// (34.0 against 33.2 MB), and every save with changes pays compression again.
+pub const DEFAULT_COMPRESSION: i32 = 1;
+/// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
+
+fn bad(key: &'static str, value: &str, expected: impl Into<String>) -> Error {
+    Error::BadConfig {
+        key,
+        value: value.to_string(),
+        expected: expected.into(),
+    }
+}
+
+/// Opens (creating on first use) the worktree's store as its settings say: waiting up to
+/// `checkpoint.lockTimeout` for another process, calling `on_wait` once if it has to
+/// wait, and giving a new store's HEAD the `checkpoint.defaultBranch`.
+pub fn open_store(repo: &Repo, on_wait: &mut dyn FnMut()) -> Result<Store> {
+    let timeout = repo.settings.lock_timeout.get()?;
+    let branch = repo.settings.default_branch.get()?;
+    let store = Store::open(&crate::storage::store_path(repo), timeout, on_wait)?;
+    store.init_head(&branch)?;
+    Ok(store)
+}
+
+/// `checkpoint.compression`: the zstd level (1 to 19) for new chunks.
+fn compression_level(repo: &Keys) -> Result<i32> {
+    match repo.config("checkpoint.compression") {
+        Some(value) => value
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|level| (1..=19).contains(level))
+            .ok_or_else(|| bad("checkpoint.compression", value, "a zstd level from 1 to 19")),
+        None => Ok(DEFAULT_COMPRESSION),
+    }
+}
+
+/// `checkpoint.lockTimeout`: how long to wait for another process holding the store.
+fn lock_timeout(repo: &Keys) -> Result<Duration> {
+    match repo.config("checkpoint.locktimeout") {
+        Some(value) => value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            // `try_`: a value past what a Duration holds (1e20) is an error, not a panic.
+            .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+            .ok_or_else(|| bad("checkpoint.lockTimeout", value, "a number of seconds")),
+        None => Ok(DEFAULT_LOCK_TIMEOUT),
+    }
+}
+
+/// `checkpoint.maxFileSize`: files larger than this are not saved. `None` means no
+/// limit (the value 0).
+fn max_file_size(repo: &Keys) -> Result<Option<u64>> {
+    match repo.config("checkpoint.maxfilesize") {
+        Some(value) => match crate::format::size::parse_size(value) {
+            Ok(0) => Ok(None),
+            Ok(limit) => Ok(Some(limit)),
+            Err(_) => Err(bad(
+                "checkpoint.maxFileSize",
+                value,
+                "a size in bytes with an optional k, m or g suffix (e.g. 100m), or 0 for no limit",
+            )),
+        },
+        None => Ok(Some(DEFAULT_MAX_FILE_SIZE)),
+    }
+}
+
+/// `checkpoint.keepPermissions`: record each file's permission bits (default), or, when
+/// false, only the executable bit, as git does.
+fn keep_permissions(repo: &Keys) -> Result<bool> {
+    match repo.config("checkpoint.keeppermissions") {
+        // git's spellings of a boolean; a key given without a value means true.
+        Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "" | "true" | "yes" | "on" | "1" => Ok(true),
+            "false" | "no" | "off" | "0" => Ok(false),
+            _ => Err(bad("checkpoint.keepPermissions", value, "true or false")),
+        },
+        None => Ok(true),
+    }
+}
+
+/// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
+fn default_branch(repo: &Keys) -> Result<String> {
+    match repo.config("checkpoint.defaultbranch") {
+        // The same rules as `git checkpoint branch <name>`, so a name that command
+        // refuses can never become a branch through the config.
+        Some(value) => match crate::model::branch::check_branch_name(value) {
+            Ok(()) => Ok(value.to_string()),
+            Err(e) => Err(bad(
+                "checkpoint.defaultBranch",
+                value,
+                format!("a branch name ({e})"),
+            )),
+        },
+        None => Ok(crate::model::branch::DEFAULT_BRANCH.to_string()),
+    }
+}
+
+/// The retention configured with `checkpoint.gc.*` (`keep`, `keepWithin`, `keepHourly`,
+/// `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`, `maxSize`), or `None` when no
+/// key is set.
+fn gc_options(repo: &Keys) -> Result<Option<GcOptions>> {
+    let count = |key: &str| -> Result<Option<usize>> {
+        repo.config(key)
+            .map(|value| {
+                value.trim().parse::<usize>().map_err(|_| {
+                    Error::InvalidArgument(format!("{key} must be a whole number, not '{value}'"))
+                })
+            })
+            .transpose()
+    };
+    let policy = Policy {
+        last: count("checkpoint.gc.keep")?,
+        hourly: count("checkpoint.gc.keephourly")?,
+        daily: count("checkpoint.gc.keepdaily")?,
+        weekly: count("checkpoint.gc.keepweekly")?,
+        monthly: count("checkpoint.gc.keepmonthly")?,
+        yearly: count("checkpoint.gc.keepyearly")?,
+        within: repo
+            .config("checkpoint.gc.keepwithin")
+            .map(|v| {
+                v.parse::<Span>()
+                    .map_err(|e| Error::InvalidArgument(format!("checkpoint.gc.keepWithin: {e}")))
+            })
+            .transpose()?,
+    };
+    let max_size = repo
+        .config("checkpoint.gc.maxsize")
+        .map(|v| {
+            crate::format::size::parse_size(v)
+                .map_err(|e| Error::InvalidArgument(format!("checkpoint.gc.maxSize: {e}")))
+        })
+        .transpose()?;
+    let options = GcOptions { policy, max_size };
+    Ok((options != GcOptions::default()).then_some(options))
+}
