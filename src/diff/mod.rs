@@ -1,9 +1,14 @@
 //! Comparing two trees: the files and symlinks that differ, found by walking both trees
 //! together and skipping every pair of subtrees with equal ids without reading them.
+//! [`content`] reads what a change holds on each side and [`unified`] groups its line
+//! diff into hunks as git does, as typed values the binary lays out and colours.
 
 use crate::model::tree::{too_deep, Budget, Entry, Node, MAX_DEPTH};
 use crate::storage::TreeReader;
 use crate::Result;
+
+pub mod content;
+pub mod unified;
 
 /// One path whose content differs. `old`/`new` are `None` where the path is absent;
 /// neither is ever a `Dir` (a directory that appears or goes shows as its files).

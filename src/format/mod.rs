@@ -1,7 +1,9 @@
 //! How things are written as bytes, whatever holds them: the versioned record encoding
 //! ([`codec`]) and content cut into chunks, named by keyed hashes and compressed
-//! ([`chunk`]), and sizes as people write them ([`size`]).
+//! ([`chunk`]), sizes as people write them ([`size`]), and paths as git
+//! quotes them ([`path`]).
 
 pub mod chunk;
 pub mod codec;
+pub mod path;
 pub mod size;

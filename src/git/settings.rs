@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::git::repo::Repo;
+use crate::model::branch::BranchName;
 use crate::model::retention::{GcOptions, Policy, Span};
 use crate::storage::{Store, DEFAULT_LOCK_TIMEOUT};
 use crate::{Error, Result};
@@ -32,7 +33,7 @@ pub struct Settings {
     /// `checkpoint.keepPermissions`: record every permission bit, or only git's one.
     pub keep_permissions: Setting<bool>,
     /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
-    pub default_branch: Setting<String>,
+    pub default_branch: Setting<BranchName>,
     /// `checkpoint.gc.*`: the retention a save applies after it; `None` when unset.
     pub gc: Setting<Option<GcOptions>>,
 }
@@ -206,19 +207,19 @@ fn keep_permissions(repo: &Keys) -> Result<bool> {
 }
 
 /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
-fn default_branch(repo: &Keys) -> Result<String> {
+fn default_branch(repo: &Keys) -> Result<BranchName> {
     match repo.config("checkpoint.defaultbranch") {
         // The same rules as `git checkpoint branch <name>`, so a name that command
         // refuses can never become a branch through the config.
-        Some(value) => match crate::model::branch::check_branch_name(value) {
-            Ok(()) => Ok(value.to_string()),
+        Some(value) => match BranchName::new(value) {
+            Ok(name) => Ok(name),
             Err(e) => Err(bad(
                 "checkpoint.defaultBranch",
                 value,
                 format!("a branch name ({e})"),
             )),
         },
-        None => Ok(crate::model::branch::DEFAULT_BRANCH.to_string()),
+        None => BranchName::new(crate::model::branch::DEFAULT_BRANCH),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Branch names: which names a branch may have.
+//! Branch names: which names a branch may have. A [`BranchName`] has passed the rules,
+//! so code that takes one never checks again.
 
 use crate::model::revision::MIN_PREFIX;
 use crate::{Error, Result};
@@ -6,10 +7,33 @@ use crate::{Error, Result};
 /// The default branch of a new store.
 pub const DEFAULT_BRANCH: &str = "main";
 
+/// A name a branch may have.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BranchName(String);
+
+impl BranchName {
+    /// `name`, if it is one a branch may have ([`check_branch_name`]).
+    pub fn new(name: &str) -> Result<BranchName> {
+        check_branch_name(name)?;
+        Ok(BranchName(name.to_string()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for BranchName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Refuses names that could not be typed back as a revision, or that would read as
 /// something else in one: git's ref-name rules, plus no pure hex of [`MIN_PREFIX`]+
 /// digits (it would hide the checkpoint ids it looks like).
-pub fn check_branch_name(name: &str) -> Result<()> {
+fn check_branch_name(name: &str) -> Result<()> {
     let why = if name.is_empty() {
         Some("it is empty")
     } else if name.len() > 200 {

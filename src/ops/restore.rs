@@ -36,10 +36,10 @@ use rustix::fs::FileType;
 use crate::diff::{self, Change, PathFilter};
 use crate::format::chunk::Hasher;
 use crate::git::repo::Repo;
-use crate::model::branch::check_branch_name;
+use crate::model::branch::BranchName;
 use crate::model::tree::Node;
 use crate::model::{Head, SkippedFile};
-use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode};
+use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode, Warning};
 use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -71,13 +71,13 @@ pub enum HeadUpdate {
     MoveBranch,
     /// A new branch is made at the restored checkpoint and HEAD names it (`fork`); the
     /// current branch keeps its tip.
-    NewBranch(String),
+    NewBranch(BranchName),
     /// HEAD names this existing branch, whose tip is what is restored (`switch`).
     SwitchBranch(String),
 }
 
 /// What a restore did (or, in a dry run, would do).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct RestoreReport {
     /// The checkpoint restored.
     pub target: Option<Id>,
@@ -92,7 +92,7 @@ pub struct RestoreReport {
     /// Whether nothing was changed because this was a dry run.
     pub dry_run: bool,
     /// Things the user should hear about.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Files in the worktree that no checkpoint holds because they are larger than
     /// `checkpoint.maxFileSize` (now, or when the target was saved): left as they are.
     pub untouched: Vec<Vec<u8>>,
@@ -229,7 +229,7 @@ pub fn restore(
         HeadUpdate::MoveBranch => {}
         HeadUpdate::NewBranch(name) => {
             txn.create_branch(name, target)?;
-            txn.set_head(&Head::Branch(name.clone()))?;
+            txn.set_head(&Head::Branch(name.to_string()))?;
         }
         HeadUpdate::SwitchBranch(name) => txn.set_head(&Head::Branch(name.clone()))?,
     }
@@ -265,9 +265,8 @@ fn check_head_update(snapshot: &Snapshot, head: &HeadUpdate, paths: &[Vec<u8>]) 
     match head {
         HeadUpdate::MoveBranch => return Ok(()),
         HeadUpdate::NewBranch(name) => {
-            check_branch_name(name)?;
-            if snapshot.branch(name)?.is_some() {
-                return Err(Error::BranchExists(name.clone()));
+            if snapshot.branch(name.as_str())?.is_some() {
+                return Err(Error::BranchExists(name.to_string()));
             }
         }
         HeadUpdate::SwitchBranch(name) => {

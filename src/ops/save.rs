@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::format::chunk::{self, Hasher};
+use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
+use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
 use crate::storage::pack::ReadChunks;
 use crate::storage::{Packer, Snapshot, Store, StoreRead, Transaction};
@@ -81,6 +83,77 @@ struct CacheUpdates {
     remove: Vec<Vec<u8>>,
 }
 
+/// Something a save or a look at the worktree could not do as asked, and went on
+/// without. The binary prints each as a warning; `Display` is that line.
+#[derive(Debug)]
+pub enum Warning {
+    /// A special file (fifo, socket, device), never captured.
+    NotAFile {
+        /// Its worktree path.
+        path: Vec<u8>,
+    },
+    /// A file larger than `checkpoint.maxFileSize`, left out and recorded as skipped.
+    TooLarge {
+        /// Its worktree path.
+        path: Vec<u8>,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A file that could not be read, left out and recorded as skipped
+    /// (`--skip-unreadable`, and always for a look).
+    Unreadable(Error),
+    /// A file that kept changing while it was read, left out (never stored torn).
+    KeptChanging {
+        /// Its worktree path.
+        path: Vec<u8>,
+    },
+    /// A file that vanished or was replaced while it was read, left out.
+    Vanished {
+        /// Its worktree path.
+        path: Vec<u8>,
+    },
+    /// A setting that cannot be used; a look went on with the default.
+    DefaultSetting {
+        /// Why the setting's value cannot be used.
+        error: Error,
+        /// The default used instead.
+        default: String,
+    },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::NotAFile { path } => {
+                write!(f, "skipped {}: not a regular file or symlink", show(path))
+            }
+            Warning::TooLarge { path, size, limit } => write!(
+                f,
+                "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
+                show(path),
+                human_bytes(*size),
+                human_bytes(*limit)
+            ),
+            Warning::Unreadable(error) => write!(f, "skipped unreadable {error}"),
+            Warning::KeptChanging { path } => write!(
+                f,
+                "{} kept changing while it was read; left out of this checkpoint",
+                show(path)
+            ),
+            Warning::Vanished { path } => write!(
+                f,
+                "{} vanished or was replaced while it was saved; left out of this checkpoint",
+                show(path)
+            ),
+            Warning::DefaultSetting { error, default } => {
+                write!(f, "{error}; comparing with the default ({default})")
+            }
+        }
+    }
+}
+
 /// The worktree as a scan found it.
 pub struct Scan<'s> {
     /// Its root tree.
@@ -90,7 +163,7 @@ pub struct Scan<'s> {
     /// Every tree of the snapshot, encoded; the store may already hold some.
     pub trees: PendingTrees,
     /// Things the user should hear about (skipped special files, vanished files).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Temporary files of an interrupted restore, never captured; restore removes them.
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
@@ -125,11 +198,13 @@ pub struct SaveReport {
     /// What happened.
     pub outcome: SaveOutcome,
     /// Things the user should hear about.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Temporary files of an interrupted restore found in the worktree.
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
+    /// What the automatic gc did, for [`save_then_gc`]; `None` when none ran.
+    pub gc: Option<AutoGc>,
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
@@ -211,7 +286,19 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
         warnings: snapshot.warnings,
         leftovers: snapshot.leftovers,
         skipped: snapshot.skipped,
+        gc: None,
     })
+}
+
+/// [`save`], then, if it made a checkpoint, the retention `checkpoint.gc.*` configures
+/// ([`gc::after_save`]): what every save a person or an agent asks for does. The gc's
+/// outcome is part of the report; it never fails the save, which is durable by then.
+pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Result<SaveReport> {
+    let mut report = save(repo, store, options)?;
+    if matches!(report.outcome, SaveOutcome::Saved { .. }) {
+        report.gc = gc::after_save(&repo.settings, store);
+    }
+    Ok(report)
 }
 
 /// Reads the files to attach, each named by its file name; two with one name are refused.
@@ -315,7 +402,7 @@ enum CacheChange {
 }
 
 struct Problem {
-    warning: String,
+    warning: Warning,
     skipped: Option<SkipReason>,
 }
 
@@ -328,7 +415,7 @@ impl Scanned {
         }
     }
 
-    fn left_out(warning: String, skipped: Option<SkipReason>) -> Scanned {
+    fn left_out(warning: Warning, skipped: Option<SkipReason>) -> Scanned {
         Scanned {
             node: None,
             cache: CacheChange::Remove,
@@ -375,7 +462,7 @@ fn scan_store<'s, S: StoreRead>(
         mode,
         repo.settings.max_file_size.get(),
         Some(limit),
-        Some(crate::format::size::human_bytes(limit)),
+        Some(human_bytes(limit)),
         &mut warnings,
     )?;
     let keep_permissions = needed(
@@ -396,16 +483,13 @@ fn scan_store<'s, S: StoreRead>(
         found
             .special
             .iter()
-            .map(|p| format!("skipped {}: not a regular file or symlink", show(p))),
+            .map(|path| Warning::NotAFile { path: path.clone() }),
     );
     let mut skipped = take_large_files(&mut found.entries, max_file_size);
-    warnings.extend(skipped.iter().map(|file| {
-        format!(
-            "skipped {} ({}): larger than checkpoint.maxFileSize ({})",
-            show(&file.path),
-            crate::format::size::human_bytes(file.size),
-            crate::format::size::human_bytes(max_file_size.unwrap_or_default())
-        )
+    warnings.extend(skipped.iter().map(|file| Warning::TooLarge {
+        path: file.path.clone(),
+        size: file.size,
+        limit: max_file_size.unwrap_or_default(),
     }));
     if let Some(progress) = progress {
         let bytes = found.entries.iter().map(|e| e.stat.size).sum();
@@ -527,13 +611,13 @@ fn needed<T>(
     value: Result<T>,
     default: T,
     default_name: Option<String>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<T> {
     match (value, mode) {
         (Ok(value), _) => Ok(value),
-        (Err(e), ScanMode::HashOnly) => {
-            if let Some(name) = default_name {
-                warnings.push(format!("{e}; comparing with the default ({name})"));
+        (Err(error), ScanMode::HashOnly) => {
+            if let Some(default) = default_name {
+                warnings.push(Warning::DefaultSetting { error, default });
             }
             Ok(default)
         }
@@ -660,7 +744,7 @@ impl ScanContext<'_> {
                 }
                 Err(e) if self.skip_unreadable => {
                     return Ok(Scanned::left_out(
-                        format!("skipped unreadable {e}"),
+                        Warning::Unreadable(e),
                         Some(SkipReason::Unreadable),
                     ))
                 }
@@ -690,10 +774,9 @@ impl ScanContext<'_> {
         // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
         // to overwrite a file that is not in the current checkpoint, so it is not lost.
         Ok(Scanned::left_out(
-            format!(
-                "{} kept changing while it was read; left out of this checkpoint",
-                show(&entry.path)
-            ),
+            Warning::KeptChanging {
+                path: entry.path.clone(),
+            },
             None,
         ))
     }
@@ -775,10 +858,9 @@ fn file_node(stat: &FileStat, chunks: Vec<u128>, keep_permissions: bool) -> Node
 fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
     if e.kind() == std::io::ErrorKind::NotFound {
         Ok(Scanned::left_out(
-            format!(
-                "{} vanished or was replaced while it was saved; left out of this checkpoint",
-                show(path)
-            ),
+            Warning::Vanished {
+                path: path.to_vec(),
+            },
             None,
         ))
     } else {

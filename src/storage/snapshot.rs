@@ -12,6 +12,7 @@ use super::tables::*;
 use super::tree_reader::TreeReader;
 use crate::format::chunk::Hasher;
 use crate::format::codec;
+use crate::model::branch::BranchName;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{Id, Result};
@@ -41,13 +42,6 @@ impl<'s> Snapshot<'s> {
     /// Every checkpoint, in id order; the first damaged record is an error.
     pub fn checkpoints(&self) -> Result<Vec<(Id, Checkpoint)>> {
         records::load_all(&self.txn.open_table(CHECKPOINTS)?)
-    }
-
-    /// Every checkpoint, newest first (ties by id, highest first).
-    pub fn checkpoints_newest_first(&self) -> Result<Vec<(Id, Checkpoint)>> {
-        let mut list = self.checkpoints()?;
-        list.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns).then(b.0.cmp(&a.0)));
-        Ok(list)
     }
 
     /// How many checkpoints the store holds.
@@ -81,12 +75,12 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The first of `fork-1`, `fork-2`, … that names no branch.
-    pub fn next_fork_name(&self) -> Result<String> {
+    pub fn next_fork_name(&self) -> Result<BranchName> {
         let branches = self.txn.open_table(BRANCHES)?;
         for n in 1u64.. {
             let name = format!("fork-{n}");
             if branches.get(name.as_str())?.is_none() {
-                return Ok(name);
+                return BranchName::new(&name);
             }
         }
         unreachable!("some fork-N is free")

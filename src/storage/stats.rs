@@ -8,12 +8,10 @@ use std::path::Path;
 
 use redb::ReadableTable;
 
-use super::tables::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, TREES};
+use super::tables::{BRANCHES, CHUNKS, PINS};
 use super::Snapshot;
-use crate::format::codec;
 use crate::model::Checkpoint;
 use crate::storage::pack;
-use crate::storage::reach::{self, Graph};
 use crate::{Error, Id, Result};
 
 /// One checkpoint's share.
@@ -92,26 +90,14 @@ pub fn collect(snapshot: &Snapshot<'_>, path: &Path) -> Result<Stats> {
             * 512,
         ..Stats::default()
     };
-    let mut records: Vec<(Id, Checkpoint, u64)> = Vec::new();
-    for item in txn.open_table(CHECKPOINTS)?.iter()? {
-        let (key, value) = item?;
-        let id = Id(key.value());
-        let bytes = value.value();
-        records.push((
-            id,
-            codec::decode(bytes, &format!("checkpoint {id}"))?,
-            bytes.len() as u64,
-        ));
-    }
-    records.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns).then(b.0.cmp(&a.0)));
+    let records = snapshot.checkpoints_with_sizes()?;
     stats.checkpoints = records.len();
     stats.branches = txn.open_table(BRANCHES)?.iter()?.count();
     stats.pinned = txn.open_table(PINS)?.iter()?.count();
     stats.logical_bytes = records.iter().map(|(_, r, _)| r.bytes).sum();
 
-    let trees = txn.open_table(TREES)?;
-    let tree_sizes = reach::stored_sizes(&trees)?;
-    let graph = Graph::load(&trees, records.iter().map(|(_, r, _)| r.tree))?;
+    let tree_sizes = snapshot.tree_sizes()?;
+    let graph = snapshot.tree_graph(records.iter().map(|(_, r, _)| r.tree))?;
     let list: Vec<&Checkpoint> = records.iter().map(|(_, r, _)| r).collect();
     let marked = graph.mark(list.iter().copied());
 

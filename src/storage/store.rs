@@ -27,6 +27,7 @@ use super::tables::*;
 use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
+use crate::model::branch::BranchName;
 use crate::{Error, Result};
 
 const META_FORMAT: &str = "format";
@@ -224,8 +225,8 @@ impl Store {
     /// Points HEAD of a store that has no HEAD and no branch yet at `branch`, so that its
     /// first checkpoint lands there (`checkpoint.defaultBranch`). A store in use is left
     /// as it is, and opening one costs only a read.
-    pub fn init_head(&self, branch: &str) -> Result<()> {
-        if branch == crate::model::branch::DEFAULT_BRANCH {
+    pub fn init_head(&self, branch: &BranchName) -> Result<()> {
+        if branch.as_str() == crate::model::branch::DEFAULT_BRANCH {
             return Ok(());
         }
         let is_new = {

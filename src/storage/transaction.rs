@@ -8,7 +8,7 @@ use super::records;
 use super::tables::*;
 use crate::format::chunk::Hasher;
 use crate::format::codec;
-use crate::model::branch::check_branch_name;
+use crate::model::branch::BranchName;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{Error, Id, Result};
@@ -99,9 +99,9 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
-    /// Creates branch `name` at `tip`; refuses an invalid or existing name.
-    pub fn create_branch(&self, name: &str, tip: Id) -> Result<()> {
-        check_branch_name(name)?;
+    /// Creates branch `name` at `tip`; refuses an existing name.
+    pub fn create_branch(&self, name: &BranchName, tip: Id) -> Result<()> {
+        let name = name.as_str();
         let mut branches = self.txn.open_table(BRANCHES)?;
         if branches.get(name)?.is_some() {
             return Err(Error::BranchExists(name.to_string()));
@@ -122,8 +122,8 @@ impl<'s> Transaction<'s> {
     }
 
     /// Renames branch `old` to `new` (HEAD follows if it named `old`) and returns its tip.
-    pub fn rename_branch(&self, old: &str, new: &str) -> Result<Id> {
-        check_branch_name(new)?;
+    pub fn rename_branch(&self, old: &str, new: &BranchName) -> Result<Id> {
+        let new = new.as_str();
         let tip = {
             let mut branches = self.txn.open_table(BRANCHES)?;
             if branches.get(new)?.is_some() {

@@ -1,5 +1,6 @@
 //! `git checkpoint branch`
 
+use git_checkpoint::model::branch::BranchName;
 use git_checkpoint::model::Head;
 
 use git_checkpoint::storage::StoreRead;
@@ -55,7 +56,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     if let Some([old, new]) = args.rename.as_deref() {
         let txn = store.transaction()?;
-        let tip = txn.rename_branch(old, new)?;
+        let tip = txn.rename_branch(old, &BranchName::new(new)?)?;
         txn.commit()?;
         if context.json {
             return print_json(&serde_json::json!({"renamed": old, "to": new, "id": tip.hex()}));

@@ -3,7 +3,8 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use crate::ui::patch::{self, ContentReader, FileSummary, Format};
+use crate::ui::patch::{self, FileSummary, Format};
+use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::ops::save::look;
 use git_checkpoint::Id;

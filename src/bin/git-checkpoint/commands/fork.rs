@@ -1,5 +1,6 @@
 //! `git checkpoint fork`
 
+use git_checkpoint::model::branch::BranchName;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::save::show;
 use git_checkpoint::storage::{Store, StoreRead};
@@ -30,7 +31,7 @@ pub struct Args {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let branch = match args.branch {
-        Some(name) => name,
+        Some(name) => BranchName::new(&name)?,
         None => store.snapshot()?.next_fork_name()?,
     };
     let options = RestoreOptions {
@@ -39,7 +40,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         ..RestoreOptions::default()
     };
     let report = restore(&context.repo, &store, &args.rev, &options)?;
-    tell(context, &store, &report, &branch, "a new branch")
+    tell(context, &store, &report, branch.as_str(), "a new branch")
 }
 
 /// Reports a fork or switch: the safety checkpoint, then where HEAD went and what the

@@ -185,7 +185,7 @@ fn report(
             human_bytes(plan.live_bytes.unwrap_or(0))
         ));
         if plan.over_budget {
-            context.warn(&format!(
+            context.warn(format!(
                 "live data {} still exceeds --max-size {}: branch tips, the current checkpoint and pinned checkpoints alone need that much",
                 human_bytes(plan.live_bytes.unwrap_or(0)),
                 human_bytes(budget)
@@ -253,7 +253,7 @@ pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
                 String::new()
             }
         )),
-        gc::AutoGc::Skipped(e) => context.warn(&format!("automatic gc skipped: {e}")),
-        gc::AutoGc::Failed(e) => context.warn(&format!("automatic gc failed: {e}")),
+        gc::AutoGc::Skipped(e) => context.warn(format!("automatic gc skipped: {e}")),
+        gc::AutoGc::Failed(e) => context.warn(format!("automatic gc failed: {e}")),
     }
 }

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use git_checkpoint::agents;
+use git_checkpoint::agents::claude;
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -115,7 +115,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             global,
         }) => {
             let path = settings_path(start, global)?;
-            if agents::install_claude(&path)? {
+            if claude::install_claude(&path)? {
                 say(format!(
                     "Installed the checkpoint hooks in {}",
                     path.display()
@@ -132,7 +132,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             global,
         }) => {
             let path = settings_path(start, global)?;
-            if agents::uninstall_claude(&path)? {
+            if claude::uninstall_claude(&path)? {
                 say(format!(
                     "Removed the checkpoint hooks from {}",
                     path.display()
@@ -148,7 +148,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // An unreadable stdin leaves the input empty, which fails and is logged.
             let _ = std::io::stdin().read_to_end(&mut input);
             // Never fail the agent: the library logged what went wrong.
-            let _ = agents::run_claude(&input, start);
+            let _ = claude::run_claude(&input, start);
         }
     }
     Ok(())
@@ -160,5 +160,5 @@ fn settings_path(start: &Path, global: bool) -> anyhow::Result<std::path::PathBu
     } else {
         Some(Repo::discover(start)?.root)
     };
-    Ok(agents::claude_settings_path(root.as_deref())?)
+    Ok(claude::claude_settings_path(root.as_deref())?)
 }

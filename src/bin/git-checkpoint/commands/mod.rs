@@ -94,14 +94,14 @@ impl Context {
             return Ok(None);
         };
         let target = snapshot.short_id(target)?;
-        self.warn(&format!(
+        self.warn(format!(
             "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
         ));
         Ok(Some(target))
     }
 
     /// Prints a warning to stderr unless quiet.
-    pub fn warn(&self, message: &str) {
+    pub fn warn(&self, message: impl std::fmt::Display) {
         if !self.quiet {
             eprintln!("warning: {message}");
         }

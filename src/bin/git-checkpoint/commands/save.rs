@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::ui::output::CheckpointJson;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::ops::save::{save, SaveOptions, SaveOutcome};
+use git_checkpoint::ops::save::{save_then_gc, SaveOptions, SaveOutcome};
 
 use git_checkpoint::storage::StoreRead;
 
@@ -68,12 +68,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         progress: context.progress(),
         attach: args.attach,
     };
-    let report = save(&context.repo, &store, &options)?;
+    let report = save_then_gc(&context.repo, &mut store, &options)?;
     for warning in &report.warnings {
         context.warn(warning);
     }
     let read = store.snapshot()?;
-    let saved = matches!(report.outcome, SaveOutcome::Saved { .. });
     context.warn_interrupted_restore(&read)?;
     match report.outcome {
         SaveOutcome::Saved { id, checkpoint } => {
@@ -109,14 +108,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    if saved {
-        // gc may compact, which needs the store without a live transaction.
-        drop(read);
-        if let Some(auto_gc) =
-            git_checkpoint::ops::gc::after_save(&context.repo.settings, &mut store)
-        {
-            super::gc::report_after_save(context, &auto_gc);
-        }
+    if let Some(auto_gc) = &report.gc {
+        super::gc::report_after_save(context, auto_gc);
     }
     Ok(())
 }

@@ -3,8 +3,9 @@
 use std::io::{BufWriter, Write};
 
 use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
-use crate::ui::patch::{self, ContentReader, FileSummary, Format};
+use crate::ui::patch::{self, FileSummary, Format};
 use git_checkpoint::clock::rfc3339;
+use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::Id;

@@ -2,8 +2,9 @@
 
 use std::io::{BufWriter, IsTerminal, Write};
 
-use crate::ui::output::{colour_wanted, paint, quote_path, style};
+use crate::ui::output::{colour_wanted, paint, style};
 use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::format::path::quote_path;
 use git_checkpoint::ops::save::{look, show};
 
 use git_checkpoint::storage::StoreRead;

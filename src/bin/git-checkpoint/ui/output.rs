@@ -216,42 +216,6 @@ pub fn paint(text: &str, style: &str, on: bool) -> String {
     }
 }
 
-/// A path as git prints it (`core.quotePath`, on by default): unchanged when it is
-/// plain ASCII without `"`, `\` or control characters, otherwise in double quotes with
-/// C escapes and every other byte in octal.
-pub fn quote_path(path: &[u8]) -> String {
-    let needs_quotes = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f;
-    if !path.iter().any(|&b| needs_quotes(b)) {
-        return String::from_utf8_lossy(path).into_owned();
-    }
-    let mut out = String::with_capacity(path.len() + 2);
-    out.push('"');
-    for &b in path {
-        match b {
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            b'\r' => out.push_str("\\r"),
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b if needs_quotes(b) => out.push_str(&format!("\\{b:03o}")),
-            b => out.push(b as char),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A prefix and a path quoted together, as git writes `a/<path>` in diff headers.
-pub fn quote_prefixed(prefix: &str, path: &[u8]) -> String {
-    let mut joined = prefix.as_bytes().to_vec();
-    joined.extend_from_slice(path);
-    quote_path(&joined)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,14 +227,5 @@ mod tests {
         assert_eq!(relative_time(0, 120 * s), "2 minutes ago");
         assert_eq!(relative_time(0, 3 * 86400 * s), "3 days ago");
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-    }
-
-    #[test]
-    fn paths_are_quoted_like_git() {
-        assert_eq!(quote_path(b"src/a b.rs"), "src/a b.rs");
-        assert_eq!(quote_path("t\u{e9}st".as_bytes()), "\"t\\303\\251st\"");
-        assert_eq!(quote_path(b"a\tb\"c\\"), "\"a\\tb\\\"c\\\\\"");
-        assert_eq!(quote_path(b"\x01\x7f"), "\"\\001\\177\"");
-        assert_eq!(quote_prefixed("a/", b"x\ny"), "\"a/x\\ny\"");
     }
 }

@@ -2,34 +2,21 @@
 //! lines, new and deleted files, symlinks as their target, `Binary files … differ`),
 //! `--stat`, `--name-status` and `--name-only`.
 //!
-//! Line diffs come from `imara-diff` (Myers, then git's indent heuristic for where an
-//! ambiguous block of added or removed lines sits), so hunks match git's own; the hunk
-//! grouping, header format and function-name context follow git's xdiff.
+//! The library reads each side (`diff::content`) and builds the hunks (`diff::unified`);
+//! this module lays them out: headers, `@@` ranges, signs and colour.
 
-use std::ffi::OsStr;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
-use git_checkpoint::storage::pack::{LastPack, ReadChunks};
-use imara_diff::{Algorithm, Diff, InternedInput};
 use serde::Serialize;
 
-use crate::ui::output::{paint, quote_path, quote_prefixed, style};
+use crate::ui::output::{paint, style};
+use git_checkpoint::diff::content::{Content, ContentReader};
+use git_checkpoint::diff::unified::{Hunk, LineDiff, LineKind};
 use git_checkpoint::diff::Change;
-use git_checkpoint::format::chunk::Hasher;
+use git_checkpoint::format::path::{quote_path, quote_prefixed};
 use git_checkpoint::model::tree::Node;
 use git_checkpoint::{Error, Result};
 
-/// Lines of context around each change.
-const CONTEXT: usize = 3;
-/// Files larger than this are called binary without being read (git's
-/// `core.bigFileThreshold` default).
-const BIG_FILE: u64 = 512 << 20;
-/// git calls content binary when a NUL byte occurs in this many leading bytes.
-const BINARY_PROBE: usize = 8000;
-/// git's function-name context is at most this many bytes of the line.
-const FUNC_NAME_MAX: usize = 80;
 /// The width `--stat` fits in when `COLUMNS` does not say (git's default off a terminal).
 const STAT_WIDTH: usize = 80;
 
@@ -46,92 +33,6 @@ pub enum Format {
     NameOnly,
 }
 
-/// Reads what a change has on each side: the old side from the store, the new side
-/// from the store or, for a comparison with the worktree, from the worktree itself.
-pub struct ContentReader<'a> {
-    hasher: &'a Hasher,
-    chunks: &'a ReadChunks,
-    worktree: Option<&'a Path>,
-}
-
-/// One side of a change as read.
-enum Content {
-    Absent,
-    TooBig(u64),
-    Bytes(Vec<u8>),
-}
-
-impl Content {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Content::Bytes(b) => b,
-            _ => &[],
-        }
-    }
-}
-
-impl<'a> ContentReader<'a> {
-    /// A reader over the store's chunks; with `worktree`, new sides are read from files
-    /// under that root (they came from a scan that stored nothing).
-    pub fn new(hasher: &'a Hasher, chunks: &'a ReadChunks, worktree: Option<&'a Path>) -> Self {
-        ContentReader {
-            hasher,
-            chunks,
-            worktree,
-        }
-    }
-
-    fn read(&self, path: &[u8], node: Option<&Node>, new_side: bool) -> Result<Content> {
-        Ok(match node {
-            None | Some(Node::Dir { .. }) => Content::Absent,
-            Some(Node::Symlink { target }) => Content::Bytes(target.clone()),
-            Some(Node::File { size, .. } | Node::FileWithMode { size, .. }) if *size > BIG_FILE => {
-                Content::TooBig(*size)
-            }
-            Some(Node::File { size, chunks, .. } | Node::FileWithMode { size, chunks, .. }) => {
-                match self.worktree.filter(|_| new_side) {
-                    Some(root) => {
-                        let full = root.join(OsStr::from_bytes(path));
-                        Content::Bytes(std::fs::read(&full).map_err(|e| Error::io(full, e))?)
-                    }
-                    None => Content::Bytes(self.read_stored(path, *size, chunks)?),
-                }
-            }
-        })
-    }
-
-    /// A stored file's content, which must be exactly `size` bytes: reading stops at the
-    /// first chunk that takes it past `size`, so a file record listing more content than
-    /// it says (a crafted store) costs no more than its size and one chunk.
-    fn read_stored(&self, path: &[u8], size: u64, chunks: &[u128]) -> Result<Vec<u8>> {
-        let wrong = |held: &str| {
-            Error::Corrupt(format!(
-                "file {}: its chunks hold {held} than its recorded size of {size} bytes",
-                quote_path(path)
-            ))
-        };
-        let mut out = Vec::new();
-        let mut last = LastPack::default();
-        for &id in chunks {
-            self.chunks.read(self.hasher, id, &mut out, &mut last)?;
-            if out.len() as u64 > size {
-                return Err(wrong("more"));
-            }
-        }
-        if (out.len() as u64) < size {
-            return Err(wrong("less"));
-        }
-        Ok(out)
-    }
-
-    fn sides(&self, change: &Change) -> Result<(Content, Content)> {
-        Ok((
-            self.read(&change.path, change.old.as_ref(), false)?,
-            self.read(&change.path, change.new.as_ref(), true)?,
-        ))
-    }
-}
-
 /// The mode shown for a node, as git writes modes: `100644`, `100755`, `120000`, and for
 /// a file that keeps its own permission bits those bits (`100600`), which git never
 /// shows because it keeps only the executable bit.
@@ -145,134 +46,42 @@ fn mode(node: &Node) -> u32 {
     }
 }
 
-fn is_binary(content: &Content) -> bool {
-    match content {
-        Content::TooBig(_) => true,
-        Content::Bytes(b) => b[..b.len().min(BINARY_PROBE)].contains(&0),
-        Content::Absent => false,
-    }
-}
-
-fn size(content: &Content) -> u64 {
-    match content {
-        Content::Absent => 0,
-        Content::TooBig(n) => *n,
-        Content::Bytes(b) => b.len() as u64,
-    }
-}
-
-/// A line diff of two texts, as git groups it into hunks.
-struct LineDiff<'a> {
-    old: Vec<&'a [u8]>,
-    new: Vec<&'a [u8]>,
-    /// Changed blocks: (old start, old end, new start, new end), in order.
-    blocks: Vec<(usize, usize, usize, usize)>,
-}
-
-impl<'a> LineDiff<'a> {
-    fn new(old: &'a [u8], new: &'a [u8]) -> Self {
-        let input = InternedInput::new(old, new);
-        let mut diff = Diff::compute(Algorithm::Myers, &input);
-        diff.postprocess_lines(&input);
-        let blocks = diff
-            .hunks()
-            .map(|h| {
-                (
-                    h.before.start as usize,
-                    h.before.end as usize,
-                    h.after.start as usize,
-                    h.after.end as usize,
-                )
-            })
-            .collect();
-        let lines = |tokens: &[imara_diff::Token]| -> Vec<&'a [u8]> {
-            tokens.iter().map(|&t| input.interner[t]).collect()
-        };
-        LineDiff {
-            old: lines(&input.before),
-            new: lines(&input.after),
-            blocks,
+/// Writes `hunks` as git does: an `@@` header with the ranges and the function-name
+/// context, then each line with its sign.
+fn write_hunks(out: &mut impl Write, hunks: &[Hunk<'_>], colour: bool) -> io::Result<()> {
+    for hunk in hunks {
+        let header = format!(
+            "@@ -{} +{} @@",
+            range(hunk.old_start, hunk.old_count),
+            range(hunk.new_start, hunk.new_count)
+        );
+        out.write_all(paint(&header, style::FRAG, colour).as_bytes())?;
+        if let Some(func) = hunk.function {
+            out.write_all(b" ")?;
+            out.write_all(func)?;
         }
-    }
-
-    fn insertions(&self) -> u64 {
-        self.blocks.iter().map(|b| (b.3 - b.2) as u64).sum()
-    }
-
-    fn deletions(&self) -> u64 {
-        self.blocks.iter().map(|b| (b.1 - b.0) as u64).sum()
-    }
-
-    /// Writes the hunks: blocks closer than twice the context share a hunk (git's
-    /// `xdl_get_hunk`), and each header names the nearest line above it that starts
-    /// like a definition (git's default function-name rule).
-    fn write_hunks(&self, out: &mut impl Write, colour: bool) -> io::Result<()> {
-        let mut func: Vec<u8> = Vec::new();
-        // git searches each hunk's function line only back to the previous hunk's start,
-        // and keeps the previous one when it finds none.
-        let mut searched_to: isize = -1;
-        let mut i = 0;
-        while i < self.blocks.len() {
-            let mut j = i;
-            while j + 1 < self.blocks.len()
-                && self.blocks[j + 1].0 - self.blocks[j].1 <= 2 * CONTEXT
-            {
-                j += 1;
+        out.write_all(b"\n")?;
+        for line in &hunk.lines {
+            let (sign, code) = match line.kind {
+                LineKind::Context => (b' ', None),
+                LineKind::Removed => (b'-', colour.then_some(style::OLD)),
+                LineKind::Added => (b'+', colour.then_some(style::NEW)),
+            };
+            if let Some(code) = code {
+                write!(out, "\x1b[{code}m")?;
             }
-            let (first, last) = (self.blocks[i], self.blocks[j]);
-            let s1 = first.0.saturating_sub(CONTEXT);
-            let s2 = first.2 - (first.0 - s1);
-            let tail = CONTEXT
-                .min(self.old.len() - last.1)
-                .min(self.new.len() - last.3);
-            let (e1, e2) = (last.1 + tail, last.3 + tail);
-
-            let mut line = s1 as isize - 1;
-            while line > searched_to {
-                if let Some(name) = function_name(self.old[line as usize]) {
-                    func = name;
-                    break;
-                }
-                line -= 1;
-            }
-            searched_to = s1 as isize - 1;
-            let mut header =
-                format!("@@ -{} +{} @@", range(s1, e1 - s1), range(s2, e2 - s2)).into_bytes();
-            if colour {
-                header = paint(&String::from_utf8_lossy(&header), style::FRAG, true).into_bytes();
-            }
-            out.write_all(&header)?;
-            if !func.is_empty() {
-                out.write_all(b" ")?;
-                out.write_all(&func)?;
+            out.write_all(&[sign])?;
+            out.write_all(line.text)?;
+            if code.is_some() {
+                out.write_all(b"\x1b[m")?;
             }
             out.write_all(b"\n")?;
-
-            let (mut o, mut n) = (s1, s2);
-            // Context is equal on both sides; it is printed from the old side between
-            // blocks and from the new side after the last.
-            for &(b0, b1, b2, b3) in &self.blocks[i..=j] {
-                while o < b0 {
-                    write_line(out, b' ', self.old[o], None)?;
-                    o += 1;
-                }
-                for &text in &self.old[b0..b1] {
-                    write_line(out, b'-', text, colour.then_some(style::OLD))?;
-                }
-                for &text in &self.new[b2..b3] {
-                    write_line(out, b'+', text, colour.then_some(style::NEW))?;
-                }
-                (o, n) = (b1, b3);
+            if line.no_newline {
+                out.write_all(b"\\ No newline at end of file\n")?;
             }
-            while o < e1 {
-                write_line(out, b' ', self.new[n], None)?;
-                o += 1;
-                n += 1;
-            }
-            i = j + 1;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// A hunk range as git prints it: `start,count`, the count left out when it is 1, and
@@ -283,49 +92,6 @@ fn range(start: usize, count: usize) -> String {
         1 => format!("{}", start + 1),
         n => format!("{},{n}", start + 1),
     }
-}
-
-/// git's default function-name rule: a line starting with a letter, `_` or `$`, cut to
-/// 80 bytes, trailing white space removed, and never split inside a UTF-8 character.
-fn function_name(line: &[u8]) -> Option<Vec<u8>> {
-    let first = *line.first()?;
-    if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
-        return None;
-    }
-    let mut name = &line[..line.len().min(FUNC_NAME_MAX)];
-    while let Some((last, rest)) = name.split_last() {
-        if last.is_ascii_whitespace() {
-            name = rest;
-        } else {
-            break;
-        }
-    }
-    let valid = match std::str::from_utf8(name) {
-        Ok(_) => name.len(),
-        Err(e) if e.error_len().is_none() => e.valid_up_to(),
-        Err(_) => name.len(),
-    };
-    Some(name[..valid].to_vec())
-}
-
-fn write_line(out: &mut impl Write, sign: u8, text: &[u8], colour: Option<&str>) -> io::Result<()> {
-    let (body, newline) = match text.strip_suffix(b"\n") {
-        Some(body) => (body, true),
-        None => (text, false),
-    };
-    if let Some(code) = colour {
-        write!(out, "\x1b[{code}m")?;
-    }
-    out.write_all(&[sign])?;
-    out.write_all(body)?;
-    if colour.is_some() {
-        out.write_all(b"\x1b[m")?;
-    }
-    out.write_all(b"\n")?;
-    if !newline {
-        out.write_all(b"\\ No newline at end of file\n")?;
-    }
-    Ok(())
 }
 
 /// How a change is shown in JSON and counted in `--stat`.
@@ -357,7 +123,7 @@ pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<F
         .iter()
         .map(|change| {
             let (old, new) = reader.sides(change)?;
-            let binary = is_binary(&old) || is_binary(&new);
+            let binary = old.is_binary() || new.is_binary();
             let counts = (!binary).then(|| {
                 let diff = LineDiff::new(old.bytes(), new.bytes());
                 (diff.insertions(), diff.deletions())
@@ -368,8 +134,8 @@ pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<F
                 status: change.status().to_string(),
                 old_mode: mode_text(&change.old),
                 new_mode: mode_text(&change.new),
-                old_size: size(&old),
-                new_size: size(&new),
+                old_size: old.size(),
+                new_size: new.size(),
                 binary,
                 insertions: counts.map(|c| c.0),
                 deletions: counts.map(|c| c.1),
@@ -454,7 +220,7 @@ fn write_patch(
         _ => {}
     }
     let same = matches!((old, new), (Content::Bytes(x), Content::Bytes(y)) if x == y);
-    let both_empty = size(old) == 0 && size(new) == 0;
+    let both_empty = old.size() == 0 && new.size() == 0;
     if same || both_empty {
         return Ok(());
     }
@@ -468,14 +234,18 @@ fn write_patch(
     } else {
         "/dev/null".into()
     };
-    if is_binary(old) || is_binary(new) {
+    if old.is_binary() || new.is_binary() {
         return writeln!(out, "Binary files {old_label} and {new_label} differ");
     }
     // git ends a label holding a space with a tab, so that tools can find its end.
     let tab = |label: &str| if label.contains(' ') { "\t" } else { "" };
     meta(out, &format!("--- {old_label}{}", tab(&old_label)))?;
     meta(out, &format!("+++ {new_label}{}", tab(&new_label)))?;
-    LineDiff::new(old.bytes(), new.bytes()).write_hunks(out, colour)
+    write_hunks(
+        out,
+        &LineDiff::new(old.bytes(), new.bytes()).hunks(),
+        colour,
+    )
 }
 
 /// Writes a diffstat as git lays it out in `width` columns (`COLUMNS`, else 80).
@@ -623,9 +393,8 @@ mod tests {
 
     fn hunks(old: &str, new: &str) -> String {
         let mut out = Vec::new();
-        LineDiff::new(old.as_bytes(), new.as_bytes())
-            .write_hunks(&mut out, false)
-            .unwrap();
+        let diff = LineDiff::new(old.as_bytes(), new.as_bytes());
+        write_hunks(&mut out, &diff.hunks(), false).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -647,22 +416,9 @@ mod tests {
     }
 
     #[test]
-    fn close_changes_share_a_hunk() {
-        let old: String = (1..=12).map(|i| format!("l{i}\n")).collect();
-        let new = old.replace("l2\n", "L2\n").replace("l9\n", "L9\n");
-        assert_eq!(hunks(&old, &new).matches("@@ -").count(), 1);
-        let new = old.replace("l2\n", "L2\n").replace("l10\n", "L10\n");
-        assert_eq!(hunks(&old, &new).matches("@@ -").count(), 2);
-    }
-
-    #[test]
-    fn function_names_are_cut_like_git() {
-        assert_eq!(function_name(b"fn main() {  \n").unwrap(), b"fn main() {");
-        assert_eq!(function_name(b"    indented\n"), None);
-        assert_eq!(function_name(&[b'x'; 100]).unwrap().len(), 80);
-        let mut split = vec![b'x'; 79];
-        split.extend_from_slice("é".as_bytes());
-        assert_eq!(function_name(&split).unwrap().len(), 79);
+    fn names_are_cut_like_git() {
         assert_eq!(fit_name("abcdefghij/klmno", 10), ".../klmno");
+        assert_eq!(fit_name("abcdefghijklmno", 10), "...ijklmno");
+        assert_eq!(fit_name("short", 10), "short");
     }
 }

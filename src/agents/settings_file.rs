@@ -1,0 +1,165 @@
+//! An agent's JSON settings file, read and written back so that a rewrite changes only
+//! what the caller changed: keys keep their order (serde_json's `preserve_order`), the
+//! indentation or one-line style is kept, and so are a trailing newline, the file's
+//! permissions and a symlink to it. What the settings mean is the agent module's
+//! business.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::{Error, Result};
+
+/// A settings file as read: its parsed value and how it was laid out, so that a rewrite
+/// changes no more than the caller did.
+pub(super) struct SettingsFile {
+    /// The file written: the path given, or where a symlink there points, so that a
+    /// settings file kept elsewhere (a dotfiles repository) stays linked.
+    pub(super) target: PathBuf,
+    /// The settings as read; edit a copy and [`write`](SettingsFile::write) it.
+    pub(super) value: Value,
+    layout: Layout,
+    trailing_newline: bool,
+    mode: Option<u32>,
+}
+
+impl SettingsFile {
+    /// Reads the file at `path`; a missing or blank one reads as an empty object, laid
+    /// out as a new file is (two-space indent, trailing newline).
+    pub(super) fn read(path: &Path) -> Result<SettingsFile> {
+        let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let text = match std::fs::read(&target) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(&target, e)),
+        };
+        let mode = std::fs::metadata(&target)
+            .ok()
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return Ok(SettingsFile {
+                target,
+                value: Value::Object(Map::new()),
+                layout: Layout::Indented(b"  ".to_vec()),
+                trailing_newline: true,
+                mode,
+            });
+        }
+        let value = serde_json::from_slice(&text).map_err(|e| {
+            Error::InvalidArgument(format!("{} is not valid JSON: {e}", target.display()))
+        })?;
+        let body = text.trim_ascii_end();
+        let layout = match body.iter().position(|&b| b == b'\n') {
+            Some(newline) => Layout::Indented(
+                body[newline + 1..]
+                    .iter()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .copied()
+                    .collect(),
+            ),
+            None if body.windows(3).any(|w| w == b"\": ") => Layout::Spaced,
+            None => Layout::Compact,
+        };
+        Ok(SettingsFile {
+            target,
+            value,
+            layout,
+            trailing_newline: text.ends_with(b"\n"),
+            mode,
+        })
+    }
+
+    /// Writes `value` in the file's layout, atomically.
+    pub(super) fn write(&self, value: &Value) -> Result<()> {
+        let mut text = match &self.layout {
+            Layout::Indented(indent) => {
+                render(value, serde_json::ser::PrettyFormatter::with_indent(indent))
+            }
+            Layout::Compact => render(value, serde_json::ser::CompactFormatter),
+            Layout::Spaced => render(value, SpacedFormatter),
+        }
+        .map_err(|e| Error::InvalidArgument(format!("cannot encode the settings: {e}")))?;
+        if self.trailing_newline {
+            text.push(b'\n');
+        }
+        let dir = self.target.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+        tmp.write_all(&text)
+            .and_then(|()| tmp.as_file().sync_all())
+            .map_err(|e| Error::io(&self.target, e))?;
+        let mode = self.mode.unwrap_or(0o644) & 0o7777;
+        std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(mode),
+        )
+        .map_err(|e| Error::io(&self.target, e))?;
+        tmp.persist(&self.target)
+            .map_err(|e| Error::io(&self.target, e.error))?;
+        Ok(())
+    }
+
+    /// Deletes the file, once nothing is left in it, and its directory if that is then
+    /// empty, so that a file (and directory) a write created goes again.
+    pub(super) fn remove(&self) -> Result<()> {
+        std::fs::remove_file(&self.target).map_err(|e| Error::io(&self.target, e))?;
+        if let Some(dir) = self.target.parent() {
+            // Only succeeds if the directory is empty, i.e. the write created it.
+            let _ = std::fs::remove_dir(dir);
+        }
+        Ok(())
+    }
+}
+
+fn render(
+    value: &Value,
+    formatter: impl serde_json::ser::Formatter,
+) -> serde_json::Result<Vec<u8>> {
+    let mut text = Vec::new();
+    serde::Serialize::serialize(
+        value,
+        &mut serde_json::Serializer::with_formatter(&mut text, formatter),
+    )?;
+    Ok(text)
+}
+
+/// How a settings file is laid out.
+enum Layout {
+    /// One entry a line, indented by this much a level.
+    Indented(Vec<u8>),
+    /// One line, no spaces.
+    Compact,
+    /// One line, a space after each `:` and `,` (as Python's json.dumps writes it).
+    Spaced,
+}
+
+/// Writes JSON on one line with a space after each `:` and `,`.
+struct SpacedFormatter;
+
+impl serde_json::ser::Formatter for SpacedFormatter {
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            out.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        // Entries are separated as array values are.
+        self.begin_array_value(out, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+}
