@@ -56,11 +56,11 @@ fn stages(c: &mut Criterion) {
     group.bench_function("chunk+hash 8MiB", |b| {
         b.iter(|| {
             let mut n = 0u128;
-            hasher.for_each_chunk(&random, |piece| n ^= hasher.id(piece).0);
+            hasher.for_each_chunk(&random, |piece| n ^= hasher.chunk_id(piece).0);
             n
         })
     });
-    group.bench_function("hash 8MiB", |b| b.iter(|| hasher.id(&random)));
+    group.bench_function("hash 8MiB", |b| b.iter(|| hasher.chunk_id(&random)));
     group.bench_function("zstd-3 source 8MiB", |b| {
         b.iter(|| {
             text.chunks(64 << 10)
@@ -88,7 +88,7 @@ fn stages(c: &mut Criterion) {
                         Node::File {
                             size: i as u64,
                             executable: false,
-                            chunks: vec![i as u128],
+                            chunks: vec![git_checkpoint::ChunkId(i as u128)],
                         },
                     )
                 })

@@ -34,21 +34,4 @@ pub mod trace;
 pub mod worktree;
 
 pub use error::{Error, Result};
-
-/// A 128-bit identifier of a chunk, a tree or a checkpoint: a keyed BLAKE3 hash of the
-/// bytes it names, truncated to 128 bits. Printed as 32 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct Id(pub u128);
-
-impl Id {
-    /// The full 32-digit hex form.
-    pub fn hex(self) -> String {
-        format!("{:032x}", self.0)
-    }
-}
-
-impl std::fmt::Display for Id {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:032x}", self.0)
-    }
-}
+pub use model::id::{CheckpointId, ChunkId, TreeId};

@@ -31,11 +31,11 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
     let hasher = raw_store::hasher(store_path);
     let db = raw_store::open(store_path);
     let content = b"planted by a hostile store\n";
-    let chunk = hasher.id(content);
+    let chunk = hasher.chunk_id(content);
     let file = Node::File {
         size: content.len() as u64,
         executable: false,
-        chunks: vec![chunk.0],
+        chunks: vec![chunk],
     };
     let txn = db.begin_write().unwrap();
     {
@@ -46,9 +46,9 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
         let mut trees = txn.open_table(TREES).unwrap();
         let mut put = |tree: Tree| {
             let bytes = codec::encode(&tree);
-            let id = hasher.id(&bytes);
+            let id = hasher.tree_id(&bytes);
             trees.insert(id.0, bytes.as_slice()).unwrap();
-            id.0
+            id
         };
         let leaf = Entry {
             name: file_name.to_vec(),
@@ -79,7 +79,7 @@ fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
             ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
-        let id = hasher.id(&bytes);
+        let id = hasher.checkpoint_id(&bytes);
         txn.open_table(CHECKPOINTS)
             .unwrap()
             .insert(id.0, bytes.as_slice())
@@ -253,7 +253,9 @@ fn a_parent_cycle_is_an_error_never_a_hang() {
                 .value()
                 .to_vec();
             let mut record: Checkpoint = codec::decode(&bytes, "a").unwrap();
-            record.parents = vec![u128::from_str_radix(&b, 16).unwrap()];
+            record.parents = vec![git_checkpoint::CheckpointId(
+                u128::from_str_radix(&b, 16).unwrap(),
+            )];
             table
                 .insert(key, codec::encode(&record).as_slice())
                 .unwrap();

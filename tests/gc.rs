@@ -338,12 +338,15 @@ fn without_a_rule_gc_only_sweeps_unreachable_data() {
             let orphan = b"orphaned content";
             let mut chunks = txn.open_table(CHUNKS).unwrap();
             chunks
-                .insert(hasher.id(orphan).0, encode_chunk(orphan, 3).as_slice())
+                .insert(
+                    hasher.chunk_id(orphan).0,
+                    encode_chunk(orphan, 3).as_slice(),
+                )
                 .unwrap();
             let tree = codec::encode(&Tree::default());
             txn.open_table(TREES)
                 .unwrap()
-                .insert(hasher.id(&tree).0, tree.as_slice())
+                .insert(hasher.tree_id(&tree).0, tree.as_slice())
                 .unwrap();
         }
         txn.commit().unwrap();

@@ -24,6 +24,7 @@ use git_checkpoint::format::codec;
 use git_checkpoint::model::tree::{Entry, Node, Tree};
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::storage::pack::PackWriter;
+use git_checkpoint::{CheckpointId, ChunkId, TreeId};
 use redb::ReadableDatabase;
 
 /// Peak resident size a bounded command may reach.
@@ -223,36 +224,36 @@ impl Crafter {
     }
 
     /// Stores `tree` under its hash; returns the id.
-    fn tree(&self, tree: &Tree) -> u128 {
+    fn tree(&self, tree: &Tree) -> TreeId {
         let bytes = codec::encode(tree);
-        let id = self.hasher.id(&bytes).0;
+        let id = self.hasher.tree_id(&bytes);
         self.tree_under(id, tree);
         id
     }
 
     /// Stores `tree` under `key`, whatever its hash.
-    fn tree_under(&self, key: u128, tree: &Tree) {
+    fn tree_under(&self, key: TreeId, tree: &Tree) {
         self.txn()
             .open_table(TREES)
             .unwrap()
-            .insert(key, codec::encode(tree).as_slice())
+            .insert(key.0, codec::encode(tree).as_slice())
             .unwrap();
     }
 
     /// Stores `data` as one chunk in the index itself (as stores before packs did).
-    fn chunk(&self, data: &[u8]) -> u128 {
-        let id = self.hasher.id(data).0;
+    fn chunk(&self, data: &[u8]) -> ChunkId {
+        let id = self.hasher.chunk_id(data);
         self.txn()
             .open_table(CHUNKS)
             .unwrap()
-            .insert(id, encode_chunk(data, 3).as_slice())
+            .insert(id.0, encode_chunk(data, 3).as_slice())
             .unwrap();
         id
     }
 
     /// Stores `data` as one chunk in a pack, with `raw_len` recorded as its length.
-    fn packed_chunk(&self, data: &[u8], raw_len: usize) -> u128 {
-        let id = self.hasher.id(data).0;
+    fn packed_chunk(&self, data: &[u8], raw_len: usize) -> ChunkId {
+        let id = self.hasher.chunk_id(data);
         let mut index = self.txn().open_table(CHUNKS).unwrap();
         let mut packs = self.txn().open_table(PACKS).unwrap();
         let mut writer = PackWriter::new(&packs).unwrap();
@@ -267,7 +268,7 @@ impl Crafter {
     /// and points branch `branch` at it; returns its id in hex.
     fn checkpoint(
         &self,
-        tree: u128,
+        tree: TreeId,
         parent: Option<&str>,
         files: u64,
         bytes: u64,
@@ -276,7 +277,7 @@ impl Crafter {
         let record = Checkpoint {
             tree,
             parents: parent
-                .map(|p| u128::from_str_radix(p, 16).unwrap())
+                .map(|p| CheckpointId(u128::from_str_radix(p, 16).unwrap()))
                 .into_iter()
                 .collect(),
             time_ns: 2_000_000_000_000_000_000,
@@ -286,7 +287,7 @@ impl Crafter {
             ..Checkpoint::default()
         };
         let bytes = codec::encode(&record);
-        let id = self.hasher.id(&bytes).0;
+        let id = self.hasher.checkpoint_id(&bytes).0;
         self.txn()
             .open_table(CHECKPOINTS)
             .unwrap()
@@ -305,7 +306,7 @@ impl Crafter {
     }
 }
 
-fn file(size: u64, chunks: Vec<u128>) -> Node {
+fn file(size: u64, chunks: Vec<ChunkId>) -> Node {
     Node::File {
         size,
         executable: false,
@@ -333,7 +334,7 @@ fn saved_repo() -> (Repo, String) {
 /// Eight levels of trees, each holding 20 entries that all name the tree below; the
 /// lowest holds 20 one-byte files: 20^8 paths from 8 stored trees. The record says 1
 /// file of 1 byte.
-fn plant_tree_bomb(repo: &Repo, parent: &str) -> (String, u128) {
+fn plant_tree_bomb(repo: &Repo, parent: &str) -> (String, TreeId) {
     let craft = Crafter::open(repo);
     let chunk = craft.chunk(b"x");
     let mut id = craft.tree(&Tree {
@@ -572,7 +573,7 @@ fn a_tree_under_a_key_that_is_not_its_hash_is_named_by_verify() {
             let record: Checkpoint =
                 codec::decode(checkpoints.get(id).unwrap().unwrap().value(), "base").unwrap();
             let trees = read.open_table(TREES).unwrap();
-            let value = trees.get(record.tree).unwrap().unwrap();
+            let value = trees.get(record.tree.0).unwrap().unwrap();
             codec::decode(value.value(), "root").unwrap()
         };
         let sub = root
@@ -674,17 +675,17 @@ fn trees_that_expand_to_nothing_but_work_are_refused() {
     let (repo, base) = saved_repo();
     let craft = Crafter::open(&repo);
     let chunk = craft.chunk(b"x");
-    let put = |tree: &Tree, pad: bool| -> u128 {
+    let put = |tree: &Tree, pad: bool| -> TreeId {
         if !pad {
             return craft.tree(tree);
         }
         let bytes = padded(tree);
-        let id = craft.hasher.id(&bytes).0;
+        let id = craft.hasher.tree_id(&bytes);
         craft
             .txn()
             .open_table(TREES)
             .unwrap()
-            .insert(id, bytes.as_slice())
+            .insert(id.0, bytes.as_slice())
             .unwrap();
         id
     };
@@ -695,7 +696,7 @@ fn trees_that_expand_to_nothing_but_work_are_refused() {
     };
     let (mut plain, mut twin) = (put(&leaf, false), put(&leaf, true));
     let mut empty = put(&Tree::default(), false);
-    let level = |below: u128| Tree {
+    let level = |below: TreeId| Tree {
         entries: (0..20)
             .map(|i| entry(&format!("d{i:02}"), Node::Dir { tree: below }))
             .collect(),

@@ -11,7 +11,6 @@ use common::{parse_json, pseudo_random, Repo};
 use git_checkpoint::format::codec;
 use git_checkpoint::model::tree::{Node, Tree};
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::Id;
 use redb::ReadableTable;
 use serde_json::Value;
 
@@ -81,7 +80,7 @@ fn a_deleted_chunk_is_named_with_the_checkpoints_it_breaks() {
     repo.remove("a.bin");
     let c3 = repo.save("three");
     let chunk = {
-        let id = raw_store::hasher(&repo.store_path()).id(&a);
+        let id = raw_store::hasher(&repo.store_path()).chunk_id(&a);
         let db = raw_store::open(&repo.store_path());
         let txn = db.begin_write().unwrap();
         assert!(txn
@@ -146,7 +145,7 @@ fn a_deleted_tree_is_named_and_gc_refuses_to_run_on_the_damage() {
             let root = record.tree;
             let mut trees = txn.open_table(TREES).unwrap();
             let tree: Tree =
-                codec::decode(trees.get(root).unwrap().unwrap().value(), "root").unwrap();
+                codec::decode(trees.get(root.0).unwrap().unwrap().value(), "root").unwrap();
             let sub = tree
                 .entries
                 .iter()
@@ -155,11 +154,11 @@ fn a_deleted_tree_is_named_and_gc_refuses_to_run_on_the_damage() {
                     _ => None,
                 })
                 .unwrap();
-            assert!(trees.remove(sub).unwrap().is_some());
+            assert!(trees.remove(sub.0).unwrap().is_some());
             sub
         };
         txn.commit().unwrap();
-        Id(sub)
+        sub
     };
     let report = verify_json(&repo, &["--read-data"], 1);
     assert_eq!(

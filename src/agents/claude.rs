@@ -19,7 +19,7 @@ use crate::git::repo::Repo;
 use crate::git::settings;
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, SaveOptions, SaveOutcome};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, Error, Result};
 
 /// The command the Claude Code hooks run.
 pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
@@ -258,7 +258,7 @@ fn first_line(text: &str) -> String {
 /// Saves a checkpoint for the Claude Code hook event in `input`, in the event's `cwd`
 /// (or `fallback_dir`). Returns the new checkpoint, or `None` if nothing changed.
 /// A failure after the worktree is found is also appended to its hooks log.
-pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<Id>> {
+pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
     let event = ClaudeEvent::parse(input);
     let dir = event
         .as_ref()
@@ -273,7 +273,7 @@ pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<Id>> {
     result
 }
 
-fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<Id>> {
+fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<CheckpointId>> {
     let mut store = settings::open_store(repo, &mut || {})?;
     let options = SaveOptions {
         message: event.message(),

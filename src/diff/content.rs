@@ -11,7 +11,7 @@ use crate::format::chunk::Hasher;
 use crate::format::path::quote_path;
 use crate::model::tree::Node;
 use crate::storage::pack::{LastPack, ReadChunks};
-use crate::{Error, Result};
+use crate::{ChunkId, Error, Result};
 
 /// Files larger than this are called binary without being read (git's
 /// `core.bigFileThreshold` default).
@@ -110,7 +110,7 @@ impl<'a> ContentReader<'a> {
     /// A stored file's content, which must be exactly `size` bytes: reading stops at the
     /// first chunk that takes it past `size`, so a file record listing more content than
     /// it says (a crafted store) costs no more than its size and one chunk.
-    fn read_stored(&self, path: &[u8], size: u64, chunks: &[u128]) -> Result<Vec<u8>> {
+    fn read_stored(&self, path: &[u8], size: u64, chunks: &[ChunkId]) -> Result<Vec<u8>> {
         let wrong = |held: &str| {
             Error::Corrupt(format!(
                 "file {}: its chunks hold {held} than its recorded size of {size} bytes",

@@ -5,7 +5,7 @@
 
 use crate::model::tree::{too_deep, Budget, Entry, Node, MAX_DEPTH};
 use crate::storage::TreeReader;
-use crate::Result;
+use crate::{Result, TreeId};
 
 pub mod content;
 pub mod unified;
@@ -120,11 +120,11 @@ impl PathFilter {
 /// and [`MAX_DEPTH`].
 pub fn diff_trees(
     reader: &TreeReader<'_>,
-    old: Option<u128>,
-    new: Option<u128>,
+    old: Option<TreeId>,
+    new: Option<TreeId>,
     filter: &PathFilter,
 ) -> Result<Vec<Change>> {
-    let budget = |id: Option<u128>| -> Result<Option<Budget>> {
+    let budget = |id: Option<TreeId>| -> Result<Option<Budget>> {
         Ok(match id {
             Some(id) => reader.budget(id)?,
             None => None,
@@ -149,7 +149,7 @@ pub fn diff_trees(
 }
 
 /// The entries of tree `id` (none for `None`); a subdirectory's tree must not be empty.
-fn entries(reader: &TreeReader<'_>, id: Option<u128>, subtree: bool) -> Result<Vec<Entry>> {
+fn entries(reader: &TreeReader<'_>, id: Option<TreeId>, subtree: bool) -> Result<Vec<Entry>> {
     Ok(match id {
         Some(id) if subtree => reader.get_subtree(id)?.entries,
         Some(id) => reader.get(id)?.entries,
@@ -162,7 +162,7 @@ struct Walk<'r, 'a> {
     reader: &'r TreeReader<'a>,
     filter: &'r PathFilter,
     /// A root, to name in errors.
-    root: u128,
+    root: TreeId,
     old_budget: Option<Budget>,
     new_budget: Option<Budget>,
     out: Vec<Change>,
@@ -256,13 +256,14 @@ impl Walk<'_, '_> {
 mod tests {
     use super::{Change, PathFilter};
     use crate::model::tree::Node;
+    use crate::ChunkId;
 
     /// git's letters: a file that becomes a symlink is a type change, a file whose mode
     /// or content changes (whatever record keeps it) is modified.
     #[test]
     fn status_letters_follow_git() {
-        let file = Node::file(3, 0o644, vec![1], true);
-        let key = Node::file(3, 0o600, vec![1], true);
+        let file = Node::file(3, 0o644, vec![ChunkId(1)], true);
+        let key = Node::file(3, 0o600, vec![ChunkId(1)], true);
         let link = Node::Symlink {
             target: b"x".to_vec(),
         };

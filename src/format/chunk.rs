@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use crate::format::codec::FORMAT_VERSION;
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// Chunking parameters, fixed when a store is created and kept in its meta table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,12 +79,27 @@ impl Hasher {
         self.params
     }
 
-    /// The id of `bytes`: keyed BLAKE3, truncated to 128 bits.
-    pub fn id(&self, bytes: &[u8]) -> Id {
+    /// The id of a chunk of content `bytes`.
+    pub fn chunk_id(&self, bytes: &[u8]) -> ChunkId {
+        ChunkId(self.hash(bytes))
+    }
+
+    /// The id of a tree whose encoded record is `bytes`.
+    pub fn tree_id(&self, bytes: &[u8]) -> TreeId {
+        TreeId(self.hash(bytes))
+    }
+
+    /// The id of a checkpoint whose encoded record is `bytes`.
+    pub fn checkpoint_id(&self, bytes: &[u8]) -> CheckpointId {
+        CheckpointId(self.hash(bytes))
+    }
+
+    /// Keyed BLAKE3 of `bytes`, truncated to 128 bits (docs/design.md, "Ids").
+    fn hash(&self, bytes: &[u8]) -> u128 {
         let hash = blake3::keyed_hash(&self.key, bytes);
         let mut first = [0u8; 16];
         first.copy_from_slice(&hash.as_bytes()[..16]);
-        Id(u128::from_be_bytes(first))
+        u128::from_be_bytes(first)
     }
 
     /// Calls `each` with every chunk of `data`, in order.
@@ -151,7 +166,7 @@ pub fn raw_len(stored: &[u8]) -> Option<u64> {
 
 /// Decodes a stored chunk into `out` (appending) and checks it against its id, so a
 /// damaged store can never hand back wrong bytes.
-pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
+pub fn decode_chunk(hasher: &Hasher, id: ChunkId, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let start = out.len();
     match stored {
         [FORMAT_VERSION, CODEC_RAW, payload @ ..] => out.extend_from_slice(payload),
@@ -178,7 +193,7 @@ pub fn decode_chunk(hasher: &Hasher, id: Id, stored: &[u8], out: &mut Vec<u8>) -
         }
         _ => return Err(Error::Corrupt(format!("chunk {id} is truncated"))),
     }
-    if hasher.id(&out[start..]) != id {
+    if hasher.chunk_id(&out[start..]) != id {
         return Err(Error::Corrupt(format!(
             "chunk {id} does not match its hash"
         )));
@@ -212,7 +227,7 @@ mod tests {
             b"hello hello hello hello".repeat(100),
             (0..=255u8).collect(),
         ] {
-            let id = hasher.id(&data);
+            let id = hasher.chunk_id(&data);
             let stored = encode_chunk(&data, 3);
             let mut out = Vec::new();
             decode_chunk(&hasher, id, &stored, &mut out).unwrap();
@@ -231,7 +246,7 @@ mod tests {
         let data = pseudo_random(4 << 20, 0x9e3779b97f4a7c15);
         let ids = |d: &[u8]| {
             let mut v = Vec::new();
-            hasher.for_each_chunk(d, |c| v.push(hasher.id(c)));
+            hasher.for_each_chunk(d, |c| v.push(hasher.chunk_id(c)));
             v
         };
         let before = ids(&data);

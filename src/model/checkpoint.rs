@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// A file stored with a checkpoint but outside its tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,7 +13,7 @@ pub struct Attachment {
     /// Its length in bytes.
     pub size: u64,
     /// Its content chunks.
-    pub chunks: Vec<u128>,
+    pub chunks: Vec<ChunkId>,
 }
 
 /// A file a save left out; restore never overwrites or deletes it, since no checkpoint
@@ -42,9 +42,9 @@ pub enum SkipReason {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// The root tree of the worktree.
-    pub tree: u128,
+    pub tree: TreeId,
     /// Parent checkpoints; the first is the one it was saved on top of.
-    pub parents: Vec<u128>,
+    pub parents: Vec<CheckpointId>,
     /// When it was made, in nanoseconds since the Unix epoch.
     pub time_ns: i128,
     /// The message given with `-m`, or one the tool wrote (e.g. before a restore).
@@ -74,7 +74,7 @@ pub enum Head {
     /// A branch; it may not exist yet in a new store.
     Branch(String),
     /// A checkpoint with no branch.
-    Detached(u128),
+    Detached(CheckpointId),
 }
 
 impl Checkpoint {

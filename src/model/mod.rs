@@ -3,6 +3,7 @@
 
 pub mod branch;
 pub mod checkpoint;
+pub mod id;
 pub mod retention;
 pub mod revision;
 pub mod stat_cache;

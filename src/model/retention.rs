@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use jiff::tz::TimeZone;
 use time::{Date, Duration, Month, OffsetDateTime, UtcOffset};
 
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, Error, Result};
 
 /// A calendar duration as restic writes it: `2y5m7d3h` is two years, five months, seven
 /// days and three hours. `w` (weeks, 7 days) is accepted too. `m` means months, as in
@@ -275,10 +275,10 @@ impl fmt::Display for Reason {
 /// means).
 pub fn select(
     policy: &Policy,
-    list: &[(Id, OffsetDateTime)],
+    list: &[(CheckpointId, OffsetDateTime)],
     now: OffsetDateTime,
-) -> BTreeMap<Id, Vec<Reason>> {
-    let mut sorted: Vec<(Id, OffsetDateTime)> = list.to_vec();
+) -> BTreeMap<CheckpointId, Vec<Reason>> {
+    let mut sorted: Vec<(CheckpointId, OffsetDateTime)> = list.to_vec();
     sorted.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     let mut buckets: Vec<(Bucket, usize, Option<i64>)> = [
         (Bucket::Last, policy.last),
@@ -373,7 +373,7 @@ mod tests {
     use std::collections::BTreeSet;
     use time::macros::datetime;
 
-    fn ids(kept: &BTreeMap<Id, Vec<Reason>>) -> Vec<u128> {
+    fn ids(kept: &BTreeMap<CheckpointId, Vec<Reason>>) -> Vec<u128> {
         kept.keys().map(|id| id.0).collect()
     }
 
@@ -391,7 +391,7 @@ mod tests {
     fn restic_example_twelve_sundays_keep_daily_4() {
         let first = datetime!(2019-09-01 11:00 UTC);
         let list: Vec<_> = (0..12)
-            .map(|week| (Id(week as u128), first + Duration::weeks(week)))
+            .map(|week| (CheckpointId(week as u128), first + Duration::weeks(week)))
             .collect();
         assert_eq!(list[11].1, datetime!(2019-11-17 11:00 UTC));
         let kept = select(&policy(|p| p.daily = Some(4)), &list, NOW);
@@ -409,7 +409,12 @@ mod tests {
         let last = datetime!(2025-12-28 20:00 UTC);
         assert_eq!(last.weekday(), time::Weekday::Sunday);
         let list: Vec<_> = (0..36525)
-            .map(|day| (Id(day as u128), last - Duration::days(36524 - day)))
+            .map(|day| {
+                (
+                    CheckpointId(day as u128),
+                    last - Duration::days(36524 - day),
+                )
+            })
             .collect();
         let kept = select(
             &policy(|p| {
@@ -430,7 +435,7 @@ mod tests {
         let newest: Vec<u128> = (36518..36525).collect();
         assert!(newest
             .iter()
-            .all(|id| kept[&Id(*id)].contains(&Reason::Daily)));
+            .all(|id| kept[&CheckpointId(*id)].contains(&Reason::Daily)));
         let only = |reason: Reason| kept.values().filter(|r| r[0] == reason).count();
         assert_eq!(only(Reason::Weekly), 4);
         // Exactly: the weeklies are the last 5 Sundays, the monthlies the last day of
@@ -484,10 +489,10 @@ mod tests {
         let span: Span = "2y5m7d3h".parse().unwrap();
         assert_eq!(span.before(newest), cutoff);
         let list = vec![
-            (Id(1), newest),
-            (Id(2), cutoff + Duration::minutes(1)),
-            (Id(3), cutoff),
-            (Id(4), cutoff - Duration::days(400)),
+            (CheckpointId(1), newest),
+            (CheckpointId(2), cutoff + Duration::minutes(1)),
+            (CheckpointId(3), cutoff),
+            (CheckpointId(4), cutoff - Duration::days(400)),
         ];
         // Measured from the newest checkpoint, not from now (years later).
         let kept = select(&policy(|p| p.within = Some(span)), &list, NOW);
@@ -515,9 +520,9 @@ mod tests {
     #[test]
     fn future_checkpoints_do_not_move_the_within_window() {
         let list = vec![
-            (Id(1), NOW + Duration::days(30)),
-            (Id(2), NOW - Duration::days(1)),
-            (Id(3), NOW - Duration::days(3)),
+            (CheckpointId(1), NOW + Duration::days(30)),
+            (CheckpointId(2), NOW - Duration::days(1)),
+            (CheckpointId(3), NOW - Duration::days(3)),
         ];
         let kept = select(
             &policy(|p| p.within = Some("1d2h".parse().unwrap())),
@@ -532,14 +537,14 @@ mod tests {
     #[test]
     fn the_oldest_is_kept_while_a_bucket_has_counts_left() {
         let list = vec![
-            (Id(1), datetime!(2024-05-02 18:00 UTC)),
-            (Id(2), datetime!(2024-05-02 09:00 UTC)),
-            (Id(3), datetime!(2024-05-01 18:00 UTC)),
-            (Id(4), datetime!(2024-05-01 09:00 UTC)),
+            (CheckpointId(1), datetime!(2024-05-02 18:00 UTC)),
+            (CheckpointId(2), datetime!(2024-05-02 09:00 UTC)),
+            (CheckpointId(3), datetime!(2024-05-01 18:00 UTC)),
+            (CheckpointId(4), datetime!(2024-05-01 09:00 UTC)),
         ];
         let kept = select(&policy(|p| p.daily = Some(5)), &list, NOW);
         assert_eq!(ids(&kept), [1, 3, 4]);
-        assert_eq!(kept[&Id(4)], [Reason::Oldest(Bucket::Daily)]);
+        assert_eq!(kept[&CheckpointId(4)], [Reason::Oldest(Bucket::Daily)]);
         // Counts used up before the oldest: no extra.
         let kept = select(&policy(|p| p.daily = Some(2)), &list, NOW);
         assert_eq!(ids(&kept), [1, 3]);
@@ -550,11 +555,11 @@ mod tests {
     #[test]
     fn weeks_are_iso_weeks_and_empty_periods_do_not_count() {
         let list = vec![
-            (Id(1), datetime!(2024-06-10 01:00 UTC)), // Monday
-            (Id(2), datetime!(2024-06-09 23:00 UTC)), // Sunday, previous week
-            (Id(3), datetime!(2024-06-03 08:00 UTC)), // Monday of that week
-            (Id(4), datetime!(2024-04-01 08:00 UTC)), // weeks earlier
-            (Id(5), datetime!(2024-03-31 08:00 UTC)),
+            (CheckpointId(1), datetime!(2024-06-10 01:00 UTC)), // Monday
+            (CheckpointId(2), datetime!(2024-06-09 23:00 UTC)), // Sunday, previous week
+            (CheckpointId(3), datetime!(2024-06-03 08:00 UTC)), // Monday of that week
+            (CheckpointId(4), datetime!(2024-04-01 08:00 UTC)), // weeks earlier
+            (CheckpointId(5), datetime!(2024-03-31 08:00 UTC)),
         ];
         let kept = select(&policy(|p| p.weekly = Some(3)), &list, NOW);
         assert_eq!(ids(&kept), [1, 2, 4]);
@@ -563,11 +568,11 @@ mod tests {
     #[test]
     fn rules_are_a_union_and_hours_are_natural_hours() {
         let list = vec![
-            (Id(1), datetime!(2024-06-10 10:59 UTC)),
-            (Id(2), datetime!(2024-06-10 10:01 UTC)),
-            (Id(3), datetime!(2024-06-10 09:59 UTC)),
-            (Id(4), datetime!(2024-06-10 09:30 UTC)),
-            (Id(5), datetime!(2024-06-09 09:30 UTC)),
+            (CheckpointId(1), datetime!(2024-06-10 10:59 UTC)),
+            (CheckpointId(2), datetime!(2024-06-10 10:01 UTC)),
+            (CheckpointId(3), datetime!(2024-06-10 09:59 UTC)),
+            (CheckpointId(4), datetime!(2024-06-10 09:30 UTC)),
+            (CheckpointId(5), datetime!(2024-06-09 09:30 UTC)),
         ];
         let kept = select(&policy(|p| p.hourly = Some(2)), &list, NOW);
         assert_eq!(ids(&kept), [1, 3]);
@@ -580,7 +585,7 @@ mod tests {
             NOW,
         );
         assert_eq!(ids(&kept), [1, 2, 3]);
-        assert_eq!(kept[&Id(1)], [Reason::Last, Reason::Hourly]);
+        assert_eq!(kept[&CheckpointId(1)], [Reason::Last, Reason::Hourly]);
         // A rule given as 0 keeps nothing by itself.
         assert!(select(&policy(|p| p.last = Some(0)), &list, NOW).is_empty());
     }

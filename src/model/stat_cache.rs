@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ChunkId;
+
 /// Coarse filesystem clocks (FAT, SMB) and clock skew stay within this margin.
 pub const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
@@ -63,7 +65,7 @@ pub struct CacheEntry {
     /// Metadata when the content was read.
     pub stat: FileStat,
     /// The content's chunk ids.
-    pub chunks: Vec<u128>,
+    pub chunks: Vec<ChunkId>,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
-use crate::{Error, Id, Result};
+use crate::{ChunkId, Error, Result, TreeId};
 
 /// What a name in a directory is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub enum Node {
         /// Whether the owner-executable bit is set (git's notion of an executable).
         executable: bool,
         /// Chunk ids; the content is their concatenation.
-        chunks: Vec<u128>,
+        chunks: Vec<ChunkId>,
     },
     /// A symbolic link and its target, as raw bytes; never followed.
     Symlink {
@@ -31,7 +31,7 @@ pub enum Node {
     /// A subdirectory.
     Dir {
         /// The subdirectory's tree id.
-        tree: u128,
+        tree: TreeId,
     },
     /// A regular file whose permission bits are not git's two (`0644`, `0755`): a key
     /// file at `0600`, a read-only `0444`. Written only for such files (with
@@ -43,7 +43,7 @@ pub enum Node {
         /// Permission bits (`0o777` at most: never set-id or sticky bits, never owners).
         mode: u32,
         /// Chunk ids; the content is their concatenation.
-        chunks: Vec<u128>,
+        chunks: Vec<ChunkId>,
     },
 }
 
@@ -51,7 +51,7 @@ impl Node {
     /// The record for a file of `size` bytes with the permission bits of `mode` and
     /// content `chunks`: [`Node::File`] when git's notion (the executable bit) says it all
     /// or `keep_permissions` is off, [`Node::FileWithMode`] otherwise.
-    pub fn file(size: u64, mode: u32, chunks: Vec<u128>, keep_permissions: bool) -> Node {
+    pub fn file(size: u64, mode: u32, chunks: Vec<ChunkId>, keep_permissions: bool) -> Node {
         let permissions = mode & 0o777;
         let executable = permissions & 0o100 != 0;
         let git_mode = if executable { 0o755 } else { 0o644 };
@@ -129,7 +129,7 @@ pub struct Totals {
 }
 
 /// Trees built in memory and not yet in the store, by id, in their encoded form.
-pub type PendingTrees = HashMap<u128, Vec<u8>>;
+pub type PendingTrees = HashMap<TreeId, Vec<u8>>;
 
 /// Builds the trees for a flat list of `(path, node)` (paths relative to the root,
 /// `/`-separated, sorted by bytes, no `Dir` nodes) and returns the root tree id.
@@ -138,7 +138,7 @@ pub fn build(
     hasher: &Hasher,
     files: &[(Vec<u8>, Node)],
     pending: &mut PendingTrees,
-) -> (Id, Totals) {
+) -> (TreeId, Totals) {
     let mut totals = Totals::default();
     let root = build_dir(hasher, files, 0, pending, &mut totals);
     (root, totals)
@@ -150,7 +150,7 @@ fn build_dir(
     prefix_len: usize,
     pending: &mut PendingTrees,
     totals: &mut Totals,
-) -> Id {
+) -> TreeId {
     let mut entries = Vec::new();
     let mut i = 0;
     while i < files.len() {
@@ -177,7 +177,7 @@ fn build_dir(
                 let child = build_dir(hasher, &files[i..end], dir_prefix.len(), pending, totals);
                 entries.push(Entry {
                     name: rest[..slash].to_vec(),
-                    node: Node::Dir { tree: child.0 },
+                    node: Node::Dir { tree: child },
                 });
                 i = end;
             }
@@ -185,8 +185,8 @@ fn build_dir(
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     let encoded = codec::encode(&Tree { entries });
-    let id = hasher.id(&encoded);
-    pending.entry(id.0).or_insert(encoded);
+    let id = hasher.tree_id(&encoded);
+    pending.entry(id).or_insert(encoded);
     id
 }
 
@@ -206,12 +206,12 @@ pub enum TreeProblem {
 
 impl TreeProblem {
     /// The error for tree `id` having this problem.
-    pub fn into_error(self, id: u128) -> Error {
+    pub fn into_error(self, id: TreeId) -> Error {
         match self {
             TreeProblem::Unsafe(name) => {
                 Error::UnsafeName(String::from_utf8_lossy(&name).into_owned())
             }
-            TreeProblem::Other(problem) => Error::Corrupt(format!("tree {} {problem}", Id(id))),
+            TreeProblem::Other(problem) => Error::Corrupt(format!("tree {id} {problem}")),
         }
     }
 }
@@ -277,8 +277,8 @@ pub fn tree_problem(tree: &Tree, params: &ChunkParams) -> Option<TreeProblem> {
 /// recorded size; `Some(sum)` when they are all known and do not.
 pub fn chunk_sum_mismatch(
     size: u64,
-    chunks: &[u128],
-    mut raw_len: impl FnMut(u128) -> Option<u64>,
+    chunks: &[ChunkId],
+    mut raw_len: impl FnMut(ChunkId) -> Option<u64>,
 ) -> Option<u64> {
     let mut sum: u64 = 0;
     for &id in chunks {
@@ -290,14 +290,14 @@ pub fn chunk_sum_mismatch(
 /// Limits on what expanding a checkpoint's tree may yield: the counts its record gives.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
-    tree: u128,
+    tree: TreeId,
     limit: Totals,
     used: Totals,
 }
 
 impl Budget {
     /// A budget for tree `tree` of `limit` files and bytes.
-    pub fn new(tree: u128, limit: Totals) -> Self {
+    pub fn new(tree: TreeId, limit: Totals) -> Self {
         Budget {
             tree,
             limit,
@@ -321,16 +321,15 @@ impl Budget {
         };
         Err(Error::Corrupt(format!(
             "tree {} holds more {what} than its checkpoint records ({n})",
-            Id(self.tree)
+            self.tree
         )))
     }
 }
 
 /// The error for a walk that went deeper than [`MAX_DEPTH`] below tree `id`.
-pub fn too_deep(id: u128) -> Error {
+pub fn too_deep(id: TreeId) -> Error {
     Error::Corrupt(format!(
-        "tree {} nests directories deeper than {MAX_DEPTH}",
-        Id(id)
+        "tree {id} nests directories deeper than {MAX_DEPTH}"
     ))
 }
 
@@ -343,7 +342,7 @@ mod tests {
     /// permission bits take the newer kind, and never more than `0777`.
     #[test]
     fn only_files_with_unusual_permissions_take_the_newer_record() {
-        let chunks = || vec![7];
+        let chunks = || vec![ChunkId(7)];
         for (mode, executable) in [(0o100644, false), (0o755, true), (0o4755, true)] {
             assert_eq!(
                 Node::file(1, mode, chunks(), true),
@@ -388,7 +387,7 @@ mod tests {
         Node::File {
             size: n as u64,
             executable: false,
-            chunks: vec![n],
+            chunks: vec![ChunkId(n)],
         }
     }
 
@@ -433,7 +432,7 @@ mod tests {
         assert_eq!(totals.files, 5);
         // root + one shared tree for a/ and b/
         assert_eq!(pending.len(), 2);
-        let tree: Tree = codec::decode(&pending[&root.0], "root").unwrap();
+        let tree: Tree = codec::decode(&pending[&root], "root").unwrap();
         let names: Vec<&[u8]> = tree.entries.iter().map(|e| e.name.as_slice()).collect();
         assert_eq!(names, [&b"a"[..], b"a-b", b"a.txt", b"a0", b"b"]);
     }
@@ -450,7 +449,7 @@ mod tests {
         let mut node = |data: &[u8]| {
             let mut chunks = Vec::new();
             hasher.for_each_chunk(data, |piece| {
-                let id = hasher.id(piece).0;
+                let id = hasher.chunk_id(piece);
                 lengths.insert(id, piece.len() as u64);
                 chunks.push(id);
             });
@@ -505,7 +504,7 @@ mod tests {
         let listing = |size: u64, count: usize| Node::File {
             size,
             executable: false,
-            chunks: vec![7; count],
+            chunks: vec![ChunkId(7); count],
         };
         // One chunk per `min` bytes, and one more (the last may be short).
         let min = params.min as u64;
@@ -530,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_budget_stops_past_the_recorded_files_or_bytes() {
-        let mut budget = Budget::new(9, Totals { files: 2, bytes: 3 });
+        let mut budget = Budget::new(TreeId(9), Totals { files: 2, bytes: 3 });
         budget.take(&file(1)).unwrap();
         budget.take(&file(2)).unwrap();
         let err = budget.take(&file(0)).unwrap_err().to_string();
@@ -538,7 +537,7 @@ mod tests {
             err.contains("more files than its checkpoint records (2)"),
             "{err}"
         );
-        let mut budget = Budget::new(9, Totals { files: 5, bytes: 3 });
+        let mut budget = Budget::new(TreeId(9), Totals { files: 5, bytes: 3 });
         budget.take(&file(3)).unwrap();
         let link = Node::Symlink {
             target: b"x".to_vec(),

@@ -41,13 +41,13 @@ use crate::git::Settings;
 use crate::model::retention::{self, GcOptions, Policy};
 use crate::model::Checkpoint;
 use crate::storage::{Snapshot, Store, StoreRead};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// A checkpoint the plan removes.
 #[derive(Clone, Debug)]
 pub struct Removal {
     /// Its id.
-    pub id: Id,
+    pub id: CheckpointId,
     /// Its abbreviation while it still exists.
     pub short_id: String,
     /// Its record.
@@ -64,13 +64,13 @@ pub struct Plan {
     /// Checkpoints that go, newest first.
     pub removed: Vec<Removal>,
     /// Checkpoints that stay, newest first, with why.
-    pub kept: Vec<(Id, Vec<String>)>,
+    pub kept: Vec<(CheckpointId, Vec<String>)>,
     /// Kept checkpoints whose parents change, with the new parents.
-    pub reparented: Vec<(Id, Vec<u128>)>,
+    pub reparented: Vec<(CheckpointId, Vec<CheckpointId>)>,
     /// Trees nothing kept reaches.
-    pub trees: Vec<u128>,
+    pub trees: Vec<TreeId>,
     /// Chunks nothing kept reaches.
-    pub chunks: Vec<u128>,
+    pub chunks: Vec<ChunkId>,
     /// Stat-cache paths whose entries name chunks that go.
     pub stat_cache: Vec<Vec<u8>>,
     /// Stored bytes of everything that goes (records, trees, chunks).
@@ -102,13 +102,13 @@ impl Outcome {
 
 /// Every checkpoint record, with what protects some of them.
 struct Records {
-    list: Vec<(Id, Checkpoint, u64)>,
-    protected: BTreeMap<Id, Vec<String>>,
+    list: Vec<(CheckpointId, Checkpoint, u64)>,
+    protected: BTreeMap<CheckpointId, Vec<String>>,
 }
 
 fn load_records(snapshot: &Snapshot) -> Result<Records> {
     let list = snapshot.checkpoints_with_sizes()?;
-    let mut protected: BTreeMap<Id, Vec<String>> = BTreeMap::new();
+    let mut protected: BTreeMap<CheckpointId, Vec<String>> = BTreeMap::new();
     for (name, tip) in snapshot.branches()? {
         protected
             .entry(tip)
@@ -134,8 +134,12 @@ fn load_records(snapshot: &Snapshot) -> Result<Records> {
 
 /// The checkpoints the policy and the protections keep, with why. An empty policy
 /// keeps everything.
-fn keep_by_policy(records: &Records, policy: &Policy, now_ns: i128) -> BTreeMap<Id, Vec<String>> {
-    let mut kept: BTreeMap<Id, Vec<String>> = if policy.is_empty() {
+fn keep_by_policy(
+    records: &Records,
+    policy: &Policy,
+    now_ns: i128,
+) -> BTreeMap<CheckpointId, Vec<String>> {
+    let mut kept: BTreeMap<CheckpointId, Vec<String>> = if policy.is_empty() {
         records
             .list
             .iter()
@@ -152,7 +156,7 @@ fn keep_by_policy(records: &Records, policy: &Policy, now_ns: i128) -> BTreeMap<
             .map(|(id, reasons)| (id, reasons.iter().map(ToString::to_string).collect()))
             .collect()
     };
-    let exists: HashSet<Id> = records.list.iter().map(|(id, _, _)| *id).collect();
+    let exists: HashSet<CheckpointId> = records.list.iter().map(|(id, _, _)| *id).collect();
     for (id, why) in &records.protected {
         if exists.contains(id) {
             kept.entry(*id).or_default().extend(why.iter().cloned());
@@ -184,7 +188,7 @@ enum Sweep {
 fn finish_plan(
     snapshot: &Snapshot,
     records: &Records,
-    mut kept: BTreeMap<Id, Vec<String>>,
+    mut kept: BTreeMap<CheckpointId, Vec<String>>,
     options: &GcOptions,
     sweep: Sweep,
 ) -> Result<Plan> {
@@ -194,7 +198,7 @@ fn finish_plan(
     } else {
         sweep
     };
-    let by_id: HashMap<Id, (&Checkpoint, u64)> = records
+    let by_id: HashMap<CheckpointId, (&Checkpoint, u64)> = records
         .list
         .iter()
         .map(|(id, record, size)| (*id, (record, *size)))
@@ -208,13 +212,13 @@ fn finish_plan(
         Sweep::RemovedOnly => Default::default(),
     };
     if let Some(budget) = options.max_size {
-        let live = |kept: &BTreeMap<Id, Vec<String>>| -> u64 {
+        let live = |kept: &BTreeMap<CheckpointId, Vec<String>>| -> u64 {
             let marked = graph.mark(kept.keys().map(|id| by_id[id].0));
             let records: u64 = kept.keys().map(|id| by_id[id].1).sum();
             marked.stored_bytes(&tree_sizes, &chunk_sizes) + records
         };
         // Oldest first: the candidates the budget may take, in the order it takes them.
-        let candidates: Vec<Id> = records
+        let candidates: Vec<CheckpointId> = records
             .list
             .iter()
             .rev()
@@ -305,7 +309,7 @@ fn finish_plan(
     }
     plan.trees.sort_unstable();
     plan.chunks.sort_unstable();
-    let deleted: HashSet<u128> = plan.chunks.iter().copied().collect();
+    let deleted: HashSet<ChunkId> = plan.chunks.iter().copied().collect();
     plan.stat_cache = snapshot.cached_paths_naming(&deleted)?;
     Ok(plan)
 }
@@ -313,21 +317,24 @@ fn finish_plan(
 /// New parent lists for kept checkpoints with a removed parent: each removed parent is
 /// replaced by its nearest kept ancestors (first parents first), so the graph stays
 /// connected. Parents that are not in the store at all are left as they are.
-fn reparent(records: &Records, kept: &BTreeMap<Id, Vec<String>>) -> Vec<(Id, Vec<u128>)> {
-    let parents: HashMap<u128, &[u128]> = records
+fn reparent(
+    records: &Records,
+    kept: &BTreeMap<CheckpointId, Vec<String>>,
+) -> Vec<(CheckpointId, Vec<CheckpointId>)> {
+    let parents: HashMap<CheckpointId, &[CheckpointId]> = records
         .list
         .iter()
-        .map(|(id, record, _)| (id.0, record.parents.as_slice()))
+        .map(|(id, record, _)| (*id, record.parents.as_slice()))
         .collect();
-    let removed = |p: u128| parents.contains_key(&p) && !kept.contains_key(&Id(p));
+    let removed = |p: CheckpointId| parents.contains_key(&p) && !kept.contains_key(&p);
     let mut out = Vec::new();
     for (id, record, _) in &records.list {
         if !kept.contains_key(id) || !record.parents.iter().any(|&p| removed(p)) {
             continue;
         }
-        let mut new_parents: Vec<u128> = Vec::new();
+        let mut new_parents: Vec<CheckpointId> = Vec::new();
         let mut seen = HashSet::new();
-        let mut stack: Vec<u128> = record.parents.iter().rev().copied().collect();
+        let mut stack: Vec<CheckpointId> = record.parents.iter().rev().copied().collect();
         while let Some(p) = stack.pop() {
             if !seen.insert(p) {
                 continue;
@@ -480,16 +487,16 @@ pub fn after_save(settings: &Settings, store: &mut Store) -> Option<AutoGc> {
 
 /// Pins the checkpoint `rev` names, so that gc never removes it. Returns it and whether
 /// it was not pinned before.
-pub fn pin(store: &Store, rev: &str) -> Result<(Id, bool)> {
+pub fn pin(store: &Store, rev: &str) -> Result<(CheckpointId, bool)> {
     set_pin(store, rev, true)
 }
 
 /// Unpins the checkpoint `rev` names. Returns it and whether it was pinned.
-pub fn unpin(store: &Store, rev: &str) -> Result<(Id, bool)> {
+pub fn unpin(store: &Store, rev: &str) -> Result<(CheckpointId, bool)> {
     set_pin(store, rev, false)
 }
 
-fn set_pin(store: &Store, rev: &str, pinned: bool) -> Result<(Id, bool)> {
+fn set_pin(store: &Store, rev: &str, pinned: bool) -> Result<(CheckpointId, bool)> {
     let id = store.snapshot()?.resolve(rev)?;
     let txn = store.transaction()?;
     let changed = txn.set_pinned(id, pinned)?;

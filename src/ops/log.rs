@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::model::Checkpoint;
 use crate::storage::Snapshot;
-use crate::{Id, Result};
+use crate::{CheckpointId, Result};
 
 /// Which checkpoints [`log`] lists.
 #[derive(Clone, Debug, Default)]
@@ -21,12 +21,12 @@ pub struct LogQuery {
 #[derive(Clone, Debug)]
 pub struct LogEntry {
     /// Its id.
-    pub id: Id,
+    pub id: CheckpointId,
     /// Its record.
     pub record: Checkpoint,
     /// Its parents among the listed checkpoints: the real parents, or, where a parent is
     /// filtered out, its nearest listed ancestors, so a graph of the list stays connected.
-    pub graph_parents: Vec<Id>,
+    pub graph_parents: Vec<CheckpointId>,
 }
 
 /// Whether `record`'s metadata holds every `(key, value)` pair of `wanted`.
@@ -38,31 +38,31 @@ pub fn meta_matches(record: &Checkpoint, wanted: &[(String, String)]) -> bool {
 /// and each line of history kept together (as `git log --graph` orders commits).
 /// Without `all`, the current checkpoint and its ancestors; with it, every checkpoint.
 pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
-    let mut records: HashMap<Id, Checkpoint> = HashMap::new();
+    let mut records: HashMap<CheckpointId, Checkpoint> = HashMap::new();
     if query.all {
         records.extend(snapshot.checkpoints()?);
     } else {
-        let mut pending: Vec<Id> = snapshot.current()?.into_iter().collect();
+        let mut pending: Vec<CheckpointId> = snapshot.current()?.into_iter().collect();
         while let Some(id) = pending.pop() {
             if records.contains_key(&id) {
                 continue;
             }
             let record = snapshot.checkpoint(id)?;
-            pending.extend(record.parents.iter().map(|&p| Id(p)));
+            pending.extend(record.parents.iter().copied());
             records.insert(id, record);
         }
     }
-    let listed: HashSet<Id> = records
+    let listed: HashSet<CheckpointId> = records
         .iter()
         .filter(|(_, r)| meta_matches(r, &query.meta))
         .map(|(&id, _)| id)
         .collect();
     let mut nearest = NearestListed::default();
-    let mut graph_parents: HashMap<Id, Vec<Id>> = HashMap::new();
+    let mut graph_parents: HashMap<CheckpointId, Vec<CheckpointId>> = HashMap::new();
     for &id in &listed {
         let mut parents = Vec::new();
         for &p in &records[&id].parents {
-            for found in nearest.of(Id(p), &records, &listed) {
+            for found in nearest.of(p, &records, &listed) {
                 if !parents.contains(&found) {
                     parents.push(found);
                 }
@@ -89,13 +89,18 @@ pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
 /// so that long filtered-out runs are walked once.
 #[derive(Default)]
 struct NearestListed {
-    memo: HashMap<Id, Vec<Id>>,
+    memo: HashMap<CheckpointId, Vec<CheckpointId>>,
 }
 
 impl NearestListed {
     /// `id` itself if listed, else the nearest listed ancestors through every parent.
     /// Parents missing from `records` (outside the ancestry walked) end the search.
-    fn of(&mut self, id: Id, records: &HashMap<Id, Checkpoint>, listed: &HashSet<Id>) -> Vec<Id> {
+    fn of(
+        &mut self,
+        id: CheckpointId,
+        records: &HashMap<CheckpointId, Checkpoint>,
+        listed: &HashSet<CheckpointId>,
+    ) -> Vec<CheckpointId> {
         // Iterative post-order, so that a run of thousands of unlisted checkpoints cannot
         // overflow the stack; `entered` stops a cycle (only in a damaged store).
         let mut stack = vec![(id, false)];
@@ -108,7 +113,6 @@ impl NearestListed {
             if expanded {
                 let mut found = Vec::new();
                 for &p in parents {
-                    let p = Id(p);
                     let from_parent = if listed.contains(&p) {
                         std::slice::from_ref(&p)
                     } else {
@@ -123,7 +127,7 @@ impl NearestListed {
                 self.memo.insert(node, found);
             } else if entered.insert(node) {
                 stack.push((node, true));
-                stack.extend(parents.iter().map(|&p| (Id(p), false)));
+                stack.extend(parents.iter().map(|&p| (p, false)));
             }
         }
         if listed.contains(&id) {
@@ -137,11 +141,11 @@ impl NearestListed {
 /// Orders `listed` children-first: tips newest first on a stack, and a parent goes on top
 /// of the stack as soon as its last child is out, so each line is listed in one run.
 fn graph_order(
-    listed: &HashSet<Id>,
-    records: &HashMap<Id, Checkpoint>,
-    graph_parents: &HashMap<Id, Vec<Id>>,
-) -> Vec<Id> {
-    let mut children: HashMap<Id, usize> = listed.iter().map(|&id| (id, 0)).collect();
+    listed: &HashSet<CheckpointId>,
+    records: &HashMap<CheckpointId, Checkpoint>,
+    graph_parents: &HashMap<CheckpointId, Vec<CheckpointId>>,
+) -> Vec<CheckpointId> {
+    let mut children: HashMap<CheckpointId, usize> = listed.iter().map(|&id| (id, 0)).collect();
     for parents in graph_parents.values() {
         for p in parents {
             if let Some(n) = children.get_mut(p) {
@@ -149,10 +153,10 @@ fn graph_order(
             }
         }
     }
-    let newest_last = |ids: &mut Vec<Id>| {
+    let newest_last = |ids: &mut Vec<CheckpointId>| {
         ids.sort_by(|a, b| records[a].time_ns.cmp(&records[b].time_ns).then(a.cmp(b)))
     };
-    let mut stack: Vec<Id> = children
+    let mut stack: Vec<CheckpointId> = children
         .iter()
         .filter(|(_, &n)| n == 0)
         .map(|(&id, _)| id)
@@ -174,8 +178,8 @@ fn graph_order(
     // A cycle (only in a damaged store) leaves checkpoints that never become ready; list
     // them last rather than hide them.
     if out.len() < listed.len() {
-        let placed: HashSet<Id> = out.iter().copied().collect();
-        let mut rest: Vec<Id> = listed.difference(&placed).copied().collect();
+        let placed: HashSet<CheckpointId> = out.iter().copied().collect();
+        let mut rest: Vec<CheckpointId> = listed.difference(&placed).copied().collect();
         newest_last(&mut rest);
         out.extend(rest.into_iter().rev());
     }

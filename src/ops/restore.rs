@@ -44,7 +44,7 @@ use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::worktree::{self, temp_name, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, Error, Result, TreeId};
 
 /// How a restore runs.
 #[derive(Clone, Debug, Default)]
@@ -80,9 +80,9 @@ pub enum HeadUpdate {
 #[derive(Debug, Default)]
 pub struct RestoreReport {
     /// The checkpoint restored.
-    pub target: Option<Id>,
+    pub target: Option<CheckpointId>,
     /// The checkpoint the worktree was saved as first, if it had unsaved changes.
-    pub safety_checkpoint: Option<Id>,
+    pub safety_checkpoint: Option<CheckpointId>,
     /// Whether a dry run found unsaved changes that a real run would save first.
     pub would_save: bool,
     /// Paths written (files and symlinks), sorted.
@@ -105,11 +105,12 @@ pub fn restore(
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let locate = |snapshot: &Snapshot, rev: &str| -> Result<(Id, u128, Vec<SkippedFile>)> {
-        let target = snapshot.resolve(rev)?;
-        let record = snapshot.checkpoint(target)?;
-        Ok((target, record.tree, record.skipped))
-    };
+    let locate =
+        |snapshot: &Snapshot, rev: &str| -> Result<(CheckpointId, TreeId, Vec<SkippedFile>)> {
+            let target = snapshot.resolve(rev)?;
+            let record = snapshot.checkpoint(target)?;
+            Ok((target, record.tree, record.skipped))
+        };
     let before = store.snapshot()?;
     check_head_update(&before, &options.head, &options.paths)?;
     let (mut target, mut target_tree, mut target_skipped) = match &options.head {
@@ -139,8 +140,8 @@ pub fn restore(
             Some(id) => Some(before.checkpoint(id)?.tree),
             None => None,
         };
-        report.would_save = current_tree != Some(snapshot.root.0);
-        (snapshot.root.0, Some(snapshot.trees), snapshot.skipped)
+        report.would_save = current_tree != Some(snapshot.root);
+        (snapshot.root, Some(snapshot.trees), snapshot.skipped)
     } else {
         drop(before);
         let saved = save::save(

@@ -28,7 +28,7 @@ use crate::progress::Progress;
 use crate::storage::pack::ReadChunks;
 use crate::storage::{Packer, Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// Bytes of new chunks per batch; each full batch commits durably on its own, so that a
 /// big save holds a bounded amount in memory (docs/design.md invariant 2).
@@ -157,7 +157,7 @@ impl std::fmt::Display for Warning {
 /// The worktree as a scan found it.
 pub struct Scan<'s> {
     /// Its root tree.
-    pub root: Id,
+    pub root: TreeId,
     /// Files and bytes.
     pub totals: Totals,
     /// Every tree of the snapshot, encoded; the store may already hold some.
@@ -181,14 +181,14 @@ pub enum SaveOutcome {
     /// A new checkpoint.
     Saved {
         /// Its id.
-        id: Id,
+        id: CheckpointId,
         /// Its record.
         checkpoint: Box<Checkpoint>,
     },
     /// Nothing changed since the current checkpoint.
     Unchanged {
         /// The current checkpoint.
-        current: Id,
+        current: CheckpointId,
     },
 }
 
@@ -234,7 +234,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
             Some(id) => Some(txn.checkpoint(id)?.tree),
             None => None,
         };
-        if current_tree == Some(snapshot.root.0) && !options.allow_empty && attachments.is_empty() {
+        if current_tree == Some(snapshot.root) && !options.allow_empty && attachments.is_empty() {
             SaveOutcome::Unchanged {
                 current: current.expect("a current tree implies a current checkpoint"),
             }
@@ -242,8 +242,8 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
             let git_head = repo.git_head();
             txn.add_trees(&snapshot.trees)?;
             let mut record = Checkpoint {
-                tree: snapshot.root.0,
-                parents: current.map(|c| c.0).into_iter().collect(),
+                tree: snapshot.root,
+                parents: current.into_iter().collect(),
                 time_ns: crate::clock::now_ns(),
                 message: options.message.clone(),
                 branch: match head {
@@ -339,7 +339,7 @@ fn store_attachments(
             let mut ids = Vec::new();
             let mut stored = Ok(());
             hasher.for_each_chunk(&bytes, |piece| {
-                let id = hasher.id(piece).0;
+                let id = hasher.chunk_id(piece);
                 ids.push(id);
                 if stored.is_ok() {
                     stored = match sink.contains(id) {
@@ -499,7 +499,7 @@ fn scan_store<'s, S: StoreRead>(
     let read = store.snapshot()?;
     let chunks = read.chunks()?;
     let StatCacheMatch { cached, stale } = match_stat_cache(&read, &found.entries)?;
-    let sent: Mutex<HashSet<u128>> = Mutex::new(HashSet::new());
+    let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
     let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
     // In hash-only mode no sender exists, so the writer sees the channel closed at once.
     let tx = match mode {
@@ -680,7 +680,7 @@ struct StatCacheMatch {
 
 /// A chunk the store lacks, on its way to the writer.
 struct NewChunk {
-    id: u128,
+    id: ChunkId,
     /// Its content's length.
     raw_len: usize,
     /// Its stored form ([`chunk::encode_chunk`]).
@@ -694,7 +694,7 @@ struct ScanContext<'a> {
     root: &'a std::path::Path,
     hasher: &'a Hasher,
     chunks: &'a ReadChunks,
-    sent: &'a Mutex<HashSet<u128>>,
+    sent: &'a Mutex<HashSet<ChunkId>>,
     tx: Option<(ChunkSender, i32)>,
     clock_ns: i64,
     skip_unreadable: bool,
@@ -731,7 +731,7 @@ impl ScanContext<'_> {
         // filesystem's coarse clock: a file modified since the scan began (not "settled")
         // is therefore read twice and taken only if both reads agree.
         let mut stat = entry.stat;
-        let mut first_read: Option<Vec<u128>> = None;
+        let mut first_read: Option<Vec<ChunkId>> = None;
         for attempt in 1..=READ_ATTEMPTS {
             let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
                 Ok(read) => read,
@@ -788,7 +788,7 @@ impl ScanContext<'_> {
         path: &std::path::Path,
         before: &FileStat,
         buf: &mut Vec<u8>,
-    ) -> Result<(Vec<u128>, FileStat)> {
+    ) -> Result<(Vec<ChunkId>, FileStat)> {
         // Not through a symlink, and never blocking on a FIFO put in the file's place;
         // then the handle must be the very file the walk listed (same device and inode),
         // or a directory swapped for a symlink since could have led the read elsewhere.
@@ -833,8 +833,8 @@ impl ScanContext<'_> {
     }
 
     /// Names a chunk and, if the store lacks it, sends it compressed to the writer.
-    fn keep_chunk(&self, piece: &[u8]) -> Result<u128> {
-        let id = self.hasher.id(piece).0;
+    fn keep_chunk(&self, piece: &[u8]) -> Result<ChunkId> {
+        let id = self.hasher.chunk_id(piece);
         if let Some((tx, level)) = &self.tx {
             let known = self.chunks.contains(id)?;
             let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
@@ -851,7 +851,7 @@ impl ScanContext<'_> {
     }
 }
 
-fn file_node(stat: &FileStat, chunks: Vec<u128>, keep_permissions: bool) -> Node {
+fn file_node(stat: &FileStat, chunks: Vec<ChunkId>, keep_permissions: bool) -> Node {
     Node::file(stat.size, stat.mode, chunks, keep_permissions)
 }
 

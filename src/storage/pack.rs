@@ -26,7 +26,7 @@ use redb::{ReadTransaction, ReadableTable, Table};
 use super::tables::{CHUNKS, PACKS};
 use crate::format::chunk::{self, Hasher};
 use crate::format::codec::FORMAT_VERSION;
-use crate::{Error, Id, Result};
+use crate::{ChunkId, Error, Result};
 
 /// The most bytes of chunks one pack holds. With redb's leaf header a full pack takes
 /// exactly 512 KiB of pages; a chunk never exceeds half of that.
@@ -72,7 +72,7 @@ pub enum Entry<'a> {
 
 impl<'a> Entry<'a> {
     /// Parses an index entry of chunk `id`.
-    pub fn parse(id: u128, value: &'a [u8]) -> Result<Entry<'a>> {
+    pub fn parse(id: ChunkId, value: &'a [u8]) -> Result<Entry<'a>> {
         match value {
             [FORMAT_VERSION, ..] => Ok(Entry::Inline(value)),
             [PACKED, rest @ ..] if rest.len() == LOCATION_BYTES - 1 => {
@@ -88,8 +88,7 @@ impl<'a> Entry<'a> {
                 }))
             }
             _ => Err(Error::Corrupt(format!(
-                "chunk {}: its index entry is not one this build reads",
-                Id(id)
+                "chunk {id}: its index entry is not one this build reads"
             ))),
         }
     }
@@ -112,11 +111,13 @@ impl<'a> Entry<'a> {
 }
 
 /// Stored size of every chunk in the index, for gc and stats.
-pub fn stored_sizes(index: &impl ReadableTable<u128, &'static [u8]>) -> Result<HashMap<u128, u64>> {
+pub fn stored_sizes(
+    index: &impl ReadableTable<u128, &'static [u8]>,
+) -> Result<HashMap<ChunkId, u64>> {
     let mut sizes = HashMap::new();
     for item in index.iter()? {
         let (key, value) = item?;
-        let id = key.value();
+        let id = ChunkId(key.value());
         sizes.insert(id, Entry::parse(id, value.value())?.stored_len());
     }
     Ok(sizes)
@@ -150,19 +151,19 @@ where
     P: ReadableTable<u64, &'static [u8]>,
 {
     /// Whether the store has chunk `id`.
-    pub fn contains(&self, id: u128) -> Result<bool> {
-        Ok(self.index.get(id)?.is_some())
+    pub fn contains(&self, id: ChunkId) -> Result<bool> {
+        Ok(self.index.get(id.0)?.is_some())
     }
 
     /// Calls `with` on the stored form of chunk `id`; `None` if the index lacks it.
     /// `last` keeps the pack read last, for the next call.
     pub fn with_stored<'a, T>(
         &'a self,
-        id: u128,
+        id: ChunkId,
         last: &mut LastPack<'a>,
         with: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<Option<T>> {
-        let Some(value) = self.index.get(id)? else {
+        let Some(value) = self.index.get(id.0)? else {
             return Ok(None);
         };
         let at = match Entry::parse(id, value.value())? {
@@ -172,15 +173,14 @@ where
         let pack = match last.0.take() {
             Some((key, pack)) if key == at.pack => pack,
             _ => self.packs.get(at.pack)?.ok_or_else(|| {
-                Error::Corrupt(format!("chunk {}: its pack {} is missing", Id(id), at.pack))
+                Error::Corrupt(format!("chunk {id}: its pack {} is missing", at.pack))
             })?,
         };
         let start = at.offset as usize;
         let result = match pack.value().get(start..start + at.len as usize) {
             Some(stored) => with(stored).map(Some),
             None => Err(Error::Corrupt(format!(
-                "chunk {}: lies outside its pack {}",
-                Id(id),
+                "chunk {id}: lies outside its pack {}",
                 at.pack
             ))),
         };
@@ -192,14 +192,14 @@ where
     pub fn read<'a>(
         &'a self,
         hasher: &Hasher,
-        id: u128,
+        id: ChunkId,
         out: &mut Vec<u8>,
         last: &mut LastPack<'a>,
     ) -> Result<()> {
         self.with_stored(id, last, |stored| {
-            chunk::decode_chunk(hasher, Id(id), stored, out)
+            chunk::decode_chunk(hasher, id, stored, out)
         })?
-        .ok_or_else(|| Error::Corrupt(format!("chunk {} is missing", Id(id))))
+        .ok_or_else(|| Error::Corrupt(format!("chunk {id} is missing")))
     }
 }
 
@@ -235,14 +235,14 @@ impl PackWriter {
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,
-        id: u128,
+        id: ChunkId,
         stored: &[u8],
         raw_len: usize,
     ) -> Result<()> {
         if self.buf.len() + stored.len() > PACK_CAPACITY {
             self.finish(packs)?;
         }
-        let too_big = || Error::Store(format!("chunk {} is too big for a pack", Id(id)));
+        let too_big = || Error::Store(format!("chunk {id} is too big for a pack"));
         let location = Location {
             pack: self.next,
             offset: u32::try_from(self.buf.len()).map_err(|_| too_big())?,
@@ -250,7 +250,7 @@ impl PackWriter {
             raw_len: u32::try_from(raw_len).map_err(|_| too_big())?,
         };
         self.buf.extend_from_slice(stored);
-        index.insert(id, location.encode().as_slice())?;
+        index.insert(id.0, location.encode().as_slice())?;
         Ok(())
     }
 
@@ -269,12 +269,12 @@ impl PackWriter {
 /// live chunk, and rewrites each that lost at least half its bytes: its live chunks move
 /// to new packs, their entries with them, and it is deleted. All in `txn`, so a crash
 /// leaves either the old packs and entries or the new ones.
-pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[u128]) -> Result<()> {
+pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()> {
     let mut index = txn.open_table(CHUNKS)?;
     let mut packs = txn.open_table(PACKS)?;
     let mut dead: BTreeMap<u64, u64> = BTreeMap::new();
     for &id in ids {
-        if let Some(value) = index.remove(id)? {
+        if let Some(value) = index.remove(id.0)? {
             if let Entry::Packed(at) = Entry::parse(id, value.value())? {
                 *dead.entry(at.pack).or_default() += u64::from(at.len);
             }
@@ -283,12 +283,13 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[u128]) -> Result<()> {
     if dead.is_empty() {
         return Ok(());
     }
-    let mut live: BTreeMap<u64, Vec<(u128, Location)>> = BTreeMap::new();
+    let mut live: BTreeMap<u64, Vec<(ChunkId, Location)>> = BTreeMap::new();
     for item in index.iter()? {
         let (key, value) = item?;
-        if let Entry::Packed(at) = Entry::parse(key.value(), value.value())? {
+        let id = ChunkId(key.value());
+        if let Entry::Packed(at) = Entry::parse(id, value.value())? {
             if dead.contains_key(&at.pack) {
-                live.entry(at.pack).or_default().push((key.value(), at));
+                live.entry(at.pack).or_default().push((id, at));
             }
         }
     }
@@ -308,7 +309,7 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[u128]) -> Result<()> {
             for (id, at) in keep {
                 let start = at.offset as usize;
                 let stored = data.get(start..start + at.len as usize).ok_or_else(|| {
-                    Error::Corrupt(format!("chunk {}: lies outside its pack {pack}", Id(id)))
+                    Error::Corrupt(format!("chunk {id}: lies outside its pack {pack}"))
                 })?;
                 writer.add(&mut index, &mut packs, id, stored, at.raw_len as usize)?;
             }
@@ -330,14 +331,14 @@ mod tests {
             len: 65_000,
             raw_len: 258_048,
         };
-        match Entry::parse(1, &at.encode()).unwrap() {
+        match Entry::parse(ChunkId(1), &at.encode()).unwrap() {
             Entry::Packed(back) => assert_eq!(back, at),
             other => panic!("{other:?}"),
         }
-        assert!(Entry::parse(1, &at.encode()[..20]).is_err());
-        assert!(Entry::parse(1, &[0xff, 1, 2]).is_err());
+        assert!(Entry::parse(ChunkId(1), &at.encode()[..20]).is_err());
+        assert!(Entry::parse(ChunkId(1), &[0xff, 1, 2]).is_err());
         assert!(matches!(
-            Entry::parse(1, &[FORMAT_VERSION, 0, 9]).unwrap(),
+            Entry::parse(ChunkId(1), &[FORMAT_VERSION, 0, 9]).unwrap(),
             Entry::Inline(_)
         ));
     }

@@ -10,46 +10,51 @@ use redb::ReadableTable;
 use crate::format::codec;
 use crate::model::tree::{names_problem, Node, Tree};
 use crate::model::Checkpoint;
-use crate::{Error, Id, Result};
+use crate::{ChunkId, Error, Result, TreeId};
 
 /// What one tree points at.
 #[derive(Clone, Debug, Default)]
 struct Links {
-    trees: Vec<u128>,
-    chunks: Vec<u128>,
+    trees: Vec<TreeId>,
+    chunks: Vec<ChunkId>,
 }
 
 /// The trees under a set of checkpoints, as links, loaded once.
 pub struct Graph {
-    links: HashMap<u128, Links>,
+    links: HashMap<TreeId, Links>,
 }
 
 /// Everything a set of checkpoints reaches.
 #[derive(Debug, Default)]
 pub struct Marked {
     /// Reachable trees.
-    pub trees: HashSet<u128>,
+    pub trees: HashSet<TreeId>,
     /// Reachable chunks, attachments included.
-    pub chunks: HashSet<u128>,
+    pub chunks: HashSet<ChunkId>,
 }
 
 impl Marked {
     /// The stored bytes of what is marked, by the sizes in `trees` and `chunks`.
-    pub fn stored_bytes(&self, trees: &HashMap<u128, u64>, chunks: &HashMap<u128, u64>) -> u64 {
-        let sum = |ids: &HashSet<u128>, sizes: &HashMap<u128, u64>| -> u64 {
-            ids.iter().filter_map(|id| sizes.get(id)).sum()
-        };
-        sum(&self.trees, trees) + sum(&self.chunks, chunks)
+    pub fn stored_bytes(
+        &self,
+        trees: &HashMap<TreeId, u64>,
+        chunks: &HashMap<ChunkId, u64>,
+    ) -> u64 {
+        sum_sizes(&self.trees, trees) + sum_sizes(&self.chunks, chunks)
     }
+}
+
+fn sum_sizes<K: std::hash::Hash + Eq>(ids: &HashSet<K>, sizes: &HashMap<K, u64>) -> u64 {
+    ids.iter().filter_map(|id| sizes.get(id)).sum()
 }
 
 /// The objects that one checkpoint reaches and no other checkpoint of the set does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Exclusive {
     /// Trees only it reaches.
-    pub trees: Vec<u128>,
+    pub trees: Vec<TreeId>,
     /// Chunks only it reaches.
-    pub chunks: Vec<u128>,
+    pub chunks: Vec<ChunkId>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -66,16 +71,16 @@ impl Graph {
     /// expands a tree, so neither can make this walk grow.)
     pub fn load(
         table: &impl ReadableTable<u128, &'static [u8]>,
-        roots: impl IntoIterator<Item = u128>,
+        roots: impl IntoIterator<Item = TreeId>,
     ) -> Result<Graph> {
-        let mut links: HashMap<u128, Links> = HashMap::new();
-        let mut stack: Vec<u128> = roots.into_iter().collect();
+        let mut links: HashMap<TreeId, Links> = HashMap::new();
+        let mut stack: Vec<TreeId> = roots.into_iter().collect();
         while let Some(id) = stack.pop() {
             if links.contains_key(&id) {
                 continue;
             }
-            let what = format!("tree {}", Id(id));
-            let tree: Tree = match table.get(id)? {
+            let what = format!("tree {id}");
+            let tree: Tree = match table.get(id.0)? {
                 Some(value) => codec::decode(value.value(), &what)?,
                 None => return Err(Error::Corrupt(format!("{what} is missing"))),
             };
@@ -129,9 +134,9 @@ impl Graph {
     /// one does, which makes it shared, and a shared tree shares everything below it.
     /// Each tree changes owner at most twice, so the work is linear in the graph.
     pub fn exclusive(&self, checkpoints: &[&Checkpoint]) -> Vec<Exclusive> {
-        let mut tree_owner: HashMap<u128, Owner> = HashMap::new();
-        let mut chunk_owner: HashMap<u128, Owner> = HashMap::new();
-        let claim = |owners: &mut HashMap<u128, Owner>, id: u128, who: usize| {
+        let mut tree_owner: HashMap<TreeId, Owner> = HashMap::new();
+        let mut chunk_owner: HashMap<ChunkId, Owner> = HashMap::new();
+        let claim = |owners: &mut HashMap<ChunkId, Owner>, id: ChunkId, who: usize| {
             owners
                 .entry(id)
                 .and_modify(|o| {
@@ -183,9 +188,9 @@ impl Graph {
     /// Marks tree `id` and everything below it as shared.
     fn share(
         &self,
-        id: u128,
-        tree_owner: &mut HashMap<u128, Owner>,
-        chunk_owner: &mut HashMap<u128, Owner>,
+        id: TreeId,
+        tree_owner: &mut HashMap<TreeId, Owner>,
+        chunk_owner: &mut HashMap<ChunkId, Owner>,
     ) {
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
@@ -210,7 +215,7 @@ pub fn unmarked_below(
     table: &impl ReadableTable<u128, &'static [u8]>,
     checkpoints: &[&Checkpoint],
     marked: &Marked,
-) -> Result<(Vec<u128>, Vec<u128>)> {
+) -> Result<(Vec<TreeId>, Vec<ChunkId>)> {
     let mut trees = HashSet::new();
     let mut chunks = HashSet::new();
     let mut stack = Vec::new();
@@ -229,7 +234,7 @@ pub fn unmarked_below(
         if marked.trees.contains(&id) || !trees.insert(id) {
             continue;
         }
-        let Some(value) = table.get(id)? else {
+        let Some(value) = table.get(id.0)? else {
             continue;
         };
         let Ok(tree) = codec::decode::<Tree>(value.value(), "tree") else {
@@ -250,11 +255,13 @@ pub fn unmarked_below(
 
 /// The stored size of every value in a table keyed by id (the trees or chunks table).
 /// redb keeps values in its leaf pages, so this touches them, but nothing is decoded.
-pub fn stored_sizes(table: &impl ReadableTable<u128, &'static [u8]>) -> Result<HashMap<u128, u64>> {
+pub fn stored_sizes(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+) -> Result<HashMap<TreeId, u64>> {
     let mut sizes = HashMap::new();
     for item in table.iter()? {
         let (key, value) = item?;
-        sizes.insert(key.value(), value.value().len() as u64);
+        sizes.insert(TreeId(key.value()), value.value().len() as u64);
     }
     Ok(sizes)
 }
@@ -269,10 +276,10 @@ mod tests {
                 .iter()
                 .map(|(id, trees, chunks)| {
                     (
-                        *id,
+                        TreeId(*id),
                         Links {
-                            trees: trees.to_vec(),
-                            chunks: chunks.to_vec(),
+                            trees: trees.iter().map(|&t| TreeId(t)).collect(),
+                            chunks: chunks.iter().map(|&c| ChunkId(c)).collect(),
                         },
                     )
                 })
@@ -282,14 +289,15 @@ mod tests {
 
     fn checkpoint(tree: u128) -> Checkpoint {
         Checkpoint {
-            tree,
+            tree: TreeId(tree),
             ..Checkpoint::default()
         }
     }
 
-    fn sorted(mut v: Vec<u128>) -> Vec<u128> {
+    /// The raw ids, sorted, so the assertions read as numbers.
+    fn sorted<T: Copy + Ord + Into<u128>>(mut v: Vec<T>) -> Vec<u128> {
         v.sort();
-        v
+        v.into_iter().map(Into::into).collect()
     }
 
     #[test]
@@ -315,7 +323,7 @@ mod tests {
         assert_eq!(sorted(out[2].chunks.clone()), [104]);
 
         let marked = g.mark([&a]);
-        assert_eq!(marked.trees, HashSet::from([1, 10]));
-        assert_eq!(marked.chunks, HashSet::from([100, 101, 102]));
+        assert_eq!(sorted(marked.trees.into_iter().collect()), [1, 10]);
+        assert_eq!(sorted(marked.chunks.into_iter().collect()), [100, 101, 102]);
     }
 }

@@ -9,7 +9,7 @@ use redb::ReadableTable;
 use crate::format::codec;
 use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
 use crate::model::{branch::DEFAULT_BRANCH, Checkpoint, Head};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, Error, Result};
 
 /// The `state` key of HEAD.
 pub(super) const HEAD: &str = "head";
@@ -17,7 +17,10 @@ pub(super) const HEAD: &str = "head";
 pub(super) const RESTORING: &str = "restoring";
 
 /// Reads a checkpoint record.
-pub(super) fn load(table: &impl ReadableTable<u128, &'static [u8]>, id: Id) -> Result<Checkpoint> {
+pub(super) fn load(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+    id: CheckpointId,
+) -> Result<Checkpoint> {
     match table.get(id.0)? {
         Some(v) => codec::decode(v.value(), &format!("checkpoint {id}")),
         None => Err(Error::Corrupt(format!("checkpoint {id} is missing"))),
@@ -27,12 +30,12 @@ pub(super) fn load(table: &impl ReadableTable<u128, &'static [u8]>, id: Id) -> R
 /// Every checkpoint record, decoded, in id order.
 pub(super) fn load_all(
     table: &impl ReadableTable<u128, &'static [u8]>,
-) -> Result<Vec<(Id, Checkpoint)>> {
+) -> Result<Vec<(CheckpointId, Checkpoint)>> {
     table
         .iter()?
         .map(|item| {
             let (key, value) = item?;
-            let id = Id(key.value());
+            let id = CheckpointId(key.value());
             Ok((
                 id,
                 codec::decode(value.value(), &format!("checkpoint {id}"))?,
@@ -53,31 +56,33 @@ pub(super) fn head(state: &impl ReadableTable<&'static str, &'static [u8]>) -> R
 pub(super) fn current(
     state: &impl ReadableTable<&'static str, &'static [u8]>,
     branches: &impl ReadableTable<&'static str, u128>,
-) -> Result<Option<Id>> {
+) -> Result<Option<CheckpointId>> {
     Ok(match head(state)? {
-        Head::Branch(name) => branches.get(name.as_str())?.map(|v| Id(v.value())),
-        Head::Detached(id) => Some(Id(id)),
+        Head::Branch(name) => branches
+            .get(name.as_str())?
+            .map(|v| CheckpointId(v.value())),
+        Head::Detached(id) => Some(id),
     })
 }
 
 /// Every branch and its tip, sorted by name.
 pub(super) fn branches(
     table: &impl ReadableTable<&'static str, u128>,
-) -> Result<Vec<(String, Id)>> {
+) -> Result<Vec<(String, CheckpointId)>> {
     table
         .iter()?
         .map(|item| {
             let (name, tip) = item?;
-            Ok((name.value().to_string(), Id(tip.value())))
+            Ok((name.value().to_string(), CheckpointId(tip.value())))
         })
         .collect()
 }
 
 /// The pinned checkpoints.
-pub(super) fn pins(table: &impl ReadableTable<u128, ()>) -> Result<HashSet<Id>> {
+pub(super) fn pins(table: &impl ReadableTable<u128, ()>) -> Result<HashSet<CheckpointId>> {
     let mut out = HashSet::new();
     for item in table.iter()? {
-        out.insert(Id(item?.0.value()));
+        out.insert(CheckpointId(item?.0.value()));
     }
     Ok(out)
 }
@@ -85,9 +90,12 @@ pub(super) fn pins(table: &impl ReadableTable<u128, ()>) -> Result<HashSet<Id>> 
 /// The target of a restore that started and did not finish, if any.
 pub(super) fn restoring(
     state: &impl ReadableTable<&'static str, &'static [u8]>,
-) -> Result<Option<Id>> {
+) -> Result<Option<CheckpointId>> {
     match state.get(RESTORING)? {
-        Some(v) => Ok(Some(Id(codec::decode(v.value(), "restore marker")?))),
+        Some(v) => Ok(Some(CheckpointId(codec::decode(
+            v.value(),
+            "restore marker",
+        )?))),
         None => Ok(None),
     }
 }
@@ -98,12 +106,12 @@ pub(super) fn resolve(
     state: &impl ReadableTable<&'static str, &'static [u8]>,
     branches: &impl ReadableTable<&'static str, u128>,
     rev: &str,
-) -> Result<Id> {
+) -> Result<CheckpointId> {
     let parsed = crate::model::revision::parse(rev)?;
     let mut id = if parsed.base == "@" {
         current(state, branches)?.ok_or(Error::NoCheckpoints)?
     } else if let Some(tip) = branches.get(parsed.base)? {
-        Id(tip.value())
+        CheckpointId(tip.value())
     } else {
         resolve_prefix(checkpoints, rev, parsed.base)?
     };
@@ -117,7 +125,7 @@ pub(super) fn resolve(
         }
         let record = load(checkpoints, id)?;
         id = match record.parents.first() {
-            Some(&parent) => Id(parent),
+            Some(&parent) => parent,
             None => {
                 return Err(Error::PastRoot {
                     rev: rev.to_string(),
@@ -133,7 +141,7 @@ fn resolve_prefix(
     checkpoints: &impl ReadableTable<u128, &'static [u8]>,
     rev: &str,
     prefix: &str,
-) -> Result<Id> {
+) -> Result<CheckpointId> {
     if !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::UnknownRevision(rev.to_string()));
     }
@@ -148,10 +156,10 @@ fn resolve_prefix(
     let shift = 4 * (32 - digits);
     let low = value.checked_shl(shift).unwrap_or(0);
     let high = low | (u128::MAX.checked_shr(4 * digits).unwrap_or(0));
-    let found: Vec<Id> = checkpoints
+    let found: Vec<CheckpointId> = checkpoints
         .range(low..=high)?
         .take(10)
-        .map(|item| item.map(|(k, _)| Id(k.value())))
+        .map(|item| item.map(|(k, _)| CheckpointId(k.value())))
         .collect::<Result<_, _>>()?;
     match found.as_slice() {
         [] => Err(Error::UnknownRevision(rev.to_string())),
@@ -167,7 +175,7 @@ fn resolve_prefix(
 /// checkpoint shares.
 pub(super) fn short_id(
     checkpoints: &impl ReadableTable<u128, &'static [u8]>,
-    id: Id,
+    id: CheckpointId,
 ) -> Result<String> {
     let mut len = MIN_SHORT_ID;
     let before = checkpoints.range(..id.0)?.next_back().transpose()?;

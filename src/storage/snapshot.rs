@@ -15,7 +15,7 @@ use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
-use crate::{Id, Result};
+use crate::{CheckpointId, ChunkId, Result, TreeId};
 
 /// What a store held at one committed state. Made by [`super::StoreRead::snapshot`];
 /// holds nothing that keeps another process out, but holds the store's file open.
@@ -35,12 +35,12 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The record of checkpoint `id`; a missing or damaged one is [`crate::Error::Corrupt`].
-    pub fn checkpoint(&self, id: Id) -> Result<Checkpoint> {
+    pub fn checkpoint(&self, id: CheckpointId) -> Result<Checkpoint> {
         records::load(&self.txn.open_table(CHECKPOINTS)?, id)
     }
 
     /// Every checkpoint, in id order; the first damaged record is an error.
-    pub fn checkpoints(&self) -> Result<Vec<(Id, Checkpoint)>> {
+    pub fn checkpoints(&self) -> Result<Vec<(CheckpointId, Checkpoint)>> {
         records::load_all(&self.txn.open_table(CHECKPOINTS)?)
     }
 
@@ -55,7 +55,7 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The checkpoint HEAD points at; `None` before the first save on HEAD's branch.
-    pub fn current(&self) -> Result<Option<Id>> {
+    pub fn current(&self) -> Result<Option<CheckpointId>> {
         records::current(
             &self.txn.open_table(STATE)?,
             &self.txn.open_table(BRANCHES)?,
@@ -63,14 +63,14 @@ impl<'s> Snapshot<'s> {
     }
 
     /// Every branch and its tip, sorted by name.
-    pub fn branches(&self) -> Result<Vec<(String, Id)>> {
+    pub fn branches(&self) -> Result<Vec<(String, CheckpointId)>> {
         records::branches(&self.txn.open_table(BRANCHES)?)
     }
 
     /// The tip of branch `name`, if it exists.
-    pub fn branch(&self, name: &str) -> Result<Option<Id>> {
+    pub fn branch(&self, name: &str) -> Result<Option<CheckpointId>> {
         let branches = self.txn.open_table(BRANCHES)?;
-        let tip = branches.get(name)?.map(|v| Id(v.value()));
+        let tip = branches.get(name)?.map(|v| CheckpointId(v.value()));
         Ok(tip)
     }
 
@@ -87,23 +87,23 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The pinned checkpoints.
-    pub fn pins(&self) -> Result<HashSet<Id>> {
+    pub fn pins(&self) -> Result<HashSet<CheckpointId>> {
         records::pins(&self.txn.open_table(PINS)?)
     }
 
     /// The target of a restore that started and did not finish, if any.
-    pub fn interrupted_restore(&self) -> Result<Option<Id>> {
+    pub fn interrupted_restore(&self) -> Result<Option<CheckpointId>> {
         records::restoring(&self.txn.open_table(STATE)?)
     }
 
     /// The shortest unique prefix of `id`, at least
     /// [`crate::model::revision::MIN_SHORT_ID`] digits.
-    pub fn short_id(&self, id: Id) -> Result<String> {
+    pub fn short_id(&self, id: CheckpointId) -> Result<String> {
         records::short_id(&self.txn.open_table(CHECKPOINTS)?, id)
     }
 
     /// The checkpoint a revision names ([`crate::model::revision`]).
-    pub fn resolve(&self, rev: &str) -> Result<Id> {
+    pub fn resolve(&self, rev: &str) -> Result<CheckpointId> {
         records::resolve(
             &self.txn.open_table(CHECKPOINTS)?,
             &self.txn.open_table(STATE)?,
@@ -138,11 +138,11 @@ impl<'s> Snapshot<'s> {
 
     /// Every checkpoint with the length of its stored record, newest first (ties by id,
     /// highest first); the first damaged record is an error.
-    pub fn checkpoints_with_sizes(&self) -> Result<Vec<(Id, Checkpoint, u64)>> {
+    pub fn checkpoints_with_sizes(&self) -> Result<Vec<(CheckpointId, Checkpoint, u64)>> {
         let mut list = Vec::new();
         for item in self.txn.open_table(CHECKPOINTS)?.iter()? {
             let (key, value) = item?;
-            let id = Id(key.value());
+            let id = CheckpointId(key.value());
             let bytes = value.value();
             let record: Checkpoint = codec::decode(bytes, &format!("checkpoint {id}"))?;
             list.push((id, record, bytes.len() as u64));
@@ -152,17 +152,17 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The links of every tree reachable from `roots` ([`Graph::load`]).
-    pub fn tree_graph(&self, roots: impl IntoIterator<Item = u128>) -> Result<Graph> {
+    pub fn tree_graph(&self, roots: impl IntoIterator<Item = TreeId>) -> Result<Graph> {
         Graph::load(&self.txn.open_table(TREES)?, roots)
     }
 
     /// The stored size of every tree, by id.
-    pub fn tree_sizes(&self) -> Result<HashMap<u128, u64>> {
+    pub fn tree_sizes(&self) -> Result<HashMap<TreeId, u64>> {
         reach::stored_sizes(&self.txn.open_table(TREES)?)
     }
 
     /// The stored size of every chunk, by id.
-    pub fn chunk_sizes(&self) -> Result<HashMap<u128, u64>> {
+    pub fn chunk_sizes(&self) -> Result<HashMap<ChunkId, u64>> {
         pack::stored_sizes(&self.txn.open_table(CHUNKS)?)
     }
 
@@ -172,18 +172,18 @@ impl<'s> Snapshot<'s> {
         &self,
         checkpoints: &[&Checkpoint],
         marked: &Marked,
-    ) -> Result<(Vec<u128>, Vec<u128>, u64)> {
+    ) -> Result<(Vec<TreeId>, Vec<ChunkId>, u64)> {
         let trees_table = self.txn.open_table(TREES)?;
         let chunks_table = self.txn.open_table(CHUNKS)?;
         let (trees, chunks) = reach::unmarked_below(&trees_table, checkpoints, marked)?;
         let mut bytes = 0;
         for id in &trees {
-            if let Some(value) = trees_table.get(*id)? {
+            if let Some(value) = trees_table.get(id.0)? {
                 bytes += value.value().len() as u64;
             }
         }
         for id in &chunks {
-            if let Some(value) = chunks_table.get(*id)? {
+            if let Some(value) = chunks_table.get(id.0)? {
                 bytes += pack::Entry::parse(*id, value.value())?.stored_len();
             }
         }
@@ -191,7 +191,7 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The stat-cache paths whose entry names one of `chunks`, or does not decode.
-    pub fn cached_paths_naming(&self, chunks: &HashSet<u128>) -> Result<Vec<Vec<u8>>> {
+    pub fn cached_paths_naming(&self, chunks: &HashSet<ChunkId>) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
         for item in self.txn.open_table(STAT_CACHE)?.iter()? {
             let (path, value) = item?;

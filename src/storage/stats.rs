@@ -12,13 +12,13 @@ use super::tables::{BRANCHES, CHUNKS, PINS};
 use super::Snapshot;
 use crate::model::Checkpoint;
 use crate::storage::pack;
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result};
 
 /// One checkpoint's share.
 #[derive(Clone, Debug)]
 pub struct CheckpointStats {
     /// Its id.
-    pub id: Id,
+    pub id: CheckpointId,
     /// Its record.
     pub checkpoint: Checkpoint,
     /// Stored bytes that only it reaches (its record included): what removing it alone
@@ -104,7 +104,7 @@ pub fn collect(snapshot: &Snapshot<'_>, path: &Path) -> Result<Stats> {
     let mut chunk_sizes = HashMap::new();
     for item in txn.open_table(CHUNKS)?.iter()? {
         let (key, value) = item?;
-        let id = key.value();
+        let id = ChunkId(key.value());
         let entry = pack::Entry::parse(id, value.value())?;
         let stored = entry.stored_len();
         chunk_sizes.insert(id, stored);

@@ -11,7 +11,7 @@ use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// Changes to the store, all committed together or not at all. Made by
 /// [`super::Store::transaction`]; only one exists at a time.
@@ -41,7 +41,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// The checkpoint HEAD points at.
-    pub fn current(&self) -> Result<Option<Id>> {
+    pub fn current(&self) -> Result<Option<CheckpointId>> {
         records::current(
             &self.txn.open_table(STATE)?,
             &self.txn.open_table(BRANCHES)?,
@@ -49,7 +49,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// The record of checkpoint `id`.
-    pub fn checkpoint(&self, id: Id) -> Result<Checkpoint> {
+    pub fn checkpoint(&self, id: CheckpointId) -> Result<Checkpoint> {
         records::load(&self.txn.open_table(CHECKPOINTS)?, id)
     }
 
@@ -57,8 +57,8 @@ impl<'s> Transaction<'s> {
     pub fn add_trees(&self, trees: &PendingTrees) -> Result<()> {
         let mut table = self.txn.open_table(TREES)?;
         for (id, bytes) in trees {
-            if table.get(*id)?.is_none() {
-                table.insert(*id, bytes.as_slice())?;
+            if table.get(id.0)?.is_none() {
+                table.insert(id.0, bytes.as_slice())?;
             }
         }
         Ok(())
@@ -67,10 +67,10 @@ impl<'s> Transaction<'s> {
     /// Stores a new checkpoint record and returns its id, the hash of the record. A clash
     /// (same tree, parents and nanosecond as another) is resolved by moving its time on,
     /// so `record` may come back with a later `time_ns`.
-    pub fn add_checkpoint(&self, record: &mut Checkpoint) -> Result<Id> {
+    pub fn add_checkpoint(&self, record: &mut Checkpoint) -> Result<CheckpointId> {
         let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
         let id = loop {
-            let id = self.hasher.id(&codec::encode(record));
+            let id = self.hasher.checkpoint_id(&codec::encode(record));
             if checkpoints.get(id.0)?.is_none() {
                 break id;
             }
@@ -81,12 +81,12 @@ impl<'s> Transaction<'s> {
     }
 
     /// Points HEAD's branch (or a detached HEAD) at `id`.
-    pub fn move_head(&self, id: Id) -> Result<()> {
+    pub fn move_head(&self, id: CheckpointId) -> Result<()> {
         match self.head()? {
             Head::Branch(name) => {
                 self.txn.open_table(BRANCHES)?.insert(name.as_str(), id.0)?;
             }
-            Head::Detached(_) => self.set_head(&Head::Detached(id.0))?,
+            Head::Detached(_) => self.set_head(&Head::Detached(id))?,
         }
         Ok(())
     }
@@ -100,7 +100,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// Creates branch `name` at `tip`; refuses an existing name.
-    pub fn create_branch(&self, name: &BranchName, tip: Id) -> Result<()> {
+    pub fn create_branch(&self, name: &BranchName, tip: CheckpointId) -> Result<()> {
         let name = name.as_str();
         let mut branches = self.txn.open_table(BRANCHES)?;
         if branches.get(name)?.is_some() {
@@ -112,24 +112,24 @@ impl<'s> Transaction<'s> {
 
     /// Deletes branch `name` and returns its tip, which stays in the store as an unnamed
     /// head. Refuses the branch HEAD names.
-    pub fn delete_branch(&self, name: &str) -> Result<Id> {
+    pub fn delete_branch(&self, name: &str) -> Result<CheckpointId> {
         if self.head()? == Head::Branch(name.to_string()) {
             return Err(Error::CurrentBranch(name.to_string()));
         }
         let mut branches = self.txn.open_table(BRANCHES)?;
-        let tip = branches.remove(name)?.map(|v| Id(v.value()));
+        let tip = branches.remove(name)?.map(|v| CheckpointId(v.value()));
         tip.ok_or_else(|| Error::UnknownBranch(name.to_string()))
     }
 
     /// Renames branch `old` to `new` (HEAD follows if it named `old`) and returns its tip.
-    pub fn rename_branch(&self, old: &str, new: &BranchName) -> Result<Id> {
+    pub fn rename_branch(&self, old: &str, new: &BranchName) -> Result<CheckpointId> {
         let new = new.as_str();
         let tip = {
             let mut branches = self.txn.open_table(BRANCHES)?;
             if branches.get(new)?.is_some() {
                 return Err(Error::BranchExists(new.to_string()));
             }
-            let tip = branches.remove(old)?.map(|v| Id(v.value()));
+            let tip = branches.remove(old)?.map(|v| CheckpointId(v.value()));
             let tip = tip.ok_or_else(|| Error::UnknownBranch(old.to_string()))?;
             branches.insert(new, tip.0)?;
             tip
@@ -141,7 +141,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// Pins or unpins checkpoint `id`; true if that changed anything.
-    pub fn set_pinned(&self, id: Id, pinned: bool) -> Result<bool> {
+    pub fn set_pinned(&self, id: CheckpointId, pinned: bool) -> Result<bool> {
         let mut pins = self.txn.open_table(PINS)?;
         Ok(if pinned {
             pins.insert(id.0, ())?.is_none()
@@ -151,7 +151,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// Records that a restore to `target` has started (docs/design.md invariant 6).
-    pub fn set_restoring(&self, target: Id) -> Result<()> {
+    pub fn set_restoring(&self, target: CheckpointId) -> Result<()> {
         self.txn
             .open_table(STATE)?
             .insert(records::RESTORING, codec::encode(&target.0).as_slice())?;
@@ -206,7 +206,7 @@ impl<'s> Transaction<'s> {
 
     /// Gives checkpoint `id` new parents (gc re-parents around removed checkpoints; the
     /// id stays, docs/design.md "Ids").
-    pub fn set_parents(&self, id: Id, parents: Vec<u128>) -> Result<()> {
+    pub fn set_parents(&self, id: CheckpointId, parents: Vec<CheckpointId>) -> Result<()> {
         let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
         let mut record = records::load(&checkpoints, id)?;
         record.parents = parents;
@@ -215,7 +215,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// Removes checkpoint records (not what they reach).
-    pub fn remove_checkpoints(&self, ids: impl IntoIterator<Item = Id>) -> Result<()> {
+    pub fn remove_checkpoints(&self, ids: impl IntoIterator<Item = CheckpointId>) -> Result<()> {
         let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
         for id in ids {
             checkpoints.remove(id.0)?;
@@ -224,16 +224,16 @@ impl<'s> Transaction<'s> {
     }
 
     /// Removes tree records.
-    pub fn remove_trees(&self, ids: &[u128]) -> Result<()> {
+    pub fn remove_trees(&self, ids: &[TreeId]) -> Result<()> {
         let mut trees = self.txn.open_table(TREES)?;
         for id in ids {
-            trees.remove(*id)?;
+            trees.remove(id.0)?;
         }
         Ok(())
     }
 
     /// Removes chunks, repacking what their packs still hold ([`pack::remove_chunks`]).
-    pub fn remove_chunks(&self, ids: &[u128]) -> Result<()> {
+    pub fn remove_chunks(&self, ids: &[ChunkId]) -> Result<()> {
         pack::remove_chunks(&self.txn, ids)
     }
 }
@@ -251,12 +251,12 @@ pub struct ChunkSink<'a, 't> {
 
 impl ChunkSink<'_, '_> {
     /// Whether the store (with what this transaction added) has chunk `id`.
-    pub fn contains(&self, id: u128) -> Result<bool> {
-        Ok(self.index.get(id)?.is_some())
+    pub fn contains(&self, id: ChunkId) -> Result<bool> {
+        Ok(self.index.get(id.0)?.is_some())
     }
 
     /// Adds chunk `id`, stored form `stored`, of `raw_len` content bytes.
-    pub fn add(&mut self, id: u128, stored: &[u8], raw_len: usize) -> Result<()> {
+    pub fn add(&mut self, id: ChunkId, stored: &[u8], raw_len: usize) -> Result<()> {
         self.writer.add(self.index, self.packs, id, stored, raw_len)
     }
 }

@@ -13,7 +13,7 @@ use crate::model::tree::{
     MAX_DEPTH,
 };
 use crate::model::Checkpoint;
-use crate::{Error, Id, Result};
+use crate::{ChunkId, Error, Result, TreeId};
 
 type ReadOnly<K> = redb::ReadOnlyTable<K, &'static [u8]>;
 
@@ -33,7 +33,7 @@ pub struct TreeReader<'a> {
     /// [`TreeReader::expect`] gave.
     records: Option<ReadOnly<u128>>,
     /// Recorded counts by root tree id.
-    expected: RefCell<HashMap<u128, Totals>>,
+    expected: RefCell<HashMap<TreeId, Totals>>,
     records_read: Cell<bool>,
 }
 
@@ -72,7 +72,7 @@ impl<'a> TreeReader<'a> {
 
     /// The budget for expanding tree `id`, if it is the root of a checkpoint this
     /// reader knows; `None` for trees built in memory, which are exactly the worktree.
-    pub fn budget(&self, id: u128) -> Result<Option<Budget>> {
+    pub fn budget(&self, id: TreeId) -> Result<Option<Budget>> {
         if self.pending.is_some_and(|p| p.contains_key(&id)) {
             return Ok(None);
         }
@@ -108,12 +108,12 @@ impl<'a> TreeReader<'a> {
     /// pass [`tree_problem`] and, with a chunk index, have each file's chunks add up to
     /// its size. An unsafe name is [`Error::UnsafeName`]; anything else
     /// [`Error::Corrupt`].
-    pub fn get(&self, id: u128) -> Result<Tree> {
-        let what = || format!("tree {}", Id(id));
+    pub fn get(&self, id: TreeId) -> Result<Tree> {
+        let what = || format!("tree {id}");
         let (tree, stored): (Tree, bool) = match self.pending.and_then(|p| p.get(&id)) {
             Some(bytes) => (codec::decode(bytes, &what())?, false),
-            None => match self.table.get(id)? {
-                Some(value) if self.hasher.id(value.value()) == Id(id) => {
+            None => match self.table.get(id.0)? {
+                Some(value) if self.hasher.tree_id(value.value()) == id => {
                     let tree = codec::decode(value.value(), &what())?;
                     if codec::encode(&tree) != value.value() {
                         return Err(Error::Corrupt(format!(
@@ -137,8 +137,8 @@ impl<'a> TreeReader<'a> {
                 {
                     // A chunk the index lacks (or cannot give) is left to the reads that
                     // need it, which say so: only a sum of known lengths is checked.
-                    let raw_len = |c: u128| -> Option<u64> {
-                        let value = index.get(c).ok()??;
+                    let raw_len = |c: ChunkId| -> Option<u64> {
+                        let value = index.get(c.0).ok()??;
                         pack::Entry::parse(c, value.value()).ok()?.raw_len()
                     };
                     if let Some(sum) = chunk_sum_mismatch(*size, chunks, raw_len) {
@@ -157,12 +157,11 @@ impl<'a> TreeReader<'a> {
     /// Tree `id` reached as a subdirectory: checked as [`TreeReader::get`] does, and
     /// not empty (saves only record directories that hold files, so a walk that enters
     /// a changed directory always finds a change in it).
-    pub fn get_subtree(&self, id: u128) -> Result<Tree> {
+    pub fn get_subtree(&self, id: TreeId) -> Result<Tree> {
         let tree = self.get(id)?;
         if tree.entries.is_empty() {
             return Err(Error::Corrupt(format!(
-                "tree {} is empty but named as a directory (saves never record one)",
-                Id(id)
+                "tree {id} is empty but named as a directory (saves never record one)"
             )));
         }
         Ok(tree)
@@ -171,7 +170,7 @@ impl<'a> TreeReader<'a> {
     /// Every file and symlink under tree `id`, as `(path, node)` sorted by path, with
     /// paths prefixed by `prefix` (empty, or ending in `/`). Stops with an error as soon
     /// as it has yielded more than a checkpoint of `id` records ([`TreeReader::budget`]).
-    pub fn flatten(&self, id: u128, prefix: &[u8], out: &mut Vec<(Vec<u8>, Node)>) -> Result<()> {
+    pub fn flatten(&self, id: TreeId, prefix: &[u8], out: &mut Vec<(Vec<u8>, Node)>) -> Result<()> {
         let mut budget = self.budget(id)?;
         let tree = self.get(id)?;
         self.flatten_below(id, tree, prefix, 0, &mut budget, out)
@@ -179,7 +178,7 @@ impl<'a> TreeReader<'a> {
 
     fn flatten_below(
         &self,
-        root: u128,
+        root: TreeId,
         tree: Tree,
         prefix: &[u8],
         depth: usize,
@@ -210,7 +209,7 @@ impl<'a> TreeReader<'a> {
     }
 }
 
-fn expect_in(expected: &mut HashMap<u128, Totals>, record: &Checkpoint) {
+fn expect_in(expected: &mut HashMap<TreeId, Totals>, record: &Checkpoint) {
     let limit = expected.entry(record.tree).or_default();
     limit.files = limit.files.max(record.files);
     limit.bytes = limit.bytes.max(record.bytes);
@@ -229,7 +228,7 @@ mod tests {
         Node::File {
             size: n as u64,
             executable: false,
-            chunks: vec![n],
+            chunks: vec![ChunkId(n)],
         }
     }
 
@@ -246,8 +245,8 @@ mod tests {
             let mut table = txn.open_table(TREES).unwrap();
             let mut put = |entries: Vec<Entry>| {
                 let bytes = codec::encode(&Tree { entries });
-                let id = hasher.id(&bytes).0;
-                table.insert(id, bytes.as_slice()).unwrap();
+                let id = hasher.tree_id(&bytes);
+                table.insert(id.0, bytes.as_slice()).unwrap();
                 id
             };
             let name = |i: usize| format!("e{i:02}").into_bytes();
@@ -322,8 +321,8 @@ mod tests {
                         node: file(1),
                     }],
                 });
-                let id = hasher.id(&bytes).0;
-                table.insert(id, bytes.as_slice()).unwrap();
+                let id = hasher.tree_id(&bytes);
+                table.insert(id.0, bytes.as_slice()).unwrap();
                 id
             };
             chain.push(id);
@@ -334,8 +333,8 @@ mod tests {
                         node: Node::Dir { tree: id },
                     }],
                 });
-                id = hasher.id(&bytes).0;
-                table.insert(id, bytes.as_slice()).unwrap();
+                id = hasher.tree_id(&bytes);
+                table.insert(id.0, bytes.as_slice()).unwrap();
                 chain.push(id);
             }
         }

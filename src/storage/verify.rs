@@ -27,7 +27,7 @@ use crate::model::stat_cache::CacheEntry;
 use crate::model::tree::{chunk_sum_mismatch, tree_problem, Node, Tree, TreeProblem, MAX_DEPTH};
 use crate::model::{Checkpoint, Head};
 use crate::storage::pack::{self, LastPack, ReadChunks};
-use crate::{Error, Id, Result};
+use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
 /// One damaged object.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,7 +46,7 @@ pub struct Report {
     /// Every problem, sorted.
     pub problems: Vec<Problem>,
     /// Checkpoints that are damaged, reach damage, or lost a parent, sorted.
-    pub affected: Vec<Id>,
+    pub affected: Vec<CheckpointId>,
     /// Checkpoints checked.
     pub checkpoints: usize,
     /// Trees checked (those some checkpoint reaches).
@@ -78,7 +78,7 @@ impl Report {
 #[derive(Default)]
 struct Findings {
     problems: BTreeMap<String, String>,
-    affected: BTreeSet<Id>,
+    affected: BTreeSet<CheckpointId>,
 }
 
 impl Findings {
@@ -225,12 +225,12 @@ fn check_records(
 ) -> Result<()> {
     let txn = store.db.begin_read()?;
     let checkpoints = txn.open_table(CHECKPOINTS)?;
-    let mut records: Vec<(Id, Checkpoint)> = Vec::new();
+    let mut records: Vec<(CheckpointId, Checkpoint)> = Vec::new();
     let mut ids = HashSet::new();
     for item in checkpoints.iter()? {
         let (key, value) = item?;
-        let id = Id(key.value());
-        ids.insert(id.0);
+        let id = CheckpointId(key.value());
+        ids.insert(id);
         match codec::decode::<Checkpoint>(value.value(), &format!("checkpoint {id}")) {
             Ok(record) => records.push((id, record)),
             Err(e) => {
@@ -244,7 +244,7 @@ fn check_records(
         for parent in record.parents.iter().filter(|p| !ids.contains(p)) {
             findings.add(
                 format!("checkpoint {id}"),
-                format!("its parent {} is missing", Id(*parent)),
+                format!("its parent {parent} is missing"),
             );
             findings.affected.insert(*id);
         }
@@ -262,12 +262,12 @@ fn check_records(
     // Each chunk's stored length, for the bytes a gc would free, and its content length
     // as the index records it (where it does), against which files' sizes are checked
     // without reading a chunk.
-    let mut chunk_ids: HashMap<u128, (u64, Option<u64>)> = HashMap::new();
+    let mut chunk_ids: HashMap<ChunkId, (u64, Option<u64>)> = HashMap::new();
     // In pack order, so that each reading thread goes through the packs in sequence.
     let mut in_pack_order = Vec::new();
     for item in chunks_table.iter()? {
         let (key, value) = item?;
-        let id = key.value();
+        let id = ChunkId(key.value());
         let entry = pack::Entry::parse(id, value.value());
         let lengths = match &entry {
             Ok(entry) => (entry.stored_len(), entry.raw_len()),
@@ -282,19 +282,19 @@ fn check_records(
     }
     in_pack_order.sort_unstable();
     report.chunks = chunk_ids.len();
-    let mut bad_chunks: HashSet<u128> = HashSet::new();
+    let mut bad_chunks: HashSet<ChunkId> = HashSet::new();
     if read_data {
         let chunks = ReadChunks::open(&txn)?;
-        let ids: Vec<u128> = in_pack_order.iter().map(|(_, id)| *id).collect();
+        let ids: Vec<ChunkId> = in_pack_order.iter().map(|(_, id)| *id).collect();
         let bad = read_chunks(&chunks, &store.hasher, &ids, &chunk_ids, report)?;
         for (id, message) in bad {
-            findings.add(format!("chunk {}", Id(id)), message);
+            findings.add(format!("chunk {id}"), message);
             bad_chunks.insert(id);
         }
     }
-    let mut chunk_ok = |id: u128, findings: &mut Findings| -> bool {
+    let mut chunk_ok = |id: ChunkId, findings: &mut Findings| -> bool {
         if !chunk_ids.contains_key(&id) {
-            findings.add(format!("chunk {}", Id(id)), "missing");
+            findings.add(format!("chunk {id}"), "missing");
             false
         } else {
             !bad_chunks.contains(&id)
@@ -312,7 +312,7 @@ fn check_records(
     report.trees = trees.reached;
     report.unreachable_trees = trees.unreachable;
     report.unreachable_bytes = trees.unreachable_bytes;
-    let mut referenced: HashSet<u128> = std::mem::take(&mut trees.chunks);
+    let mut referenced: HashSet<ChunkId> = std::mem::take(&mut trees.chunks);
     for (id, record) in &records {
         let mut attachments_ok = true;
         for &c in record.attachments.iter().flat_map(|a| &a.chunks) {
@@ -355,10 +355,7 @@ fn check_records(
             if let Some(missing) = entry.chunks.iter().find(|c| !chunk_ids.contains_key(c)) {
                 findings.add(
                     format!("stat cache {}", String::from_utf8_lossy(path.value())),
-                    format!(
-                        "names missing chunk {} (the next save would record it)",
-                        Id(*missing)
-                    ),
+                    format!("names missing chunk {missing} (the next save would record it)"),
                 );
             }
         }
@@ -394,30 +391,30 @@ fn catch_quietly<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
 /// Branches, HEAD and pins must name existing checkpoints.
 fn check_refs(
     txn: &redb::ReadTransaction,
-    ids: &HashSet<u128>,
+    ids: &HashSet<CheckpointId>,
     findings: &mut Findings,
 ) -> Result<()> {
     for item in txn.open_table(BRANCHES)?.iter()? {
         let (name, tip) = item?;
-        if !ids.contains(&tip.value()) {
+        let tip = CheckpointId(tip.value());
+        if !ids.contains(&tip) {
             findings.add(
                 format!("branch {}", name.value()),
-                format!("points at missing checkpoint {}", Id(tip.value())),
+                format!("points at missing checkpoint {tip}"),
             );
         }
     }
     match super::records::head(&txn.open_table(STATE)?) {
-        Ok(Head::Detached(id)) if !ids.contains(&id) => findings.add(
-            "HEAD".into(),
-            format!("points at missing checkpoint {}", Id(id)),
-        ),
+        Ok(Head::Detached(id)) if !ids.contains(&id) => {
+            findings.add("HEAD".into(), format!("points at missing checkpoint {id}"))
+        }
         Ok(_) => {}
         Err(e) => findings.add("HEAD".into(), describe(e)),
     }
     for item in txn.open_table(PINS)?.iter()? {
-        let id = item?.0.value();
+        let id = CheckpointId(item?.0.value());
         if !ids.contains(&id) {
-            findings.add(format!("pin {}", Id(id)), "pins a missing checkpoint");
+            findings.add(format!("pin {id}"), "pins a missing checkpoint");
         }
     }
     Ok(())
@@ -427,18 +424,18 @@ fn check_refs(
 fn read_chunks(
     chunks: &ReadChunks,
     hasher: &Hasher,
-    ids: &[u128],
-    lengths: &HashMap<u128, (u64, Option<u64>)>,
+    ids: &[ChunkId],
+    lengths: &HashMap<ChunkId, (u64, Option<u64>)>,
     report: &mut Report,
-) -> Result<Vec<(u128, String)>> {
-    let results: Vec<(u64, Option<(u128, String)>)> = ids
+) -> Result<Vec<(ChunkId, String)>> {
+    let results: Vec<(u64, Option<(ChunkId, String)>)> = ids
         .par_iter()
         .map_init(
             || (Vec::new(), LastPack::default()),
             |(buf, last), &id| -> Result<_> {
                 buf.clear();
                 let read = chunks.with_stored(id, last, |stored| {
-                    let mut bad = chunk::decode_chunk(hasher, Id(id), stored, buf).err();
+                    let mut bad = chunk::decode_chunk(hasher, id, stored, buf).err();
                     // Files' sizes are checked against the recorded lengths: they must
                     // be the content's.
                     let recorded = lengths.get(&id).and_then(|(_, raw)| *raw);
@@ -461,7 +458,7 @@ fn read_chunks(
                 };
                 let bad = bad.map(|e| {
                     let message = describe(e);
-                    let shorter = message.strip_prefix(&format!("chunk {} ", Id(id)));
+                    let shorter = message.strip_prefix(&format!("chunk {id} "));
                     (id, shorter.map(str::to_string).unwrap_or(message))
                 });
                 Ok((len, bad))
@@ -482,16 +479,16 @@ struct TreeWalk {
     /// Their stored bytes.
     unreachable_bytes: u64,
     /// Trees that are damaged or have damage below them.
-    damaged: HashSet<u128>,
+    damaged: HashSet<TreeId>,
     /// Chunks the reached trees name.
-    chunks: HashSet<u128>,
+    chunks: HashSet<ChunkId>,
     /// What each reached tree expands to, once for all.
-    expansions: HashMap<u128, Expansion>,
+    expansions: HashMap<TreeId, Expansion>,
 }
 
 impl TreeWalk {
     /// What tree `id` expands to (nothing, if it could not be read).
-    fn expansion(&self, id: u128) -> Expansion {
+    fn expansion(&self, id: TreeId) -> Expansion {
         self.expansions.get(&id).copied().unwrap_or_default()
     }
 }
@@ -521,7 +518,7 @@ struct TreeSummary {
     files: u64,
     bytes: u64,
     /// Subdirectory trees, once per entry naming them.
-    dirs: Vec<u128>,
+    dirs: Vec<TreeId>,
     empty: bool,
 }
 
@@ -529,23 +526,23 @@ struct TreeSummary {
 /// only a crafted or damaged store can hold (an id is a hash over its parents' ids).
 /// Kahn's algorithm: what is left once every checkpoint whose parents are all settled
 /// has been settled.
-fn parent_cycles(records: &[(Id, Checkpoint)]) -> Vec<Id> {
-    let known: HashSet<u128> = records.iter().map(|(id, _)| id.0).collect();
-    let mut children: HashMap<u128, Vec<u128>> = HashMap::new();
-    let mut pending: HashMap<u128, usize> = HashMap::new();
+fn parent_cycles(records: &[(CheckpointId, Checkpoint)]) -> Vec<CheckpointId> {
+    let known: HashSet<CheckpointId> = records.iter().map(|(id, _)| *id).collect();
+    let mut children: HashMap<CheckpointId, Vec<CheckpointId>> = HashMap::new();
+    let mut pending: HashMap<CheckpointId, usize> = HashMap::new();
     for (id, record) in records {
-        let parents: Vec<u128> = record
+        let parents: Vec<CheckpointId> = record
             .parents
             .iter()
             .copied()
             .filter(|p| known.contains(p))
             .collect();
-        pending.insert(id.0, parents.len());
+        pending.insert(*id, parents.len());
         for parent in parents {
-            children.entry(parent).or_default().push(id.0);
+            children.entry(parent).or_default().push(*id);
         }
     }
-    let mut ready: Vec<u128> = pending
+    let mut ready: Vec<CheckpointId> = pending
         .iter()
         .filter(|(_, n)| **n == 0)
         .map(|(id, _)| *id)
@@ -561,7 +558,7 @@ fn parent_cycles(records: &[(Id, Checkpoint)]) -> Vec<Id> {
             }
         }
     }
-    let mut stuck: Vec<Id> = pending.into_keys().map(Id).collect();
+    let mut stuck: Vec<CheckpointId> = pending.into_keys().collect();
     stuck.sort();
     stuck
 }
@@ -578,33 +575,33 @@ fn parent_cycles(records: &[(Id, Checkpoint)]) -> Vec<Id> {
 fn check_trees(
     table: &impl ReadableTable<u128, &'static [u8]>,
     hasher: &Hasher,
-    roots: impl Iterator<Item = u128>,
-    chunk_ok: &mut impl FnMut(u128, &mut Findings) -> bool,
-    raw_len: &impl Fn(u128) -> Option<u64>,
+    roots: impl Iterator<Item = TreeId>,
+    chunk_ok: &mut impl FnMut(ChunkId, &mut Findings) -> bool,
+    raw_len: &impl Fn(ChunkId) -> Option<u64>,
     findings: &mut Findings,
 ) -> Result<TreeWalk> {
-    let mut parents_of: HashMap<u128, Vec<u128>> = HashMap::new();
-    let mut seen: HashSet<u128> = HashSet::new();
-    let mut damaged_here: Vec<u128> = Vec::new();
+    let mut parents_of: HashMap<TreeId, Vec<TreeId>> = HashMap::new();
+    let mut seen: HashSet<TreeId> = HashSet::new();
+    let mut damaged_here: Vec<TreeId> = Vec::new();
     let mut chunks = HashSet::new();
-    let mut summaries: HashMap<u128, TreeSummary> = HashMap::new();
+    let mut summaries: HashMap<TreeId, TreeSummary> = HashMap::new();
     // Subdirectory entries (parent, name, tree), to find empty trees named as one.
-    let mut dir_entries: Vec<(u128, Vec<u8>, u128)> = Vec::new();
-    let roots: Vec<u128> = roots.collect();
+    let mut dir_entries: Vec<(TreeId, Vec<u8>, TreeId)> = Vec::new();
+    let roots: Vec<TreeId> = roots.collect();
     let mut stack = roots.clone();
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
         }
-        let object = format!("tree {}", Id(id));
-        let tree: Tree = match table.get(id)? {
+        let object = format!("tree {id}");
+        let tree: Tree = match table.get(id.0)? {
             None => {
                 findings.add(object, "missing");
                 damaged_here.push(id);
                 continue;
             }
             Some(value) => match codec::decode(value.value(), &object) {
-                Ok(tree) if hasher.id(value.value()) != Id(id) => {
+                Ok(tree) if hasher.tree_id(value.value()) != id => {
                     findings.add(object.clone(), "does not match its id");
                     damaged_here.push(id);
                     tree
@@ -684,17 +681,16 @@ fn check_trees(
     for (parent, name, tree) in dir_entries {
         if summaries.get(&tree).is_some_and(|s| s.empty) {
             findings.add(
-                format!("tree {}", Id(parent)),
+                format!("tree {parent}"),
                 format!(
-                    "names the empty tree {} as directory {:?} (saves never record one)",
-                    Id(tree),
+                    "names the empty tree {tree} as directory {:?} (saves never record one)",
                     String::from_utf8_lossy(&name)
                 ),
             );
             damaged_here.push(parent);
         }
     }
-    let mut damaged: HashSet<u128> = HashSet::new();
+    let mut damaged: HashSet<TreeId> = HashSet::new();
     while let Some(id) = damaged_here.pop() {
         if damaged.insert(id) {
             damaged_here.extend(parents_of.get(&id).into_iter().flatten());
@@ -704,7 +700,7 @@ fn check_trees(
     let mut unreachable_bytes = 0;
     for item in table.iter()? {
         let (id, value) = item?;
-        if !seen.contains(&id.value()) {
+        if !seen.contains(&TreeId(id.value())) {
             unreachable += 1;
             unreachable_bytes += value.value().len() as u64;
         }
@@ -723,11 +719,14 @@ fn check_trees(
 /// walk that finishes each tree after its subdirectories, each tree once, so that trees
 /// shared at every level cost no more than the trees themselves. A tree that could not
 /// be read counts as empty; a cycle as endless.
-fn expansions(summaries: &HashMap<u128, TreeSummary>, roots: &[u128]) -> HashMap<u128, Expansion> {
-    let mut done: HashMap<u128, Expansion> = HashMap::new();
+fn expansions(
+    summaries: &HashMap<TreeId, TreeSummary>,
+    roots: &[TreeId],
+) -> HashMap<TreeId, Expansion> {
+    let mut done: HashMap<TreeId, Expansion> = HashMap::new();
     // Trees whose subdirectories are being walked: one met again is on a cycle.
-    let mut open: HashSet<u128> = HashSet::new();
-    let mut stack: Vec<(u128, bool)> = roots.iter().map(|&id| (id, false)).collect();
+    let mut open: HashSet<TreeId> = HashSet::new();
+    let mut stack: Vec<(TreeId, bool)> = roots.iter().map(|&id| (id, false)).collect();
     while let Some((id, children_done)) = stack.pop() {
         if done.contains_key(&id) {
             continue;

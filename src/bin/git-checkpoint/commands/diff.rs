@@ -7,7 +7,7 @@ use crate::ui::patch::{self, FileSummary, Format};
 use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::ops::save::look;
-use git_checkpoint::Id;
+use git_checkpoint::CheckpointId;
 
 use git_checkpoint::storage::StoreRead;
 
@@ -82,7 +82,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     // Checked against the store, and each checkpoint's side bounded by its record.
     let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;
-    let tree_of = |id: Option<Id>| -> anyhow::Result<Option<u128>> {
+    let tree_of = |id: Option<CheckpointId>| -> anyhow::Result<Option<git_checkpoint::TreeId>> {
         Ok(match id {
             Some(id) => {
                 let record = read.checkpoint(id)?;
@@ -94,7 +94,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     let old_tree = tree_of(from)?;
     let new_tree = match &snapshot {
-        Some(snapshot) => Some(snapshot.root.0),
+        Some(snapshot) => Some(snapshot.root),
         None => tree_of(to)?,
     };
     let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
@@ -103,8 +103,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
     if context.json {
         return print_json(&DiffJson {
-            from: from.map(Id::hex),
-            to: to.map(Id::hex),
+            from: from.map(CheckpointId::hex),
+            to: to.map(CheckpointId::hex),
             changes: patch::summarize(&changes, &reader)?,
         });
     }

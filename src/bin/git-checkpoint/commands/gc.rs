@@ -9,7 +9,6 @@ use git_checkpoint::format::size::parse_size;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
 use git_checkpoint::ops::gc::{self, Outcome, Plan};
-use git_checkpoint::Id;
 
 use git_checkpoint::storage::StoreRead;
 
@@ -138,7 +137,7 @@ fn report(
             })).collect::<Vec<_>>(),
             "reparented": plan.reparented.iter().map(|(id, parents)| serde_json::json!({
                 "id": id.hex(),
-                "parents": parents.iter().map(|p| Id(*p).hex()).collect::<Vec<_>>(),
+                "parents": parents.iter().map(|p| p.hex()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "trees_removed": plan.trees.len(),
             "chunks_removed": plan.chunks.len(),

@@ -99,7 +99,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         reader.expect(&entry.record);
         let parent_tree = match entry.record.parents.first() {
             Some(&parent) => {
-                let parent = read.checkpoint(git_checkpoint::Id(parent))?;
+                let parent = read.checkpoint(parent)?;
                 reader.expect(&parent);
                 Some(parent.tree)
             }

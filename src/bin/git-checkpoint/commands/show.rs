@@ -8,7 +8,6 @@ use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::Id;
 
 use git_checkpoint::storage::StoreRead;
 
@@ -58,7 +57,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     tree_reader.expect(&record);
     let parent_tree = match record.parents.first() {
         Some(&parent) => {
-            let parent = read.checkpoint(Id(parent))?;
+            let parent = read.checkpoint(parent)?;
             tree_reader.expect(&parent);
             Some(parent.tree)
         }
@@ -100,7 +99,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let parents = record
             .parents
             .iter()
-            .map(|&p| read.short_id(Id(p)))
+            .map(|&p| read.short_id(p))
             .collect::<Result<Vec<_>, _>>()?;
         field(&mut out, "Parent:", &parents.join(" "))?;
     }

@@ -67,7 +67,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
     let changes = diff_trees(
         &reader,
         current_tree,
-        Some(snapshot.root.0),
+        Some(snapshot.root),
         &PathFilter::default(),
     )?;
     if context.json {

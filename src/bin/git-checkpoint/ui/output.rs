@@ -6,7 +6,7 @@ use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::SizeDelta;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::{Checkpoint, Head};
-use git_checkpoint::Id;
+use git_checkpoint::CheckpointId;
 
 /// The JSON object for a checkpoint (the shapes are listed in the README).
 #[derive(Debug, Serialize)]
@@ -63,11 +63,11 @@ pub struct AttachmentJson {
 
 impl CheckpointJson {
     /// The JSON view of checkpoint `id`.
-    pub fn new(id: Id, short_id: String, record: &Checkpoint) -> Self {
+    pub fn new(id: CheckpointId, short_id: String, record: &Checkpoint) -> Self {
         CheckpointJson {
             id: id.hex(),
             short_id,
-            parents: record.parents.iter().map(|&p| Id(p).hex()).collect(),
+            parents: record.parents.iter().map(|p| p.hex()).collect(),
             branch: record.branch.clone(),
             message: record.message.clone(),
             time: rfc3339(record.time_ns),
@@ -108,9 +108,9 @@ impl CheckpointJson {
 /// The labels git puts after a commit, for checkpoint `id`: `HEAD -> <branch>` for the
 /// branch HEAD names, the other branches at it, or `HEAD` first when detached there.
 /// `branches` is sorted by name.
-pub fn labels(id: Id, head: &Head, branches: &[(String, Id)]) -> Vec<String> {
+pub fn labels(id: CheckpointId, head: &Head, branches: &[(String, CheckpointId)]) -> Vec<String> {
     let mut out = Vec::new();
-    if *head == Head::Detached(id.0) {
+    if *head == Head::Detached(id) {
         out.push("HEAD".to_string());
     }
     for (name, _) in branches.iter().filter(|(_, tip)| *tip == id) {
