@@ -2,7 +2,7 @@
 //! hash, and the stored form of a chunk (zstd, or raw where zstd does not pay).
 //!
 //! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd. Where
-//! stored chunks are kept is [`crate::storage::pack`]'s concern.
+//! stored chunks are kept is the storage layer's concern (`storage/pack.rs`).
 
 use std::cell::RefCell;
 

@@ -173,6 +173,11 @@ impl Repo {
         self.git_dir.join("checkpoint")
     }
 
+    /// The store file: `<git-dir>/checkpoint/store.redb`.
+    pub fn store_path(&self) -> PathBuf {
+        self.checkpoint_dir().join("store.redb")
+    }
+
     /// A `checkpoint.*` (or other read) config value; `key` as git prints it, lower case.
     pub fn config(&self, key: &str) -> Option<&str> {
         self.config.get(key).map(String::as_str)

@@ -143,7 +143,7 @@ fn bad(key: &'static str, value: &str, expected: impl Into<String>) -> Error {
 pub fn open_store(repo: &Repo, on_wait: &mut dyn FnMut()) -> Result<Store> {
     let timeout = repo.settings.lock_timeout.get()?;
     let branch = repo.settings.default_branch.get()?;
-    let store = Store::open(&crate::storage::store_path(repo), timeout, on_wait)?;
+    let store = Store::open(&repo.store_path(), timeout, on_wait)?;
     store.init_head(&branch)?;
     Ok(store)
 }

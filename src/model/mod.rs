@@ -3,6 +3,8 @@
 
 pub mod branch;
 pub mod checkpoint;
+#[cfg(test)]
+mod encoding_tests;
 pub mod id;
 pub mod retention;
 pub mod revision;

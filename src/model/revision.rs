@@ -3,7 +3,7 @@
 //! Revisions: a full id or a unique hex prefix of 4+ digits, a branch name, `@` for the
 //! current checkpoint, each optionally followed by `~N` (N-th first-parent ancestor;
 //! `~` alone means `~1`, and suffixes chain: `@~2~1`). Resolving one against a store is
-//! [`crate::storage::Snapshot::resolve`].
+//! the storage layer's `Snapshot::resolve`.
 
 use crate::{Error, Result};
 

@@ -50,11 +50,6 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// When the waiting process says that it waits.
 const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(1);
 
-/// The store file of the worktree `repo`: `<git-dir>/checkpoint/store.redb`.
-pub fn store_path(repo: &crate::git::Repo) -> PathBuf {
-    repo.checkpoint_dir().join("store.redb")
-}
-
 /// An open store, held exclusively by this process until dropped.
 pub struct Store {
     pub(super) db: Database,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use git_checkpoint::git::repo::Repo;
 use git_checkpoint::git::settings;
 use git_checkpoint::progress::Progress;
-use git_checkpoint::storage::{self, ReadStore, Snapshot, Store};
+use git_checkpoint::storage::{ReadStore, Snapshot, Store};
 
 use crate::cli::{Cli, Command};
 use crate::ui::output;
@@ -61,7 +61,7 @@ impl Context {
     pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
         let quiet = self.quiet;
         Ok(ReadStore::open(
-            &storage::store_path(&self.repo),
+            &self.repo.store_path(),
             self.repo.settings.lock_timeout.get()?,
             &mut || {
                 if !quiet {

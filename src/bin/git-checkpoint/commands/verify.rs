@@ -41,7 +41,7 @@ pub struct Args {
 /// Runs `verify`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let report = verify::verify(
-        &context.repo.checkpoint_dir().join("store.redb"),
+        &context.repo.store_path(),
         context.repo.settings.lock_timeout.get()?,
         &mut || context.warn("waiting for another git-checkpoint to finish..."),
         args.read_data,
