@@ -333,6 +333,17 @@ pub fn too_deep(id: TreeId) -> Error {
     ))
 }
 
+/// A one-chunk file of `n` bytes (at most a chunk's worth) whose chunk id is `n`, for
+/// the unit tests of the tree code.
+#[cfg(test)]
+pub(crate) fn test_file(n: u128) -> Node {
+    Node::File {
+        size: n as u64,
+        executable: false,
+        chunks: vec![ChunkId(n)],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,14 +393,7 @@ mod tests {
         );
     }
 
-    /// A one-chunk file of `n` bytes (at most a chunk's worth) whose chunk id is `n`.
-    fn file(n: u128) -> Node {
-        Node::File {
-            size: n as u64,
-            executable: false,
-            chunks: vec![ChunkId(n)],
-        }
-    }
+    use super::test_file as file;
 
     #[test]
     fn names_that_escape_the_worktree_are_unsafe() {

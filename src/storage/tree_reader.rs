@@ -221,16 +221,8 @@ mod tests {
 
     use super::*;
     use crate::format::chunk::ChunkParams;
-    use crate::model::tree::Entry;
+    use crate::model::tree::{test_file as file, Entry};
     use crate::storage::tables::TREES;
-
-    fn file(n: u128) -> Node {
-        Node::File {
-            size: n as u64,
-            executable: false,
-            chunks: vec![ChunkId(n)],
-        }
-    }
 
     /// Flattening a tree shared at every level stops as soon as it passes the counts
     /// its checkpoint records, and yields everything when they are honest.
