@@ -63,6 +63,19 @@ pub enum Error {
         /// Full ids of some of the matching checkpoints.
         candidates: Vec<String>,
     },
+    /// A session revision (`<session>:prompt<N>`) whose session no checkpoint names.
+    #[error("no agent session id starts with '{0}' ('git checkpoint sessions' lists them)")]
+    UnknownSession(String),
+    /// A session revision naming a prompt or tool call the session has no checkpoint of.
+    #[error("session {session} has no checkpoint for '{what}' ({prompts} prompts recorded)")]
+    NotInSession {
+        /// The session's full id.
+        session: String,
+        /// The selector after the `:`.
+        what: String,
+        /// The prompts the session has.
+        prompts: u64,
+    },
     /// A branch that does not exist.
     #[error("no branch named '{0}'")]
     UnknownBranch(String),

@@ -34,8 +34,15 @@ const EXISTING: &str = r#"{
 }
 "#;
 
+/// The shared settings file (`--shared`), which the tests of merging use because a
+/// project's settings usually live there already.
 fn settings(r: &Repo) -> std::path::PathBuf {
     r.p(".claude/settings.json")
+}
+
+/// Our hook as install writes it.
+fn our_hook() -> Value {
+    json!({"type": "command", "command": "git checkpoint hooks run claude", "timeout": 30})
 }
 
 fn read_json(path: &Path) -> Value {
@@ -48,7 +55,8 @@ fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
     r.write(".claude/settings.json", EXISTING.as_bytes());
     // From a subdirectory: the settings at the top of the worktree are meant.
     std::fs::create_dir_all(r.p("src")).unwrap();
-    let out = r.sb.ok_in(&r.p("src"), &["hooks", "install", "claude"]);
+    let out =
+        r.sb.ok_in(&r.p("src"), &["hooks", "install", "claude", "--shared"]);
     assert!(
         out.stdout.contains("Installed the checkpoint hooks"),
         "{out}"
@@ -64,14 +72,18 @@ fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
         post[0], original["hooks"]["PostToolUse"][0],
         "user hook kept"
     );
+    let file_tools = "Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell";
     assert_eq!(
         post[1],
-        json!({"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash",
-               "hooks": [{"type": "command", "command": "git checkpoint hooks run claude"}]})
+        json!({"matcher": file_tools, "hooks": [our_hook()]})
+    );
+    assert_eq!(
+        merged["hooks"]["PostToolUseFailure"],
+        json!([{"matcher": file_tools, "hooks": [our_hook()]}])
     );
     assert_eq!(
         merged["hooks"]["UserPromptSubmit"],
-        json!([{"hooks": [{"type": "command", "command": "git checkpoint hooks run claude"}]}])
+        json!([{"hooks": [our_hook()]}])
     );
     // Key order and indentation are the file's own.
     let text = std::fs::read_to_string(settings(&r)).unwrap();
@@ -79,18 +91,18 @@ fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
     assert!(text.ends_with("\"model\": \"sonnet\"\n}\n"), "{text}");
 
     // A second install changes nothing.
-    let out = r.ok(&["hooks", "install", "claude"]);
+    let out = r.ok(&["hooks", "install", "claude", "--shared"]);
     assert!(out.stdout.contains("already"), "{out}");
     assert_eq!(std::fs::read_to_string(settings(&r)).unwrap(), text);
 
-    let out = r.ok(&["hooks", "uninstall", "claude"]);
+    let out = r.ok(&["hooks", "uninstall", "claude", "--shared"]);
     assert!(out.stdout.contains("Removed"), "{out}");
     assert_eq!(
         std::fs::read_to_string(settings(&r)).unwrap(),
         EXISTING,
         "uninstall must restore the file byte for byte"
     );
-    let out = r.ok(&["hooks", "uninstall", "claude"]);
+    let out = r.ok(&["hooks", "uninstall", "claude", "--shared"]);
     assert!(out.stdout.contains("No checkpoint hooks"), "{out}");
 }
 
@@ -100,7 +112,7 @@ fn uninstall_keeps_what_the_user_changed_meanwhile() {
     // Four-space indentation and no trailing newline are kept too.
     let four = "{\n    \"model\": \"opus\"\n}";
     r.write(".claude/settings.json", four.as_bytes());
-    r.ok(&["hooks", "install", "claude"]);
+    r.ok(&["hooks", "install", "claude", "--shared"]);
     let mut merged = read_json(&settings(&r));
     assert!(std::fs::read_to_string(settings(&r))
         .unwrap()
@@ -112,7 +124,7 @@ fn uninstall_keeps_what_the_user_changed_meanwhile() {
         .push(json!({"type": "command", "command": "notify-send prompt"}));
     merged["theme"] = json!("dark");
     std::fs::write(settings(&r), serde_json::to_string_pretty(&merged).unwrap()).unwrap();
-    r.ok(&["hooks", "uninstall", "claude"]);
+    r.ok(&["hooks", "uninstall", "claude", "--shared"]);
     let left = read_json(&settings(&r));
     assert_eq!(
         left,
@@ -126,7 +138,11 @@ fn uninstall_keeps_what_the_user_changed_meanwhile() {
 fn install_creates_and_uninstall_removes_a_missing_file_and_global_uses_home() {
     let r = Repo::new();
     r.ok(&["hooks", "install", "claude"]);
-    assert!(settings(&r).is_file());
+    assert!(
+        r.p(".claude/settings.local.json").is_file(),
+        "the personal file by default"
+    );
+    assert!(!settings(&r).exists(), "the shared file is left alone");
     r.ok(&["hooks", "uninstall", "claude"]);
     assert!(
         !r.exists(".claude"),
@@ -161,33 +177,11 @@ fn install_refuses_settings_it_cannot_read() {
     let r = Repo::new();
     for bad in ["{ not json", "[1, 2]", "{\"hooks\": {\"PostToolUse\": {}}}"] {
         r.write(".claude/settings.json", bad.as_bytes());
-        let out = r.run(&["hooks", "install", "claude"]);
+        let out = r.run(&["hooks", "install", "claude", "--shared"]);
         assert_eq!(out.code, 1, "{bad}: {out}");
         assert!(out.stderr.starts_with("error: "), "{out}");
         assert_eq!(r.read(".claude/settings.json"), bad.as_bytes(), "untouched");
     }
-}
-
-/// Runs `hooks run claude` in `cwd` with `input` on stdin.
-fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
-    let mut cmd = sb.bin_cmd(cwd, &["hooks", "run", "claude"]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let out = Out {
-        code: output.status.code().unwrap_or(-1),
-        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        stdout_raw: output.stdout,
-        started: std::time::Instant::now(),
-        finished: std::time::Instant::now(),
-    };
-    assert_no_panic(&out, "hooks run claude");
-    out
 }
 
 #[test]
@@ -215,11 +209,12 @@ fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
     assert_eq!(log.len(), 1);
     assert_eq!(
         log[0]["meta"],
-        json!({"agent": "claude", "session": "abc123-session", "event": "PostToolUse", "tool": "Bash"})
+        json!({"agent": "claude", "session": "abc123-session", "event": "PostToolUse", "tool": "Bash",
+               "transcript": "/home/u/.claude/projects/x/abc123-session.jsonl"})
     );
     assert_eq!(log[0]["message"], "after Bash: sed -i s/a/b/ src/lib.rs");
 
-    // A prompt: saved only if something changed, with the prompt's first line.
+    // A prompt: saved with its number in the session and its first line.
     r.write("src/lib.rs", b"pub fn b() {}\n");
     let prompt = json!({
         "session_id": "abc123-session",
@@ -231,8 +226,9 @@ fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
     let log = r.log_json(false);
     assert_eq!(log.len(), 2);
-    assert_eq!(log[0]["message"], "before prompt: Rename b to c");
+    assert_eq!(log[0]["message"], "before prompt 1: Rename b to c");
     assert_eq!(log[0]["meta"]["event"], "UserPromptSubmit");
+    assert_eq!(log[0]["meta"]["prompt"], "1");
     assert!(log[0]["meta"].get("tool").is_none());
 
     // Garbage on stdin: exit 0, nothing printed, the reason in hooks.log.
@@ -257,7 +253,7 @@ fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
 fn installed_hook_command_is_what_the_agent_would_run() {
     // The command in the settings must work as written, through git.
     let r = Repo::new();
-    r.ok(&["hooks", "install", "claude"]);
+    r.ok(&["hooks", "install", "claude", "--shared"]);
     let settings = read_json(&settings(&r));
     let command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         .as_str()
@@ -327,16 +323,16 @@ fn hook_saves_apply_the_configured_retention() {
     assert!(logged.contains("checkpoint.gc.keep"), "{logged}");
 }
 
-/// A config value the hook cannot use (a lock timeout past what a duration holds) is
+/// A config value the hook cannot use (its lock timeout past what a duration holds) is
 /// logged, never a panic or a failed agent step.
 #[test]
 fn a_bad_config_value_never_fails_the_hook() {
     let r = Repo::new();
     r.write("a.txt", b"a\n");
-    r.git(&["config", "checkpoint.lockTimeout", "1e20"]);
+    r.git(&["config", "checkpoint.hookLockTimeout", "1e20"]);
     let payload = json!({"session_id": "s", "cwd": r.dir, "hook_event_name": "Stop"});
     let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
     let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
-    assert!(logged.contains("checkpoint.lockTimeout"), "{logged}");
+    assert!(logged.contains("checkpoint.hookLockTimeout"), "{logged}");
 }

@@ -1,12 +1,16 @@
 //! Claude Code's side of the agent hooks.
 //!
-//! Claude Code reads hooks from `settings.json` (the project's `.claude/settings.json`
-//! or the user's `~/.claude/settings.json`) and runs each hook command with a JSON
-//! description of the event on stdin. [`install_claude`] merges two hooks into that file
-//! — a save when the user submits a prompt, and one after each tool that can change
-//! files — and [`uninstall_claude`] takes out exactly those, leaving everything else,
-//! including the file's indentation and key order, as it was. [`run_claude`] is what the
-//! hooks run: it saves with the session and event as metadata.
+//! Claude Code reads hooks from its settings files (the project's personal
+//! `.claude/settings.local.json` at the repository top, the shared and committed
+//! `.claude/settings.json`, or the user's `~/.claude/settings.json`) and runs each hook
+//! command with a JSON description of the event on stdin. [`install_claude`] merges our
+//! hooks into one of those files — a save when the user submits a prompt, and one after
+//! each tool that can change files, whether it succeeded or failed — and
+//! [`uninstall_claude`] takes out exactly those, leaving everything else, including the
+//! file's indentation and key order, as it was. [`run_claude`] is what the hooks run: it
+//! saves with the session, the prompt's number in it and the event as metadata, and
+//! every event makes a checkpoint (an empty one when nothing changed), so that "before
+//! prompt N" and "before that tool call" always have an answer.
 
 use std::path::{Path, PathBuf};
 
@@ -16,32 +20,85 @@ use serde_json::{Map, Value};
 use super::log_failure;
 use super::settings_file::SettingsFile;
 use crate::git::repo::Repo;
-use crate::git::settings;
+use crate::model::session::Session;
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, SaveOptions, SaveOutcome};
+use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result};
 
 /// The command the Claude Code hooks run.
 pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
 /// Claude Code's tools that can change files; a checkpoint is saved after each use.
-pub const CLAUDE_FILE_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit|Bash";
-/// The hook events and the tool matcher of each (`None`: the event takes no matcher).
-const CLAUDE_EVENTS: [(&str, Option<&str>); 2] = [
+pub const CLAUDE_FILE_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell";
+/// The hook events and the tool matcher of each (`None`: the event takes no matcher). A
+/// tool that fails (a shell command exiting non-zero) fires `PostToolUseFailure`, not
+/// `PostToolUse`, and may have changed files before it failed.
+const CLAUDE_EVENTS: [(&str, Option<&str>); 3] = [
     ("UserPromptSubmit", None),
     ("PostToolUse", Some(CLAUDE_FILE_TOOLS)),
+    ("PostToolUseFailure", Some(CLAUDE_FILE_TOOLS)),
 ];
+/// The seconds Claude Code gives our hook before it gives up on it. A hook run waits for
+/// the store at most `checkpoint.hookLockTimeout` (5 s by default), far less.
+const CLAUDE_HOOK_TIMEOUT_SECONDS: u64 = 30;
 
-/// Claude Code's settings file: the project's, at the top of the worktree, or without
-/// one the user's in `$HOME`.
-pub fn claude_settings_path(worktree_root: Option<&Path>) -> Result<PathBuf> {
-    let base = match worktree_root {
-        Some(root) => root.to_path_buf(),
-        None => std::env::var_os("HOME")
-            .filter(|home| !home.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))?,
+/// Which of Claude Code's settings files to install into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingsScope {
+    /// `.claude/settings.local.json` at the worktree top: personal, not committed, so
+    /// teammates without git-checkpoint get no failing hook.
+    Local,
+    /// `.claude/settings.json` at the worktree top: shared with everyone who clones.
+    Shared,
+    /// `~/.claude/settings.json`: every project of the user.
+    Global,
+}
+
+/// Claude Code's settings file for `scope`, in the worktree at `worktree_root` (unused
+/// for [`SettingsScope::Global`]). Refuses one that is, or lies below, a symlink leading
+/// outside the worktree (outside the home directory for the global file): installing
+/// must never edit a file elsewhere through a link a repository can carry.
+pub fn claude_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
+    let (base, name) = match scope {
+        SettingsScope::Local => (worktree_root.to_path_buf(), "settings.local.json"),
+        SettingsScope::Shared => (worktree_root.to_path_buf(), "settings.json"),
+        SettingsScope::Global => (
+            std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(PathBuf::from)
+                .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))?,
+            "settings.json",
+        ),
     };
-    Ok(base.join(".claude/settings.json"))
+    let path = base.join(".claude").join(name);
+    let inside = std::fs::canonicalize(&base).map_err(|e| Error::io(&base, e))?;
+    if !resolved(&path).starts_with(&inside) {
+        return Err(Error::InvalidArgument(format!(
+            "{} leads outside {} through a symlink; refusing to edit it",
+            path.display(),
+            base.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// Where `path` really is: its deepest existing ancestor with symlinks resolved, and the
+/// rest of it (which does not exist yet) as given.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// Adds the checkpoint hooks to the Claude Code settings file at `path`, creating it if
@@ -84,7 +141,11 @@ fn claude_group(matcher: Option<&str>) -> Value {
     }
     group.insert(
         "hooks".into(),
-        serde_json::json!([{"type": "command", "command": CLAUDE_HOOK_COMMAND}]),
+        serde_json::json!([{
+            "type": "command",
+            "command": CLAUDE_HOOK_COMMAND,
+            "timeout": CLAUDE_HOOK_TIMEOUT_SECONDS,
+        }]),
     );
     Value::Object(group)
 }
@@ -93,9 +154,22 @@ fn is_our_hook(hook: &Value) -> bool {
     hook.get("command").and_then(Value::as_str) == Some(CLAUDE_HOOK_COMMAND)
 }
 
-/// Adds our hook groups to parsed settings; false if every one is there already.
-/// Fails (with the reason) if the settings are not shaped as Claude Code expects.
+/// Adds our hook groups to parsed settings; false if every one is there already, exactly
+/// as this build writes it. Hooks an older build installed (another matcher, no
+/// timeout) are replaced, never doubled. Fails (with the reason) if the settings are not
+/// shaped as Claude Code expects.
 fn add_claude_hooks(settings: &mut Value) -> std::result::Result<bool, String> {
+    let current = CLAUDE_EVENTS.iter().all(|(event, matcher)| {
+        let wanted = claude_group(*matcher);
+        settings
+            .pointer(&format!("/hooks/{event}"))
+            .and_then(Value::as_array)
+            .is_some_and(|groups| groups.contains(&wanted))
+    });
+    if current {
+        return Ok(false);
+    }
+    remove_claude_hooks(settings);
     let root = settings
         .as_object_mut()
         .ok_or("the top level is not a JSON object")?;
@@ -104,26 +178,15 @@ fn add_claude_hooks(settings: &mut Value) -> std::result::Result<bool, String> {
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
         .ok_or("\"hooks\" is not an object")?;
-    let mut changed = false;
     for (event, matcher) in CLAUDE_EVENTS {
-        let groups = hooks
+        hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not an array"))?;
-        let present = groups.iter().any(|group| {
-            group.get("matcher").and_then(Value::as_str) == matcher
-                && group
-                    .get("hooks")
-                    .and_then(Value::as_array)
-                    .is_some_and(|list| list.iter().any(is_our_hook))
-        });
-        if !present {
-            groups.push(claude_group(matcher));
-            changed = true;
-        }
+            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not an array"))?
+            .push(claude_group(matcher));
     }
-    Ok(changed)
+    Ok(true)
 }
 
 /// Removes our hooks from parsed settings, and each group, event list and `hooks` object
@@ -187,6 +250,22 @@ pub struct ClaudeEvent {
     pub prompt: Option<String>,
     /// The tool's arguments (tool events).
     pub tool_input: Option<Value>,
+    /// The tool call (tool events); parallel calls of one turn each have their own.
+    pub tool_use_id: Option<String>,
+    /// The prompt's own id, where Claude Code gives one.
+    pub prompt_id: Option<String>,
+    /// The subagent that ran the tool, where a subagent did.
+    pub agent_id: Option<String>,
+}
+
+/// What a hook run adds to an event's own fields: where the session stands.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EventContext {
+    /// The number of the prompt this event belongs to, counted per session from 1.
+    pub prompt: Option<u64>,
+    /// The transcript file's length when the event arrived: where in the conversation
+    /// this checkpoint stands, since transcripts only grow.
+    pub transcript_bytes: Option<u64>,
 }
 
 impl ClaudeEvent {
@@ -196,29 +275,69 @@ impl ClaudeEvent {
             .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
     }
 
-    /// The metadata a checkpoint saved for this event carries.
-    pub fn meta(&self) -> Vec<(String, String)> {
-        let mut meta = vec![("agent".to_string(), "claude".to_string())];
-        for (key, value) in [
-            ("session", &self.session_id),
-            ("event", &self.hook_event_name),
-            ("tool", &self.tool_name),
-        ] {
-            if let Some(value) = value {
-                meta.push((key.to_string(), value.clone()));
-            }
-        }
-        meta
+    /// Whether this is the user submitting a prompt.
+    pub fn is_prompt(&self) -> bool {
+        self.hook_event_name.as_deref() == Some("UserPromptSubmit")
+    }
+
+    /// The metadata a checkpoint saved for this event carries (see the README's agent
+    /// section for each key). `root` is the worktree's top, against which the file a
+    /// tool worked on is named.
+    pub fn meta(&self, root: &Path, context: &EventContext) -> Vec<(String, String)> {
+        let failed = self.hook_event_name.as_deref() == Some("PostToolUseFailure");
+        let fields: [(&str, Option<String>); 12] = [
+            ("agent", Some("claude".to_string())),
+            ("session", self.session_id.clone()),
+            ("prompt", context.prompt.map(|n| n.to_string())),
+            ("event", self.hook_event_name.clone()),
+            ("tool", self.tool_name.clone()),
+            ("tool_use_id", self.tool_use_id.clone()),
+            ("prompt_id", self.prompt_id.clone()),
+            ("subagent", self.agent_id.clone()),
+            ("failed", failed.then(|| "true".to_string())),
+            ("path", self.file_path(root)),
+            ("transcript", self.transcript_path.clone()),
+            (
+                "transcript_bytes",
+                context.transcript_bytes.map(|n| n.to_string()),
+            ),
+        ];
+        fields
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_string(), value?)))
+            .collect()
+    }
+
+    /// The file a file tool worked on, relative to the worktree's top `root` (the
+    /// payload names it absolute, or relative to `cwd`); `None` for other tools, and for
+    /// a file outside the worktree.
+    fn file_path(&self, root: &Path) -> Option<String> {
+        let input = self.tool_input.as_ref()?;
+        let named = ["file_path", "notebook_path"]
+            .iter()
+            .find_map(|key| input.get(key)?.as_str())?;
+        let full = match &self.cwd {
+            Some(cwd) => cwd.join(named),
+            None => PathBuf::from(named),
+        };
+        let relative = full.strip_prefix(root).ok()?;
+        Some(relative.to_string_lossy().into_owned())
     }
 
     /// A one-line message for the checkpoint: the start of the prompt, or the tool and
     /// what it worked on.
-    pub fn message(&self) -> String {
+    pub fn message(&self, context: &EventContext) -> String {
         let event = self.hook_event_name.as_deref().unwrap_or("hook");
+        let failed = if event == "PostToolUseFailure" {
+            " (failed)"
+        } else {
+            ""
+        };
+        let number = context.prompt.map(|n| format!(" {n}")).unwrap_or_default();
         match (event, &self.tool_name) {
             ("UserPromptSubmit", _) => match &self.prompt {
-                Some(prompt) => format!("before prompt: {}", first_line(prompt)),
-                None => "before prompt".to_string(),
+                Some(prompt) => format!("before prompt{number}: {}", first_line(prompt)),
+                None => format!("before prompt{number}"),
             },
             (_, Some(tool)) => {
                 let input = self.tool_input.as_ref();
@@ -233,9 +352,9 @@ impl ClaudeEvent {
                             .strip_prefix(cwd)
                             .map(|p| p.display().to_string())
                             .unwrap_or_else(|_| what.to_string());
-                        format!("after {tool}: {}", first_line(&what))
+                        format!("after {tool}{failed}: {}", first_line(&what))
                     }
-                    None => format!("after {tool}"),
+                    None => format!("after {tool}{failed}"),
                 }
             }
             (event, None) => format!("claude {event}"),
@@ -273,11 +392,51 @@ pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<Checkpoint
     result
 }
 
-fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<CheckpointId>> {
-    let mut store = settings::open_store(repo, &mut || {})?;
+/// Saves the worktree as the hooks are installed: the state before the agent's first
+/// prompt, always a checkpoint (also when nothing changed since the last one).
+pub fn save_before_first_prompt(repo: &Repo) -> Result<CheckpointId> {
+    let store = crate::git::settings::open_store(repo, &mut || {})?;
     let options = SaveOptions {
-        message: event.message(),
-        meta: event.meta(),
+        message: "before the agent's first prompt (hooks installed)".to_string(),
+        meta: vec![
+            ("agent".to_string(), "claude".to_string()),
+            ("event".to_string(), "install".to_string()),
+        ],
+        allow_empty: true,
+        compression_level: repo.settings.compression.get()?,
+        ..SaveOptions::default()
+    };
+    match save::save(repo, &store, &options)?.outcome {
+        SaveOutcome::Saved { id, .. } => Ok(id),
+        SaveOutcome::Unchanged { current } => Ok(current),
+    }
+}
+
+/// Saves the worktree for `event`. Every event makes a checkpoint, an empty child of the
+/// current one when nothing changed (it costs a record, no content), so that every
+/// prompt and tool call can be named. The store is waited for only
+/// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
+fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<CheckpointId>> {
+    let mut store = Store::open(
+        &repo.store_path(),
+        repo.settings.hook_lock_timeout.get()?,
+        &mut || {},
+    )?;
+    store.init_head(&repo.settings.default_branch.get()?)?;
+    let context = EventContext {
+        prompt: prompt_number(&store.snapshot()?, event)?,
+        transcript_bytes: event
+            .transcript_path
+            .as_deref()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map(|m| m.len()),
+    };
+    let options = SaveOptions {
+        message: event.message(&context),
+        meta: event.meta(&repo.root, &context),
+        // Every prompt and every tool call gets a checkpoint of its own, an empty one
+        // when nothing changed, so each can be named (parallel tool calls included).
+        allow_empty: true,
         compression_level: repo.settings.compression.get()?,
         ..SaveOptions::default()
     };
@@ -291,6 +450,21 @@ fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<CheckpointId>> {
         SaveOutcome::Unchanged { .. } => return Ok(None),
     };
     Ok(Some(saved))
+}
+
+/// The number of the prompt `event` belongs to: one more than the session's prompts so
+/// far for a prompt, the last of them for a tool's event; `None` without a session (or
+/// for a tool's event before any prompt of it).
+fn prompt_number(snapshot: &Snapshot, event: &ClaudeEvent) -> Result<Option<u64>> {
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(None);
+    };
+    let earlier = Session::prompts_in(&snapshot.checkpoints()?, session);
+    Ok(match (event.is_prompt(), earlier) {
+        (true, n) => Some(n + 1),
+        (false, 0) => None,
+        (false, n) => Some(n),
+    })
 }
 
 #[cfg(test)]
@@ -335,15 +509,32 @@ mod tests {
             cwd: Some("/w".into()),
             ..ClaudeEvent::default()
         };
-        assert_eq!(event.message(), "after Edit: src/a.rs");
+        assert_eq!(
+            event.message(&EventContext::default()),
+            "after Edit: src/a.rs"
+        );
+        let failed = ClaudeEvent {
+            hook_event_name: Some("PostToolUseFailure".into()),
+            ..event
+        };
+        assert_eq!(
+            failed.message(&EventContext::default()),
+            "after Edit (failed): src/a.rs"
+        );
         let prompt = ClaudeEvent {
             hook_event_name: Some("UserPromptSubmit".into()),
             prompt: Some(format!("{}\nmore", "x".repeat(100))),
             ..ClaudeEvent::default()
         };
         assert_eq!(
-            prompt.message().chars().count(),
-            "before prompt: ".len() + 72
+            prompt
+                .message(&EventContext {
+                    prompt: Some(3),
+                    ..EventContext::default()
+                })
+                .chars()
+                .count(),
+            "before prompt 3: ".len() + 72
         );
     }
 }

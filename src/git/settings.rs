@@ -28,6 +28,9 @@ pub struct Settings {
     pub compression: Setting<i32>,
     /// `checkpoint.lockTimeout`: how long to wait for another process holding the store.
     pub lock_timeout: Setting<Duration>,
+    /// `checkpoint.hookLockTimeout`: how long an agent's hook waits for the store; a hook
+    /// that cannot save by then logs it and lets the agent go on.
+    pub hook_lock_timeout: Setting<Duration>,
     /// `checkpoint.maxFileSize`: files larger than this are not saved; `None`, no limit.
     pub max_file_size: Setting<Option<u64>>,
     /// `checkpoint.keepPermissions`: record every permission bit, or only git's one.
@@ -114,6 +117,13 @@ impl Settings {
         Settings {
             compression: compression_level(repo).into(),
             lock_timeout: lock_timeout(repo).into(),
+            hook_lock_timeout: seconds(
+                repo,
+                "checkpoint.hooklocktimeout",
+                "checkpoint.hookLockTimeout",
+                DEFAULT_HOOK_LOCK_TIMEOUT,
+            )
+            .into(),
             max_file_size: max_file_size(repo).into(),
             keep_permissions: keep_permissions(repo).into(),
             default_branch: default_branch(repo).into(),
@@ -126,6 +136,9 @@ impl Settings {
 /// save of a 102 MB source tree 10% faster than level 3 for a store 2.4% larger
 /// (34.0 against 33.2 MB), and every save with changes pays compression again.
 pub const DEFAULT_COMPRESSION: i32 = 1;
+/// How long a hook waits for the store when `checkpoint.hookLockTimeout` is unset: long
+/// enough for another save to finish, short enough that the agent does not notice.
+pub const DEFAULT_HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 /// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
 
@@ -163,15 +176,26 @@ fn compression_level(repo: &Keys) -> Result<i32> {
 
 /// `checkpoint.lockTimeout`: how long to wait for another process holding the store.
 fn lock_timeout(repo: &Keys) -> Result<Duration> {
-    match repo.config("checkpoint.locktimeout") {
+    seconds(
+        repo,
+        "checkpoint.locktimeout",
+        "checkpoint.lockTimeout",
+        DEFAULT_LOCK_TIMEOUT,
+    )
+}
+
+/// A duration in seconds (a decimal number) at `key` (`name` in its documented
+/// spelling), or `default`.
+fn seconds(repo: &Keys, key: &str, name: &'static str, default: Duration) -> Result<Duration> {
+    match repo.config(key) {
         Some(value) => value
             .trim()
             .parse::<f64>()
             .ok()
             // `try_`: a value past what a Duration holds (1e20) is an error, not a panic.
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
-            .ok_or_else(|| bad("checkpoint.lockTimeout", value, "a number of seconds")),
-        None => Ok(DEFAULT_LOCK_TIMEOUT),
+            .ok_or_else(|| bad(name, value, "a number of seconds")),
+        None => Ok(default),
     }
 }
 

@@ -8,6 +8,7 @@ mod encoding_tests;
 pub mod id;
 pub mod retention;
 pub mod revision;
+pub mod session;
 pub mod stat_cache;
 pub mod tree;
 

@@ -8,6 +8,7 @@ use redb::ReadableTable;
 
 use crate::format::codec;
 use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
+use crate::model::session::Session;
 use crate::model::{branch::DEFAULT_BRANCH, Checkpoint, Head};
 use crate::{CheckpointId, Error, Result};
 
@@ -108,7 +109,9 @@ pub(super) fn resolve(
     rev: &str,
 ) -> Result<CheckpointId> {
     let parsed = crate::model::revision::parse(rev)?;
-    let mut id = if parsed.base == "@" {
+    let mut id = if let Some((session, selector)) = parsed.base.split_once(':') {
+        resolve_in_session(&load_all(checkpoints)?, session, selector)?
+    } else if parsed.base == "@" {
         current(state, branches)?.ok_or(Error::NoCheckpoints)?
     } else if let Some(tip) = branches.get(parsed.base)? {
         CheckpointId(tip.value())
@@ -135,6 +138,29 @@ pub(super) fn resolve(
         };
     }
     Ok(id)
+}
+
+/// `<session>:prompt<N>` (the checkpoint saved as prompt N was submitted) or
+/// `<session>:<tool call id prefix>` (the one saved after that tool call).
+fn resolve_in_session(
+    records: &[(CheckpointId, crate::model::Checkpoint)],
+    prefix: &str,
+    selector: &str,
+) -> Result<CheckpointId> {
+    let session = Session::find(records, prefix)?;
+    let found = match selector
+        .strip_prefix("prompt")
+        .and_then(|n| n.parse::<u64>().ok())
+    {
+        Some(n) => Session::prompt(records, &session, n),
+        None if selector.is_empty() => None,
+        None => Session::tool_call(records, &session, selector)?,
+    };
+    found.ok_or_else(|| Error::NotInSession {
+        what: selector.to_string(),
+        prompts: Session::prompts_in(records, &session),
+        session,
+    })
 }
 
 fn resolve_prefix(

@@ -805,3 +805,26 @@ pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::pr
     }
     child
 }
+
+/// Runs `hooks run claude` in `cwd` with `input` on stdin.
+pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
+    use std::io::Write;
+    let mut cmd = sb.bin_cmd(cwd, &["hooks", "run", "claude"]);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = Out {
+        code: output.status.code().unwrap_or(-1),
+        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout_raw: output.stdout,
+        started: std::time::Instant::now(),
+        finished: std::time::Instant::now(),
+    };
+    assert_no_panic(&out, "hooks run claude");
+    out
+}

@@ -25,6 +25,9 @@ use crate::commands;
 /// checkpoint.lockTimeout: seconds to wait while another git-checkpoint uses the store.
 /// Default 60.
 ///
+/// checkpoint.hookLockTimeout: seconds an agent's hook (`hooks run`) waits for the
+/// store; a hook that cannot save by then logs it and lets the agent go on. Default 5.
+///
 /// checkpoint.defaultBranch: the branch a new store's first checkpoint goes on.
 /// Default main.
 ///
@@ -75,6 +78,7 @@ pub enum Command {
     Unpin(commands::unpin::Args),
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
+    Sessions(commands::sessions::Args),
 }
 
 #[cfg(test)]

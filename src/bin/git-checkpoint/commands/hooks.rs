@@ -1,20 +1,25 @@
 //! `git checkpoint hooks`
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git_checkpoint::agents::claude;
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
 ///
-/// `hooks install claude` adds two hooks to Claude Code's settings: a save when you
-/// submit a prompt (UserPromptSubmit), and one after every tool that can change files
-/// (PostToolUse for Edit, Write, MultiEdit, NotebookEdit and Bash). Because the whole
-/// worktree is saved, edits made through shell commands are captured too. Each
-/// checkpoint carries agent=claude, session=<id>, event=<hook event> and tool=<tool> as
-/// metadata (see `log --json`). Existing hooks are kept, and `hooks uninstall claude`
-/// removes exactly what install added.
+/// `hooks install claude` adds hooks to Claude Code's settings: a save when you submit a
+/// prompt (UserPromptSubmit; always a checkpoint, also when nothing changed, so every
+/// prompt can be named), and one after every tool that can change files, whether it
+/// succeeded or failed (PostToolUse and PostToolUseFailure for Edit, Write, MultiEdit,
+/// NotebookEdit, Bash and PowerShell). Because the whole worktree is saved, edits made
+/// through shell commands are captured too. Each checkpoint carries agent=claude,
+/// session=<id>, prompt=<number in the session>, event, tool, tool_use_id, failed=true,
+/// path (the file, from the worktree top), transcript and transcript_bytes (the
+/// transcript file and its length then) as metadata, where the event gives them (see
+/// `log --json`). `<session>:prompt<N>` names the checkpoint before prompt N
+/// (`git checkpoint sessions` lists sessions). Existing hooks are kept, and
+/// `hooks uninstall claude` removes exactly what install added.
 ///
 /// Examples:
 ///
@@ -46,10 +51,15 @@ enum Agent {
 
 /// Add the checkpoint hooks to an agent's settings.
 ///
-/// For Claude Code: merges the hooks into .claude/settings.json at the top of the
-/// worktree (created if missing), or with --global into ~/.claude/settings.json, keeping
-/// every other setting and hook, the key order and the indentation. Installing twice
-/// changes nothing.
+/// For Claude Code: merges the hooks into .claude/settings.local.json at the top of the
+/// worktree (your own, not committed: teammates without git-checkpoint get no failing
+/// hook), with --shared into the committed .claude/settings.json, or with --global into
+/// ~/.claude/settings.json; the file is created if missing, and every other setting and
+/// hook, the key order and the indentation are kept. A settings file that is a symlink
+/// leading outside the worktree (outside the home directory for --global) is refused.
+/// Installing twice changes nothing; hooks of an older version are replaced. In a
+/// worktree, install then saves a first checkpoint, so the state before the first
+/// prompt is always there.
 ///
 /// Examples:
 ///
@@ -60,9 +70,30 @@ enum Agent {
 struct InstallArgs {
     /// The agent.
     agent: Agent,
+    #[command(flatten)]
+    scope: ScopeArgs,
+}
+
+/// Which settings file: the worktree's personal one unless one of these is given.
+#[derive(Debug, clap::Args)]
+struct ScopeArgs {
+    /// The worktree's shared, committed settings (.claude/settings.json) instead of the
+    /// personal .claude/settings.local.json.
+    #[arg(long, conflicts_with = "global")]
+    shared: bool,
     /// The user's settings (~/.claude/settings.json) instead of the worktree's.
     #[arg(long)]
     global: bool,
+}
+
+impl ScopeArgs {
+    fn scope(&self) -> claude::SettingsScope {
+        match (self.shared, self.global) {
+            (_, true) => claude::SettingsScope::Global,
+            (true, false) => claude::SettingsScope::Shared,
+            (false, false) => claude::SettingsScope::Local,
+        }
+    }
 }
 
 /// Remove the checkpoint hooks from an agent's settings.
@@ -79,9 +110,8 @@ struct InstallArgs {
 struct UninstallArgs {
     /// The agent.
     agent: Agent,
-    /// The user's settings (~/.claude/settings.json) instead of the worktree's.
-    #[arg(long)]
-    global: bool,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 /// Save a checkpoint for an agent's hook event (the command the hooks run).
@@ -112,9 +142,9 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
     match args.action {
         Action::Install(InstallArgs {
             agent: Agent::Claude,
-            global,
+            scope,
         }) => {
-            let path = settings_path(start, global)?;
+            let path = settings_path(start, scope.scope())?;
             if claude::install_claude(&path)? {
                 say(format!(
                     "Installed the checkpoint hooks in {}",
@@ -126,12 +156,23 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                     path.display()
                 ));
             }
+            // The state before the first prompt: there is always a checkpoint to go
+            // back to, and the first hook does not pay for the first full save.
+            if let Ok(repo) = Repo::discover(start) {
+                let started = std::time::Instant::now();
+                let id = claude::save_before_first_prompt(&repo)?;
+                say(format!(
+                    "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
+                    &id.hex()[..7],
+                    started.elapsed().as_secs_f64()
+                ));
+            }
         }
         Action::Uninstall(UninstallArgs {
             agent: Agent::Claude,
-            global,
+            scope,
         }) => {
-            let path = settings_path(start, global)?;
+            let path = settings_path(start, scope.scope())?;
             if claude::uninstall_claude(&path)? {
                 say(format!(
                     "Removed the checkpoint hooks from {}",
@@ -154,11 +195,10 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn settings_path(start: &Path, global: bool) -> anyhow::Result<std::path::PathBuf> {
-    let root = if global {
-        None
-    } else {
-        Some(Repo::discover(start)?.root)
+fn settings_path(start: &Path, scope: claude::SettingsScope) -> anyhow::Result<PathBuf> {
+    let root = match scope {
+        claude::SettingsScope::Global => PathBuf::new(),
+        _ => Repo::discover(start)?.root,
     };
-    Ok(claude::claude_settings_path(root.as_deref())?)
+    Ok(claude::claude_settings_path(scope, &root)?)
 }

@@ -13,6 +13,7 @@ pub mod log;
 pub mod pin;
 pub mod restore;
 pub mod save;
+pub mod sessions;
 pub mod show;
 pub mod stats;
 pub mod status;
@@ -161,6 +162,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Unpin(args) => unpin::run(&context, args),
         Command::Verify(args) => verify::run(&context, args),
         Command::Stats(args) => stats::run(&context, args),
+        Command::Sessions(args) => sessions::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }

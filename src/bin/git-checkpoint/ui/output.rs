@@ -166,7 +166,12 @@ pub fn format_size_delta(delta: &SizeDelta) -> String {
 
 /// How long ago `time_ns` was, as git prints it ("5 minutes ago").
 pub fn relative_time(time_ns: i128, now_ns: i128) -> String {
-    let seconds = ((now_ns - time_ns) / 1_000_000_000).max(0);
+    format!("{} ago", duration(now_ns - time_ns))
+}
+
+/// A length of time in the unit git's relative dates use: "5 seconds", "3 weeks".
+pub fn duration(ns: i128) -> String {
+    let seconds = (ns / 1_000_000_000).max(0);
     let (n, unit) = match seconds {
         s if s < 90 => (s, "second"),
         s if s < 90 * 60 => (s / 60, "minute"),
@@ -176,7 +181,7 @@ pub fn relative_time(time_ns: i128, now_ns: i128) -> String {
         s if s < 365 * 86400 => (s / (30 * 86400), "month"),
         s => (s / (365 * 86400), "year"),
     };
-    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Whether output to a stream should be coloured: only on a terminal, as git's

@@ -1,0 +1,100 @@
+//! `git checkpoint sessions`
+
+use crate::ui::output::{duration, relative_time};
+use git_checkpoint::clock::rfc3339;
+use git_checkpoint::model::session::Session;
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// The shortest session id prefix shown, as checkpoint ids show 7 digits.
+const MIN_SHORT_SESSION: usize = 8;
+
+/// List the AI agent sessions the hooks saved checkpoints for.
+///
+/// One line per session, the most recently active first: the agent, the session id
+/// (the shortest prefix, at least 8 characters, that no other session shares; any
+/// unique prefix names the session in a revision), the number of prompts and
+/// checkpoints, how long it went on and when it was last active, and its first prompt's
+/// first line.
+///
+/// Name a prompt's checkpoint, the worktree just before the agent worked on that
+/// prompt, with `<session>:prompt<N>`, and the one after a tool call with
+/// `<session>:<tool_use_id>`; add `~` for the checkpoint before it.
+///
+/// Examples:
+///
+///   git checkpoint sessions
+///
+///   git checkpoint restore 4f2a9c1d:prompt3
+///
+///   git checkpoint diff 4f2a9c1d:prompt3 4f2a9c1d:prompt4
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Runs `sessions`.
+pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    let records = {
+        let store = context.open_read_store()?;
+        let snapshot = store.snapshot()?;
+        snapshot.checkpoints()?
+    };
+    let sessions = Session::all(&records);
+    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    if context.json {
+        let list: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "agent": s.agent,
+                    "id": s.id,
+                    "short_id": short(&s.id, &ids),
+                    "prompts": s.prompts,
+                    "checkpoints": s.checkpoints,
+                    "first_prompt": s.first_prompt,
+                    "started": rfc3339(s.first_ns),
+                    "ended": rfc3339(s.last_ns),
+                })
+            })
+            .collect();
+        return print_json(&list);
+    }
+    let now = git_checkpoint::clock::now_ns();
+    for s in &sessions {
+        let prompts = match s.prompts {
+            1 => "1 prompt".to_string(),
+            n => format!("{n} prompts"),
+        };
+        let checkpoints = match s.checkpoints {
+            1 => "1 checkpoint".to_string(),
+            n => format!("{n} checkpoints"),
+        };
+        let line = format!(
+            "{:<7} {}  {prompts}, {checkpoints}, over {}, last {}  {}",
+            s.agent,
+            short(&s.id, &ids),
+            duration(s.last_ns - s.first_ns),
+            relative_time(s.last_ns, now),
+            s.first_prompt.as_deref().unwrap_or(""),
+        );
+        context.say(line.trim_end());
+    }
+    Ok(())
+}
+
+/// The shortest prefix of `id`, at least [`MIN_SHORT_SESSION`] characters, that no
+/// other of `all` begins with.
+fn short<'a>(id: &'a str, all: &[&str]) -> &'a str {
+    let mut len = MIN_SHORT_SESSION.min(id.len());
+    while len < id.len()
+        && all
+            .iter()
+            .any(|other| *other != id && other.starts_with(&id[..len]))
+    {
+        len += 1;
+    }
+    while !id.is_char_boundary(len) {
+        len += 1;
+    }
+    &id[..len]
+}

@@ -1,0 +1,211 @@
+//! Agent sessions, as the checkpoints their hooks saved record them: each carries
+//! `agent`, `session` and `prompt` metadata (see `agents::claude`). A session is never
+//! stored on its own; it is what those records say.
+
+use std::collections::BTreeMap;
+
+use crate::model::Checkpoint;
+use crate::{CheckpointId, Error, Result};
+
+/// The `event` of the checkpoint a hook saves when the user submits a prompt.
+const PROMPT_EVENT: &str = "UserPromptSubmit";
+
+/// One agent session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    /// The agent (`claude`, …).
+    pub agent: String,
+    /// The agent's session id.
+    pub id: String,
+    /// The first line of the first prompt, where a checkpoint of it is left.
+    pub first_prompt: Option<String>,
+    /// Prompts submitted in it.
+    pub prompts: u64,
+    /// Checkpoints its hooks saved.
+    pub checkpoints: u64,
+    /// When its first and last checkpoints were saved (nanoseconds since the epoch).
+    pub first_ns: i128,
+    /// See `first_ns`.
+    pub last_ns: i128,
+}
+
+fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
+    record
+        .meta
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+fn is_prompt_of(record: &Checkpoint, session: &str) -> bool {
+    meta(record, "session") == Some(session) && meta(record, "event") == Some(PROMPT_EVENT)
+}
+
+impl Session {
+    /// Every session the records name, the most recently active first.
+    pub fn all(records: &[(CheckpointId, Checkpoint)]) -> Vec<Session> {
+        let mut by_id: BTreeMap<&str, Session> = BTreeMap::new();
+        let mut first_prompt_at: BTreeMap<&str, i128> = BTreeMap::new();
+        for (_, record) in records {
+            let Some(id) = meta(record, "session") else {
+                continue;
+            };
+            let session = by_id.entry(id).or_insert_with(|| Session {
+                agent: meta(record, "agent").unwrap_or("unknown").to_string(),
+                id: id.to_string(),
+                first_prompt: None,
+                prompts: 0,
+                checkpoints: 0,
+                first_ns: record.time_ns,
+                last_ns: record.time_ns,
+            });
+            session.checkpoints += 1;
+            session.first_ns = session.first_ns.min(record.time_ns);
+            session.last_ns = session.last_ns.max(record.time_ns);
+            if meta(record, "event") == Some(PROMPT_EVENT) {
+                session.prompts += 1;
+                let earliest = first_prompt_at.entry(id).or_insert(i128::MAX);
+                if record.time_ns < *earliest {
+                    *earliest = record.time_ns;
+                    session.first_prompt = Some(prompt_text(&record.message));
+                }
+            }
+        }
+        let mut out: Vec<Session> = by_id.into_values().collect();
+        out.sort_by(|a, b| b.last_ns.cmp(&a.last_ns).then(a.id.cmp(&b.id)));
+        out
+    }
+
+    /// How many prompts of `session` the records hold.
+    pub fn prompts_in(records: &[(CheckpointId, Checkpoint)], session: &str) -> u64 {
+        records
+            .iter()
+            .filter(|(_, record)| is_prompt_of(record, session))
+            .count() as u64
+    }
+
+    /// The session whose id `prefix` begins, if exactly one does.
+    pub fn find(records: &[(CheckpointId, Checkpoint)], prefix: &str) -> Result<String> {
+        let mut found: Vec<&str> = records
+            .iter()
+            .filter_map(|(_, record)| meta(record, "session"))
+            .filter(|id| id.starts_with(prefix))
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        match found.as_slice() {
+            [one] => Ok(one.to_string()),
+            [] => Err(Error::UnknownSession(prefix.to_string())),
+            many => Err(Error::AmbiguousRevision {
+                rev: prefix.to_string(),
+                candidates: many.iter().map(|id| id.to_string()).collect(),
+            }),
+        }
+    }
+
+    /// The checkpoint saved when prompt `n` of `session` was submitted: the worktree just
+    /// before the agent worked on it.
+    pub fn prompt(
+        records: &[(CheckpointId, Checkpoint)],
+        session: &str,
+        n: u64,
+    ) -> Option<CheckpointId> {
+        let number = n.to_string();
+        records
+            .iter()
+            .filter(|(_, record)| {
+                is_prompt_of(record, session) && meta(record, "prompt") == Some(&number)
+            })
+            .min_by_key(|(id, record)| (record.time_ns, *id))
+            .map(|(id, _)| *id)
+    }
+
+    /// The checkpoint saved after the tool call whose id `prefix` begins, in `session`.
+    pub fn tool_call(
+        records: &[(CheckpointId, Checkpoint)],
+        session: &str,
+        prefix: &str,
+    ) -> Result<Option<CheckpointId>> {
+        let mut found: Vec<(CheckpointId, &str)> = records
+            .iter()
+            .filter(|(_, record)| meta(record, "session") == Some(session))
+            .filter_map(|(id, record)| Some((*id, meta(record, "tool_use_id")?)))
+            .filter(|(_, call)| call.starts_with(prefix))
+            .collect();
+        found.sort_unstable_by_key(|(_, call)| *call);
+        found.dedup_by_key(|(_, call)| *call);
+        match found.as_slice() {
+            [] => Ok(None),
+            [(id, _)] => Ok(Some(*id)),
+            many => Err(Error::AmbiguousRevision {
+                rev: prefix.to_string(),
+                candidates: many.iter().map(|(_, call)| call.to_string()).collect(),
+            }),
+        }
+    }
+}
+
+/// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`).
+fn prompt_text(message: &str) -> String {
+    let line = message.lines().next().unwrap_or_default();
+    match line.split_once(": ") {
+        Some((head, text)) if head.starts_with("before prompt") => text.to_string(),
+        _ => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(session: &str, event: &str, prompt: Option<u64>, time_ns: i128) -> Checkpoint {
+        let mut meta = vec![
+            ("agent".to_string(), "claude".to_string()),
+            ("session".to_string(), session.to_string()),
+        ];
+        if let Some(n) = prompt {
+            meta.push(("prompt".to_string(), n.to_string()));
+        }
+        meta.push(("event".to_string(), event.to_string()));
+        Checkpoint {
+            time_ns,
+            message: format!("before prompt {}: do thing {time_ns}", prompt.unwrap_or(0)),
+            meta,
+            ..Checkpoint::default()
+        }
+    }
+
+    #[test]
+    fn sessions_count_prompts_and_resolve_by_unique_prefix() {
+        let records = vec![
+            (CheckpointId(1), record("abc1", PROMPT_EVENT, Some(1), 10)),
+            (CheckpointId(2), record("abc1", "PostToolUse", Some(1), 11)),
+            (CheckpointId(3), record("abc1", PROMPT_EVENT, Some(2), 12)),
+            (CheckpointId(4), record("abd9", PROMPT_EVENT, Some(1), 20)),
+        ];
+        let all = Session::all(&records);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].id, "abd9");
+        assert_eq!(
+            (
+                all[1].prompts,
+                all[1].checkpoints,
+                all[1].first_ns,
+                all[1].last_ns
+            ),
+            (2, 3, 10, 12)
+        );
+        assert_eq!(all[1].first_prompt.as_deref(), Some("do thing 10"));
+        assert_eq!(Session::prompts_in(&records, "abc1"), 2);
+        let ambiguous = Session::find(&records, "ab").unwrap_err().to_string();
+        assert!(
+            ambiguous.contains("abc1") && ambiguous.contains("abd9"),
+            "{ambiguous}"
+        );
+        assert_eq!(Session::find(&records, "abc").unwrap(), "abc1");
+        assert_eq!(Session::find(&records, "abd").unwrap(), "abd9");
+        assert!(Session::find(&records, "zz").is_err());
+        assert_eq!(Session::prompt(&records, "abc1", 2), Some(CheckpointId(3)));
+        assert_eq!(Session::prompt(&records, "abc1", 3), None);
+    }
+}
