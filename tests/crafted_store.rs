@@ -7,10 +7,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::raw_store::{self, BRANCHES, CHECKPOINTS, CHUNKS, TREES};
-use git_checkpoint::format::chunk::encode_chunk;
+use common::raw_store::{self, plant, CHECKPOINTS};
 use git_checkpoint::format::codec;
-use git_checkpoint::model::tree::{Entry, Node, Tree};
 use git_checkpoint::model::Checkpoint;
 
 fn git(dir: &Path, args: &[&str]) {
@@ -23,73 +21,6 @@ fn git(dir: &Path, args: &[&str]) {
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}");
-}
-
-/// Writes a checkpoint whose root holds `dir_name/evil.txt`, or `evil.txt` under
-/// `file_name` directly, and points the `evil` branch at it.
-fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
-    let hasher = raw_store::hasher(store_path);
-    let db = raw_store::open(store_path);
-    let content = b"planted by a hostile store\n";
-    let chunk = hasher.chunk_id(content);
-    let file = Node::File {
-        size: content.len() as u64,
-        executable: false,
-        chunks: vec![chunk],
-    };
-    let txn = db.begin_write().unwrap();
-    {
-        let mut chunks = txn.open_table(CHUNKS).unwrap();
-        chunks
-            .insert(chunk.0, encode_chunk(content, 3).as_slice())
-            .unwrap();
-        let mut trees = txn.open_table(TREES).unwrap();
-        let mut put = |tree: Tree| {
-            let bytes = codec::encode(&tree);
-            let id = hasher.tree_id(&bytes);
-            trees.insert(id.0, bytes.as_slice()).unwrap();
-            id
-        };
-        let leaf = Entry {
-            name: file_name.to_vec(),
-            node: file,
-        };
-        let root = match dir_name {
-            Some(dir) => {
-                let inner = put(Tree {
-                    entries: vec![leaf],
-                });
-                put(Tree {
-                    entries: vec![Entry {
-                        name: dir.to_vec(),
-                        node: Node::Dir { tree: inner },
-                    }],
-                })
-            }
-            None => put(Tree {
-                entries: vec![leaf],
-            }),
-        };
-        let record = Checkpoint {
-            tree: root,
-            time_ns: 1,
-            message: "hostile".into(),
-            files: 1,
-            bytes: content.len() as u64,
-            ..Checkpoint::default()
-        };
-        let bytes = codec::encode(&record);
-        let id = hasher.checkpoint_id(&bytes);
-        txn.open_table(CHECKPOINTS)
-            .unwrap()
-            .insert(id.0, bytes.as_slice())
-            .unwrap();
-        txn.open_table(BRANCHES)
-            .unwrap()
-            .insert("evil", id.0)
-            .unwrap();
-    }
-    txn.commit().unwrap();
 }
 
 fn listing(dir: &Path) -> Vec<String> {

@@ -43,6 +43,7 @@ use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode, Warning};
 use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::worktree::exempt::ExemptPaths;
 use crate::worktree::{self, temp_name, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
 use crate::{CheckpointId, Error, Result, TreeId};
 
@@ -93,9 +94,15 @@ pub struct RestoreReport {
     pub dry_run: bool,
     /// Things the user should hear about.
     pub warnings: Vec<Warning>,
-    /// Files in the worktree that no checkpoint holds because they are larger than
-    /// `checkpoint.maxFileSize` (now, or when the target was saved): left as they are.
+    /// Paths left as they are, sorted: files in the worktree that no checkpoint holds
+    /// because they are larger than `checkpoint.maxFileSize` or were unreadable (now, or
+    /// when the target was saved), and the paths of [`RestoreReport::exempt`].
     pub untouched: Vec<Vec<u8>>,
+    /// Of `untouched`, the paths the target or the current snapshot has inside a linked
+    /// worktree of the same repository or at an agent settings file
+    /// ([`crate::worktree::exempt`]): a checkpoint an older build made may hold them, and
+    /// a restore never writes or deletes them.
+    pub exempt: Vec<Vec<u8>>,
 }
 
 /// Restores the checkpoint named by `rev` into the worktree.
@@ -187,6 +194,12 @@ pub fn restore(
         &mut changes,
         current_skipped.iter().chain(&target_skipped),
     );
+    report.exempt = spare_exempt_paths(repo, &mut changes);
+    if !report.exempt.is_empty() {
+        report.untouched.extend(report.exempt.iter().cloned());
+        report.untouched.sort_unstable();
+        report.untouched.dedup();
+    }
     for change in &changes {
         match change.new {
             Some(_) => report.written.push(change.path.clone()),
@@ -258,6 +271,24 @@ fn spare_skipped_files<'a>(
         .filter(|path| std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok())
         .map(<[u8]>::to_vec)
         .collect()
+}
+
+/// Keeps the paths no checkpoint of this build holds out of `changes`: an agent settings
+/// file, and anything inside a linked worktree of the same repository (which an older
+/// build captured as a nested repository). Writing or deleting there would rewind another
+/// worktree's work, or take the agent's hooks away. Returns them, sorted.
+fn spare_exempt_paths(repo: &Repo, changes: &mut Vec<Change>) -> Vec<Vec<u8>> {
+    let mut exempt = ExemptPaths::of(repo);
+    let mut spared = Vec::new();
+    changes.retain(|change| {
+        let spare = exempt.contains(&change.path);
+        if spare {
+            spared.push(change.path.clone());
+        }
+        !spare
+    });
+    spared.sort_unstable();
+    spared
 }
 
 /// Refuses, before anything changes, a HEAD update that the final transaction would

@@ -1,8 +1,10 @@
-//! The worktree: which files a checkpoint holds ([`walk`]), writing files through held
-//! directory handles ([`dir`]), the calls that differ between systems ([`platform`]), and
-//! the names restore gives its temporary files.
+//! The worktree: which files a checkpoint holds ([`walk`]), the paths in it that are not
+//! its own ([`exempt`]), writing files through held directory handles ([`dir`]), the calls
+//! that differ between systems ([`platform`]), and the names restore gives its temporary
+//! files.
 
 pub mod dir;
+pub mod exempt;
 pub mod platform;
 pub mod walk;
 

@@ -2,7 +2,9 @@
 //! walk of the `ignore` crate (gitignore at every level, `info/exclude`, the excludes
 //! file) joined with the files git tracks although an ignore rule matches them, which
 //! the walk alone skips. Never anything named `.git`. Nested repositories are walked
-//! into: their files are captured under their own ignore rules, their `.git` is not.
+//! into: their files are captured under their own ignore rules, their `.git` is not. The
+//! paths [`super::exempt`] names are never captured: the linked worktrees of the same
+//! repository are not entered, and the agent settings files at the top are left out.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -13,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
+use super::exempt::{is_agent_settings, LinkedWorktrees};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::{Error, Result};
@@ -46,6 +49,8 @@ pub struct Walk {
     pub special: Vec<Vec<u8>>,
     /// Temporary files an interrupted restore left behind, which are never captured.
     pub leftovers: Vec<Vec<u8>>,
+    /// Directories that are linked worktrees of the same repository, not entered.
+    pub linked_worktrees: Vec<Vec<u8>>,
 }
 
 fn is_dot_git(name: &OsStr) -> bool {
@@ -80,6 +85,8 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
                 || !path
                     .split(|&b| b == b'/')
                     .all(crate::model::tree::is_safe_name)
+                || is_agent_settings(&path)
+                || inside_any(&found.linked_worktrees, &path)
             {
                 continue;
             }
@@ -104,6 +111,14 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
         found.leftovers.sort_unstable();
         found.leftovers.dedup();
         Ok(found)
+    })
+}
+
+/// Whether the worktree path `path` is one of `dirs` or lies below one.
+fn inside_any(dirs: &[Vec<u8>], path: &[u8]) -> bool {
+    dirs.iter().any(|dir| {
+        path.strip_prefix(dir.as_slice())
+            .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
     })
 }
 
@@ -174,6 +189,8 @@ struct WalkState<'a> {
     failed: Mutex<Option<Error>>,
     /// A restore is recorded as interrupted, so its temporary files may be about.
     leftovers_possible: bool,
+    /// Which directories holding a `.git` file are this repository's linked worktrees.
+    linked: LinkedWorktrees,
 }
 
 impl WalkState<'_> {
@@ -223,6 +240,7 @@ fn walk_tree(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
         found: Mutex::new(Walk::default()),
         failed: Mutex::new(None),
         leftovers_possible,
+        linked: LinkedWorktrees::of(repo),
     };
     rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
     if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -243,6 +261,7 @@ fn walk_dir<'s>(
             found.entries.extend(batch.entries);
             found.special.extend(batch.special);
             found.leftovers.extend(batch.leftovers);
+            found.linked_worktrees.extend(batch.linked_worktrees);
         }
         // A directory deleted while the walk runs is simply not part of the checkpoint.
         Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {}
@@ -267,16 +286,26 @@ fn read_dir<'s>(
     let io = |e| Error::io(&full, e);
     let mut entries = Vec::new();
     let mut has_gitignore = false;
+    let mut has_git_file = false;
     for entry in std::fs::read_dir(&full).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name();
         if is_dot_git(&name) {
+            has_git_file |=
+                name.as_bytes() == b".git" && entry.file_type().is_ok_and(|t| t.is_file());
             continue;
         }
         has_gitignore |= name.as_bytes() == b".gitignore";
         entries.push(entry);
     }
     crate::fault::point("walk-listed");
+    // The top is the worktree being walked, which may itself be a linked one.
+    if has_git_file && !dir.is_empty() && state.linked.is_linked(&full) {
+        return Ok(Walk {
+            linked_worktrees: vec![dir.to_vec()],
+            ..Walk::default()
+        });
+    }
     let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
     let rules = if has_gitignore {
         let mut builder = GitignoreBuilder::new(&full);
@@ -313,6 +342,9 @@ fn read_dir<'s>(
         if file_type.is_dir() {
             let rules = rules.clone();
             scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
+            continue;
+        }
+        if is_agent_settings(&rel) {
             continue;
         }
         match entry.metadata() {

@@ -10,7 +10,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use git_checkpoint::format::chunk::Hasher;
+use git_checkpoint::format::chunk::{encode_chunk, Hasher};
+use git_checkpoint::format::codec;
+use git_checkpoint::model::tree::{Entry, Node, Tree};
+use git_checkpoint::model::Checkpoint;
 use git_checkpoint::storage::Store;
 use redb::TableDefinition;
 
@@ -48,4 +51,71 @@ pub fn hasher(path: &Path) -> Hasher {
     let store = Store::open(path, Duration::from_secs(5), &mut || {})
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     store.hasher.clone()
+}
+
+/// Writes a checkpoint whose root holds one file, `dir_name/file_name` (or `file_name`
+/// at the top), and points the `evil` branch at it.
+pub fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
+    let hasher = hasher(store_path);
+    let db = open(store_path);
+    let content = b"planted by a hostile store\n";
+    let chunk = hasher.chunk_id(content);
+    let file = Node::File {
+        size: content.len() as u64,
+        executable: false,
+        chunks: vec![chunk],
+    };
+    let txn = db.begin_write().unwrap();
+    {
+        let mut chunks = txn.open_table(CHUNKS).unwrap();
+        chunks
+            .insert(chunk.0, encode_chunk(content, 3).as_slice())
+            .unwrap();
+        let mut trees = txn.open_table(TREES).unwrap();
+        let mut put = |tree: Tree| {
+            let bytes = codec::encode(&tree);
+            let id = hasher.tree_id(&bytes);
+            trees.insert(id.0, bytes.as_slice()).unwrap();
+            id
+        };
+        let leaf = Entry {
+            name: file_name.to_vec(),
+            node: file,
+        };
+        let root = match dir_name {
+            Some(dir) => {
+                let inner = put(Tree {
+                    entries: vec![leaf],
+                });
+                put(Tree {
+                    entries: vec![Entry {
+                        name: dir.to_vec(),
+                        node: Node::Dir { tree: inner },
+                    }],
+                })
+            }
+            None => put(Tree {
+                entries: vec![leaf],
+            }),
+        };
+        let record = Checkpoint {
+            tree: root,
+            time_ns: 1,
+            message: "hostile".into(),
+            files: 1,
+            bytes: content.len() as u64,
+            ..Checkpoint::default()
+        };
+        let bytes = codec::encode(&record);
+        let id = hasher.checkpoint_id(&bytes);
+        txn.open_table(CHECKPOINTS)
+            .unwrap()
+            .insert(id.0, bytes.as_slice())
+            .unwrap();
+        txn.open_table(BRANCHES)
+            .unwrap()
+            .insert("evil", id.0)
+            .unwrap();
+    }
+    txn.commit().unwrap();
 }

@@ -1,0 +1,155 @@
+//! Paths inside the worktree that are not the worktree's own, so that no checkpoint holds
+//! them and no restore changes them (docs/design.md invariant 16):
+//!
+//! - the linked worktrees of the same repository (`git worktree add`; an agent's
+//!   `claude --worktree` makes them under `.claude/worktrees/`). Their files belong to
+//!   that worktree, which has its own git dir and its own checkpoints; restoring this
+//!   worktree must never rewind another one's work.
+//! - the agent's settings files at the top, which `hooks install` writes: restoring a
+//!   checkpoint from before the install must not take the hooks away.
+//!
+//! A nested independent repository (a `.git` directory, or a `.git` file naming a git dir
+//! that is not one of this repository's worktrees, as a submodule's does) is the
+//! worktree's own and is captured.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::git::repo::Repo;
+
+/// The agent settings files, as worktree paths: only these, at the top of the worktree.
+pub const AGENT_SETTINGS: [&[u8]; 2] = [b".claude/settings.json", b".claude/settings.local.json"];
+
+/// Whether the worktree path `path` is one of [`AGENT_SETTINGS`].
+pub fn is_agent_settings(path: &[u8]) -> bool {
+    AGENT_SETTINGS.contains(&path)
+}
+
+/// A `.git` file is one line naming a directory; anything longer is not one git wrote.
+const MAX_GIT_FILE: u64 = 64 * 1024;
+
+/// Recognises the linked worktrees of one repository.
+#[derive(Debug, Clone)]
+pub struct LinkedWorktrees {
+    /// `<common git dir>/worktrees`, canonical; `None` while the repository has never had
+    /// a linked worktree, so that nothing can be one.
+    admin: Option<PathBuf>,
+}
+
+impl LinkedWorktrees {
+    /// The linked worktrees of `repo`'s repository.
+    pub fn of(repo: &Repo) -> LinkedWorktrees {
+        LinkedWorktrees {
+            admin: repo.common_dir.join("worktrees").canonicalize().ok(),
+        }
+    }
+
+    /// Whether the directory `dir` is the top of a linked worktree of this repository:
+    /// it holds a `.git` file (not a directory, not a symlink) whose `gitdir:` line names
+    /// a directory inside `<common git dir>/worktrees/`. A relative `gitdir:` is taken
+    /// from `dir`, as git takes it; both sides are compared canonical, so a worktree
+    /// reached through a symlinked path is still recognised.
+    pub fn is_linked(&self, dir: &Path) -> bool {
+        let Some(admin) = &self.admin else {
+            return false;
+        };
+        let dot_git = dir.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_file() && meta.len() <= MAX_GIT_FILE => {}
+            _ => return false,
+        }
+        let mut text = Vec::new();
+        let read = std::fs::File::open(&dot_git)
+            .and_then(|file| file.take(MAX_GIT_FILE).read_to_end(&mut text));
+        if read.is_err() {
+            return false;
+        }
+        let Some(rest) = text.strip_prefix(b"gitdir:") else {
+            return false;
+        };
+        let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+        let target = line.trim_ascii();
+        if target.is_empty() {
+            return false;
+        }
+        dir.join(OsStr::from_bytes(target))
+            .canonicalize()
+            .is_ok_and(|target| target != *admin && target.starts_with(admin))
+    }
+}
+
+/// What a worktree path was found to be, remembered per directory by [`ExemptPaths`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DirKind {
+    /// A real directory of this worktree.
+    Own,
+    /// The top of a linked worktree of the same repository.
+    Linked,
+    /// Missing, a file or a symlink.
+    NotADirectory,
+}
+
+/// Decides, for many worktree paths in turn, which are exempt: an agent settings file, a
+/// linked worktree, or inside one. Each directory is looked at once.
+#[derive(Debug)]
+pub struct ExemptPaths<'r> {
+    root: &'r Path,
+    linked: LinkedWorktrees,
+    seen: HashMap<Vec<u8>, DirKind>,
+}
+
+impl<'r> ExemptPaths<'r> {
+    /// The exempt paths of `repo`'s worktree, as the filesystem shows them now.
+    pub fn of(repo: &'r Repo) -> ExemptPaths<'r> {
+        ExemptPaths {
+            root: &repo.root,
+            linked: LinkedWorktrees::of(repo),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Whether the worktree path `path` is exempt. Only real directories are looked into:
+    /// below a symlink or a file nothing is the worktree's, so nothing there is a linked
+    /// worktree of it either.
+    pub fn contains(&mut self, path: &[u8]) -> bool {
+        if is_agent_settings(path) {
+            return true;
+        }
+        if self.linked.admin.is_none() {
+            return false;
+        }
+        let ends = path
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'/')
+            .map(|(i, _)| i)
+            .chain([path.len()]);
+        for end in ends {
+            let dir = &path[..end];
+            let kind = match self.seen.get(dir) {
+                Some(kind) => *kind,
+                None => {
+                    let full = self.root.join(OsStr::from_bytes(dir));
+                    let kind = if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                        DirKind::NotADirectory
+                    } else if self.linked.is_linked(&full) {
+                        DirKind::Linked
+                    } else {
+                        DirKind::Own
+                    };
+                    self.seen.insert(dir.to_vec(), kind);
+                    kind
+                }
+            };
+            match kind {
+                DirKind::Linked => return true,
+                DirKind::NotADirectory => return false,
+                DirKind::Own => {}
+            }
+        }
+        false
+    }
+}
