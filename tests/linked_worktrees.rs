@@ -211,7 +211,7 @@ fn restoring_a_checkpoint_from_before_hooks_install_keeps_the_hooks() {
     r.write("a.txt", b"v1\n");
     let before_install = r.save("before install");
 
-    r.ok(&["hooks", "install", "claude"]);
+    r.ok(&["hooks", "install", "claude", "--shared"]);
     assert!(r.exists(".claude/settings.json"));
     r.write(".claude/settings.local.json", b"{\"model\": \"opus\"}\n");
     // Even tracked by git, the settings are the agent's, not a checkpoint's.

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use git_checkpoint::ops::restore::{restore, RestoreOptions};
+use git_checkpoint::ops::restore::{restore, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::save::show;
 
 use git_checkpoint::storage::StoreRead;
@@ -89,7 +89,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         for path in &report.deleted {
             context.say(&format!("delete {}", show(path)));
         }
-        say_untouched(context, &report.untouched);
+        say_untouched(context, &report);
         return Ok(());
     }
     context.say(&format!(
@@ -98,16 +98,18 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         report.written.len(),
         report.deleted.len()
     ));
-    say_untouched(context, &report.untouched);
+    say_untouched(context, &report);
     Ok(())
 }
 
-/// Names the files restore left alone because no checkpoint holds them.
-fn say_untouched(context: &Context, untouched: &[Vec<u8>]) {
-    for path in untouched {
-        context.say(&format!(
-            "Left {} untouched: it is larger than checkpoint.maxFileSize, so no checkpoint holds it",
-            show(path)
-        ));
+/// Names the files restore left alone, and why.
+fn say_untouched(context: &Context, report: &RestoreReport) {
+    for path in &report.untouched {
+        let why = if report.exempt.contains(path) {
+            "it belongs to a linked worktree or to the agent's settings, which a restore never changes"
+        } else {
+            "no checkpoint holds it (larger than checkpoint.maxFileSize, or unreadable when saved)"
+        };
+        context.say(&format!("Left {} untouched: {why}", show(path)));
     }
 }
