@@ -209,7 +209,7 @@ fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
     assert_eq!(log.len(), 1);
     assert_eq!(
         log[0]["meta"],
-        json!({"agent": "claude", "session": "abc123-session", "event": "PostToolUse", "tool": "Bash",
+        json!({"agent": "claude", "session": "abc123-session", "kind": "tool", "event": "PostToolUse", "tool": "Bash",
                "transcript": "/home/u/.claude/projects/x/abc123-session.jsonl"})
     );
     assert_eq!(log[0]["message"], "after Bash: sed -i s/a/b/ src/lib.rs");

@@ -17,13 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::log_failure;
+use super::event::{AgentEvent, Step};
 use super::settings_file::SettingsFile;
-use crate::git::repo::Repo;
-use crate::model::session::Session;
-use crate::ops::gc::AutoGc;
-use crate::ops::save::{self, SaveOptions, SaveOutcome};
-use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result};
 
 /// The command the Claude Code hooks run.
@@ -233,12 +228,13 @@ fn malformed(file: &SettingsFile, why: impl std::fmt::Display) -> Error {
     ))
 }
 
-/// The fields of Claude Code's hook input that a save records.
+/// The fields of Claude Code's hook input that a save records (the hooks reference:
+/// code.claude.com/docs/en/hooks).
 #[derive(Debug, Default, Deserialize)]
 pub struct ClaudeEvent {
     /// The conversation.
     pub session_id: Option<String>,
-    /// `UserPromptSubmit`, `PostToolUse`, …
+    /// `UserPromptSubmit`, `PostToolUse`, `PostToolUseFailure`, …
     pub hook_event_name: Option<String>,
     /// The tool that just ran (tool events).
     pub tool_name: Option<String>,
@@ -258,16 +254,6 @@ pub struct ClaudeEvent {
     pub agent_id: Option<String>,
 }
 
-/// What a hook run adds to an event's own fields: where the session stands.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct EventContext {
-    /// The number of the prompt this event belongs to, counted per session from 1.
-    pub prompt: Option<u64>,
-    /// The transcript file's length when the event arrived: where in the conversation
-    /// this checkpoint stands, since transcripts only grow.
-    pub transcript_bytes: Option<u64>,
-}
-
 impl ClaudeEvent {
     /// Parses the JSON Claude Code writes to a hook's stdin.
     pub fn parse(input: &[u8]) -> Result<ClaudeEvent> {
@@ -275,201 +261,50 @@ impl ClaudeEvent {
             .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
     }
 
-    /// Whether this is the user submitting a prompt.
-    pub fn is_prompt(&self) -> bool {
-        self.hook_event_name.as_deref() == Some("UserPromptSubmit")
-    }
-
-    /// The metadata a checkpoint saved for this event carries (see the README's agent
-    /// section for each key). `root` is the worktree's top, against which the file a
-    /// tool worked on is named.
-    pub fn meta(&self, root: &Path, context: &EventContext) -> Vec<(String, String)> {
-        let failed = self.hook_event_name.as_deref() == Some("PostToolUseFailure");
-        let fields: [(&str, Option<String>); 12] = [
-            ("agent", Some("claude".to_string())),
-            ("session", self.session_id.clone()),
-            ("prompt", context.prompt.map(|n| n.to_string())),
-            ("event", self.hook_event_name.clone()),
-            ("tool", self.tool_name.clone()),
-            ("tool_use_id", self.tool_use_id.clone()),
-            ("prompt_id", self.prompt_id.clone()),
-            ("subagent", self.agent_id.clone()),
-            ("failed", failed.then(|| "true".to_string())),
-            ("path", self.file_path(root)),
-            ("transcript", self.transcript_path.clone()),
-            (
-                "transcript_bytes",
-                context.transcript_bytes.map(|n| n.to_string()),
-            ),
-        ];
-        fields
-            .into_iter()
-            .filter_map(|(key, value)| Some((key.to_string(), value?)))
-            .collect()
-    }
-
-    /// The file a file tool worked on, relative to the worktree's top `root` (the
-    /// payload names it absolute, or relative to `cwd`); `None` for other tools, and for
-    /// a file outside the worktree.
-    fn file_path(&self, root: &Path) -> Option<String> {
-        let input = self.tool_input.as_ref()?;
-        let named = ["file_path", "notebook_path"]
-            .iter()
-            .find_map(|key| input.get(key)?.as_str())?;
-        let full = match &self.cwd {
-            Some(cwd) => cwd.join(named),
-            None => PathBuf::from(named),
+    /// The event in the terms every agent's hooks share.
+    pub fn into_event(self) -> AgentEvent {
+        let step = match self.hook_event_name.as_deref() {
+            Some("UserPromptSubmit") => Step::Prompt,
+            Some("PostToolUse") => Step::Tool { failed: false },
+            Some("PostToolUseFailure") => Step::Tool { failed: true },
+            _ => Step::Other,
         };
-        let relative = full.strip_prefix(root).ok()?;
-        Some(relative.to_string_lossy().into_owned())
-    }
-
-    /// A one-line message for the checkpoint: the start of the prompt, or the tool and
-    /// what it worked on.
-    pub fn message(&self, context: &EventContext) -> String {
-        let event = self.hook_event_name.as_deref().unwrap_or("hook");
-        let failed = if event == "PostToolUseFailure" {
-            " (failed)"
-        } else {
-            ""
+        let input = self.tool_input.as_ref();
+        let text = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|key| input?.get(key)?.as_str().map(str::to_string))
         };
-        let number = context.prompt.map(|n| format!(" {n}")).unwrap_or_default();
-        match (event, &self.tool_name) {
-            ("UserPromptSubmit", _) => match &self.prompt {
-                Some(prompt) => format!("before prompt{number}: {}", first_line(prompt)),
-                None => format!("before prompt{number}"),
-            },
-            (_, Some(tool)) => {
-                let input = self.tool_input.as_ref();
-                let what = ["file_path", "notebook_path", "command"]
-                    .iter()
-                    .find_map(|key| input?.get(key)?.as_str());
-                match what {
-                    Some(what) => {
-                        // Paths relative to where the agent works read better in a log.
-                        let cwd = self.cwd.as_deref().unwrap_or(Path::new("/"));
-                        let what = Path::new(what)
-                            .strip_prefix(cwd)
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_else(|_| what.to_string());
-                        format!("after {tool}{failed}: {}", first_line(&what))
-                    }
-                    None => format!("after {tool}{failed}"),
-                }
-            }
-            (event, None) => format!("claude {event}"),
+        AgentEvent {
+            agent: "claude",
+            session: self.session_id,
+            event: self.hook_event_name,
+            step,
+            prompt: self.prompt,
+            tool: self.tool_name,
+            tool_use_id: self.tool_use_id,
+            prompt_id: self.prompt_id,
+            subagent: self.agent_id,
+            file: text(&["file_path", "notebook_path"]),
+            command: text(&["command"]),
+            cwd: self.cwd,
+            transcript: self.transcript_path,
         }
     }
 }
 
-/// The first line of `text`, cut to about 72 characters.
-fn first_line(text: &str) -> String {
-    const MAX: usize = 72;
-    let line = text.trim().lines().next().unwrap_or_default();
-    if line.chars().count() > MAX {
-        let cut: String = line.chars().take(MAX - 1).collect();
-        format!("{cut}…")
-    } else {
-        line.to_string()
-    }
-}
-
 /// Saves a checkpoint for the Claude Code hook event in `input`, in the event's `cwd`
-/// (or `fallback_dir`). Returns the new checkpoint, or `None` if nothing changed.
-/// A failure after the worktree is found is also appended to its hooks log.
+/// (or `fallback_dir`); see [`super::event::run`].
 pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
-    let event = ClaudeEvent::parse(input);
-    let dir = event
-        .as_ref()
-        .ok()
-        .and_then(|e| e.cwd.clone())
-        .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let repo = Repo::discover(&dir)?;
-    let result = event.and_then(|event| save_for(&repo, &event));
-    if let Err(error) = &result {
-        log_failure(&repo, &error.to_string());
-    }
-    result
-}
-
-/// Saves the worktree as the hooks are installed: the state before the agent's first
-/// prompt, always a checkpoint (also when nothing changed since the last one).
-pub fn save_before_first_prompt(repo: &Repo) -> Result<CheckpointId> {
-    let store = crate::git::settings::open_store(repo, &mut || {})?;
-    let options = SaveOptions {
-        message: "before the agent's first prompt (hooks installed)".to_string(),
-        meta: vec![
-            ("agent".to_string(), "claude".to_string()),
-            ("event".to_string(), "install".to_string()),
-        ],
-        allow_empty: true,
-        compression_level: repo.settings.compression.get()?,
-        ..SaveOptions::default()
-    };
-    match save::save(repo, &store, &options)?.outcome {
-        SaveOutcome::Saved { id, .. } => Ok(id),
-        SaveOutcome::Unchanged { current } => Ok(current),
-    }
-}
-
-/// Saves the worktree for `event`. Every event makes a checkpoint, an empty child of the
-/// current one when nothing changed (it costs a record, no content), so that every
-/// prompt and tool call can be named. The store is waited for only
-/// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
-fn save_for(repo: &Repo, event: &ClaudeEvent) -> Result<Option<CheckpointId>> {
-    let mut store = Store::open(
-        &repo.store_path(),
-        repo.settings.hook_lock_timeout.get()?,
-        &mut || {},
-    )?;
-    store.init_head(&repo.settings.default_branch.get()?)?;
-    let context = EventContext {
-        prompt: prompt_number(&store.snapshot()?, event)?,
-        transcript_bytes: event
-            .transcript_path
-            .as_deref()
-            .and_then(|path| std::fs::metadata(path).ok())
-            .map(|m| m.len()),
-    };
-    let options = SaveOptions {
-        message: event.message(&context),
-        meta: event.meta(&repo.root, &context),
-        // Every prompt and every tool call gets a checkpoint of its own, an empty one
-        // when nothing changed, so each can be named (parallel tool calls included).
-        allow_empty: true,
-        compression_level: repo.settings.compression.get()?,
-        ..SaveOptions::default()
-    };
-    // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
-    let report = save::save_then_gc(repo, &mut store, &options)?;
-    if let Some(AutoGc::Skipped(e) | AutoGc::Failed(e)) = &report.gc {
-        log_failure(repo, &format!("automatic gc: {e}"));
-    }
-    let saved = match report.outcome {
-        SaveOutcome::Saved { id, .. } => id,
-        SaveOutcome::Unchanged { .. } => return Ok(None),
-    };
-    Ok(Some(saved))
-}
-
-/// The number of the prompt `event` belongs to: one more than the session's prompts so
-/// far for a prompt, the last of them for a tool's event; `None` without a session (or
-/// for a tool's event before any prompt of it).
-fn prompt_number(snapshot: &Snapshot, event: &ClaudeEvent) -> Result<Option<u64>> {
-    let Some(session) = event.session_id.as_deref() else {
-        return Ok(None);
-    };
-    let earlier = Session::prompts_in(&snapshot.checkpoints()?, session);
-    Ok(match (event.is_prompt(), earlier) {
-        (true, n) => Some(n + 1),
-        (false, 0) => None,
-        (false, n) => Some(n),
-    })
+    super::event::run(
+        ClaudeEvent::parse(input).map(ClaudeEvent::into_event),
+        fallback_dir,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::event::EventContext;
     use serde_json::json;
 
     #[test]
@@ -509,14 +344,19 @@ mod tests {
             cwd: Some("/w".into()),
             ..ClaudeEvent::default()
         };
+        let failed = ClaudeEvent {
+            hook_event_name: Some("PostToolUseFailure".into()),
+            tool_name: Some("Edit".into()),
+            tool_input: Some(json!({"file_path": "/w/src/a.rs"})),
+            cwd: Some("/w".into()),
+            ..ClaudeEvent::default()
+        }
+        .into_event();
+        let event = event.into_event();
         assert_eq!(
             event.message(&EventContext::default()),
             "after Edit: src/a.rs"
         );
-        let failed = ClaudeEvent {
-            hook_event_name: Some("PostToolUseFailure".into()),
-            ..event
-        };
         assert_eq!(
             failed.message(&EventContext::default()),
             "after Edit (failed): src/a.rs"
@@ -525,7 +365,8 @@ mod tests {
             hook_event_name: Some("UserPromptSubmit".into()),
             prompt: Some(format!("{}\nmore", "x".repeat(100))),
             ..ClaudeEvent::default()
-        };
+        }
+        .into_event();
         assert_eq!(
             prompt
                 .message(&EventContext {

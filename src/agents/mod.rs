@@ -9,6 +9,7 @@
 //! worktree's hooks log ([`log_failure`]) instead of being reported.
 
 pub mod claude;
+pub mod event;
 mod settings_file;
 
 use std::io::Write;

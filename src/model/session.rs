@@ -1,5 +1,5 @@
 //! Agent sessions, as the checkpoints their hooks saved record them: each carries
-//! `agent`, `session` and `prompt` metadata (see `agents::claude`). A session is never
+//! `agent`, `session`, `kind` and `prompt` metadata (see `agents::event`). A session is never
 //! stored on its own; it is what those records say.
 
 use std::collections::BTreeMap;
@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use crate::model::Checkpoint;
 use crate::{CheckpointId, Error, Result};
 
-/// The `event` of the checkpoint a hook saves when the user submits a prompt.
-const PROMPT_EVENT: &str = "UserPromptSubmit";
+/// The `kind` of the checkpoint a hook saves when the user submits a prompt, whatever
+/// the agent calls that event.
+const PROMPT_KIND: &str = "prompt";
 
 /// One agent session.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +39,7 @@ fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
 }
 
 fn is_prompt_of(record: &Checkpoint, session: &str) -> bool {
-    meta(record, "session") == Some(session) && meta(record, "event") == Some(PROMPT_EVENT)
+    meta(record, "session") == Some(session) && meta(record, "kind") == Some(PROMPT_KIND)
 }
 
 impl Session {
@@ -62,7 +63,7 @@ impl Session {
             session.checkpoints += 1;
             session.first_ns = session.first_ns.min(record.time_ns);
             session.last_ns = session.last_ns.max(record.time_ns);
-            if meta(record, "event") == Some(PROMPT_EVENT) {
+            if meta(record, "kind") == Some(PROMPT_KIND) {
                 session.prompts += 1;
                 let earliest = first_prompt_at.entry(id).or_insert(i128::MAX);
                 if record.time_ns < *earliest {
@@ -166,7 +167,7 @@ mod tests {
         if let Some(n) = prompt {
             meta.push(("prompt".to_string(), n.to_string()));
         }
-        meta.push(("event".to_string(), event.to_string()));
+        meta.push(("kind".to_string(), event.to_string()));
         Checkpoint {
             time_ns,
             message: format!("before prompt {}: do thing {time_ns}", prompt.unwrap_or(0)),
@@ -178,10 +179,10 @@ mod tests {
     #[test]
     fn sessions_count_prompts_and_resolve_by_unique_prefix() {
         let records = vec![
-            (CheckpointId(1), record("abc1", PROMPT_EVENT, Some(1), 10)),
-            (CheckpointId(2), record("abc1", "PostToolUse", Some(1), 11)),
-            (CheckpointId(3), record("abc1", PROMPT_EVENT, Some(2), 12)),
-            (CheckpointId(4), record("abd9", PROMPT_EVENT, Some(1), 20)),
+            (CheckpointId(1), record("abc1", PROMPT_KIND, Some(1), 10)),
+            (CheckpointId(2), record("abc1", "tool", Some(1), 11)),
+            (CheckpointId(3), record("abc1", PROMPT_KIND, Some(2), 12)),
+            (CheckpointId(4), record("abd9", PROMPT_KIND, Some(1), 20)),
         ];
         let all = Session::all(&records);
         assert_eq!(all.len(), 2);

@@ -160,7 +160,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // back to, and the first hook does not pay for the first full save.
             if let Ok(repo) = Repo::discover(start) {
                 let started = std::time::Instant::now();
-                let id = claude::save_before_first_prompt(&repo)?;
+                let id = git_checkpoint::agents::event::save_before_first_prompt(&repo, "claude")?;
                 say(format!(
                     "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
                     &id.hex()[..7],

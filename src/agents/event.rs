@@ -1,0 +1,253 @@
+//! One agent step in the terms every agent's hooks share, and the save a hook run makes
+//! for it. Each agent's module only reads its own payload into an [`AgentEvent`].
+
+use std::path::{Path, PathBuf};
+
+use super::log_failure;
+use crate::git::repo::Repo;
+use crate::model::session::Session;
+use crate::ops::gc::AutoGc;
+use crate::ops::save::{self, SaveOptions, SaveOutcome};
+use crate::storage::{Snapshot, Store, StoreRead};
+use crate::{CheckpointId, Result};
+
+/// What kind of step an event is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Step {
+    /// The user submitted a prompt: the checkpoint is the worktree just before the agent
+    /// works on it.
+    Prompt,
+    /// A tool ran and may have changed files; `failed` when it reported failure.
+    Tool {
+        /// Whether the tool failed (it may still have changed files first).
+        failed: bool,
+    },
+    /// Anything else the hooks send.
+    #[default]
+    Other,
+}
+
+/// One agent step, as any agent's hook describes it.
+#[derive(Clone, Debug, Default)]
+pub struct AgentEvent {
+    /// The agent (`claude`, …), recorded as `agent`.
+    pub agent: &'static str,
+    /// The conversation.
+    pub session: Option<String>,
+    /// The agent's own name for the event, recorded as `event`.
+    pub event: Option<String>,
+    /// What kind of step it is.
+    pub step: Step,
+    /// The prompt's text (prompts).
+    pub prompt: Option<String>,
+    /// The tool (tool steps).
+    pub tool: Option<String>,
+    /// The tool call's id.
+    pub tool_use_id: Option<String>,
+    /// The prompt's own id, where the agent gives one.
+    pub prompt_id: Option<String>,
+    /// The subagent that ran the tool.
+    pub subagent: Option<String>,
+    /// The file a file tool worked on, as the payload names it (absolute, or relative to
+    /// `cwd`).
+    pub file: Option<String>,
+    /// The command a shell tool ran.
+    pub command: Option<String>,
+    /// The directory the agent works in.
+    pub cwd: Option<PathBuf>,
+    /// The conversation's transcript file.
+    pub transcript: Option<String>,
+}
+
+/// What a hook run adds to an event's own fields: where the session stands.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EventContext {
+    /// The number of the prompt this event belongs to, counted per session from 1.
+    pub prompt: Option<u64>,
+    /// The transcript file's length when the event arrived: where in the conversation
+    /// this checkpoint stands, since transcripts only grow.
+    pub transcript_bytes: Option<u64>,
+}
+
+impl AgentEvent {
+    /// The metadata a checkpoint saved for this event carries (see the README's agent
+    /// section for each key). `root` is the worktree's top, against which the file a
+    /// tool worked on is named.
+    pub fn meta(&self, root: &Path, context: &EventContext) -> Vec<(String, String)> {
+        let kind = match self.step {
+            Step::Prompt => "prompt",
+            Step::Tool { .. } => "tool",
+            Step::Other => "other",
+        };
+        let failed = self.step == Step::Tool { failed: true };
+        let fields: [(&str, Option<String>); 13] = [
+            ("agent", Some(self.agent.to_string())),
+            ("session", self.session.clone()),
+            ("prompt", context.prompt.map(|n| n.to_string())),
+            ("kind", Some(kind.to_string())),
+            ("event", self.event.clone()),
+            ("tool", self.tool.clone()),
+            ("tool_use_id", self.tool_use_id.clone()),
+            ("prompt_id", self.prompt_id.clone()),
+            ("subagent", self.subagent.clone()),
+            ("failed", failed.then(|| "true".to_string())),
+            ("path", self.file_in(root)),
+            ("transcript", self.transcript.clone()),
+            (
+                "transcript_bytes",
+                context.transcript_bytes.map(|n| n.to_string()),
+            ),
+        ];
+        fields
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_string(), value?)))
+            .collect()
+    }
+
+    /// The file the tool worked on, relative to the worktree's top `root`; `None` when
+    /// no file is named, or it lies outside the worktree.
+    fn file_in(&self, root: &Path) -> Option<String> {
+        let named = self.file.as_deref()?;
+        let full = match &self.cwd {
+            Some(cwd) => cwd.join(named),
+            None => PathBuf::from(named),
+        };
+        let relative = full.strip_prefix(root).ok()?;
+        Some(relative.to_string_lossy().into_owned())
+    }
+
+    /// A one-line message for the checkpoint: the start of the prompt, or the tool and
+    /// what it worked on.
+    pub fn message(&self, context: &EventContext) -> String {
+        let number = context.prompt.map(|n| format!(" {n}")).unwrap_or_default();
+        match (self.step, &self.tool) {
+            (Step::Prompt, _) => match &self.prompt {
+                Some(prompt) => format!("before prompt{number}: {}", first_line(prompt)),
+                None => format!("before prompt{number}"),
+            },
+            (step, Some(tool)) => {
+                let failed = if step == (Step::Tool { failed: true }) {
+                    " (failed)"
+                } else {
+                    ""
+                };
+                match self.file.as_ref().or(self.command.as_ref()) {
+                    Some(what) => {
+                        // Paths relative to where the agent works read better in a log.
+                        let cwd = self.cwd.as_deref().unwrap_or(Path::new("/"));
+                        let what = Path::new(what)
+                            .strip_prefix(cwd)
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_else(|_| what.to_string());
+                        format!("after {tool}{failed}: {}", first_line(&what))
+                    }
+                    None => format!("after {tool}{failed}"),
+                }
+            }
+            (_, None) => format!("{} {}", self.agent, self.event.as_deref().unwrap_or("hook")),
+        }
+    }
+}
+
+/// The first line of `text`, cut to about 72 characters.
+fn first_line(text: &str) -> String {
+    const MAX: usize = 72;
+    let line = text.trim().lines().next().unwrap_or_default();
+    if line.chars().count() > MAX {
+        let cut: String = line.chars().take(MAX - 1).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}
+
+/// Saves a checkpoint for `event` (or logs why its payload could not be read), in the
+/// event's `cwd`, or `fallback_dir`. Returns the new checkpoint. A failure after the
+/// worktree is found is also appended to its hooks log.
+pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Result<Option<CheckpointId>> {
+    let dir = event
+        .as_ref()
+        .ok()
+        .and_then(|e| e.cwd.clone())
+        .unwrap_or_else(|| fallback_dir.to_path_buf());
+    let repo = Repo::discover(&dir)?;
+    let result = event.and_then(|event| save_for(&repo, &event));
+    if let Err(error) = &result {
+        log_failure(&repo, &error.to_string());
+    }
+    result
+}
+
+/// Saves the worktree as the hooks are installed: the state before the agent's first
+/// prompt, always a checkpoint (also when nothing changed since the last one).
+pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId> {
+    let store = crate::git::settings::open_store(repo, &mut || {})?;
+    let options = SaveOptions {
+        message: "before the agent's first prompt (hooks installed)".to_string(),
+        meta: vec![
+            ("agent".to_string(), agent.to_string()),
+            ("event".to_string(), "install".to_string()),
+        ],
+        allow_empty: true,
+        compression_level: repo.settings.compression.get()?,
+        ..SaveOptions::default()
+    };
+    match save::save(repo, &store, &options)?.outcome {
+        SaveOutcome::Saved { id, .. } => Ok(id),
+        SaveOutcome::Unchanged { current } => Ok(current),
+    }
+}
+
+/// Saves the worktree for `event`. Every event makes a checkpoint, an empty child of the
+/// current one when nothing changed (it costs a record, no content), so that every
+/// prompt and tool call can be named. The store is waited for only
+/// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
+fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
+    let mut store = Store::open(
+        &repo.store_path(),
+        repo.settings.hook_lock_timeout.get()?,
+        &mut || {},
+    )?;
+    store.init_head(&repo.settings.default_branch.get()?)?;
+    let context = EventContext {
+        prompt: prompt_number(&store.snapshot()?, event)?,
+        transcript_bytes: event
+            .transcript
+            .as_deref()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map(|m| m.len()),
+    };
+    let options = SaveOptions {
+        message: event.message(&context),
+        meta: event.meta(&repo.root, &context),
+        // Every prompt and every tool call gets a checkpoint of its own, an empty one
+        // when nothing changed, so each can be named (parallel tool calls included).
+        allow_empty: true,
+        compression_level: repo.settings.compression.get()?,
+        ..SaveOptions::default()
+    };
+    // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
+    let report = save::save_then_gc(repo, &mut store, &options)?;
+    if let Some(AutoGc::Skipped(e) | AutoGc::Failed(e)) = &report.gc {
+        log_failure(repo, &format!("automatic gc: {e}"));
+    }
+    Ok(match report.outcome {
+        SaveOutcome::Saved { id, .. } => Some(id),
+        SaveOutcome::Unchanged { .. } => None,
+    })
+}
+
+/// The number of the prompt `event` belongs to: one more than the session's prompts so
+/// far for a prompt, the last of them for any other step; `None` without a session (or
+/// before any prompt of it).
+fn prompt_number(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<u64>> {
+    let Some(session) = event.session.as_deref() else {
+        return Ok(None);
+    };
+    let earlier = Session::prompts_in(&snapshot.checkpoints()?, session);
+    Ok(match (event.step, earlier) {
+        (Step::Prompt, n) => Some(n + 1),
+        (_, 0) => None,
+        (_, n) => Some(n),
+    })
+}
