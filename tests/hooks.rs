@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use serde_json::{json, Value};
@@ -170,22 +169,11 @@ fn install_refuses_settings_it_cannot_read() {
 
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
-    let mut cmd = sb.bin_cmd(cwd, &["hooks", "run", "claude"]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let out = Out {
-        code: output.status.code().unwrap_or(-1),
-        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        stdout_raw: output.stdout,
-        started: std::time::Instant::now(),
-        finished: std::time::Instant::now(),
-    };
+    let out = run_cmd_with_input(
+        sb.bin_cmd(cwd, &["hooks", "run", "claude"]),
+        Some(input),
+        DEFAULT_TIMEOUT,
+    );
     assert_no_panic(&out, "hooks run claude");
     out
 }
@@ -271,21 +259,11 @@ fn installed_hook_command_is_what_the_agent_would_run() {
             "PATH",
             format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
         )
-        .current_dir(&r.dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = sh.spawn().unwrap();
+        .current_dir(&r.dir);
     let payload = json!({"session_id": "via-git", "cwd": r.dir,
                          "hook_event_name": "PostToolUse", "tool_name": "Write"});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{output:?}");
+    let out = run_cmd_with_input(sh, Some(payload.to_string().as_bytes()), DEFAULT_TIMEOUT);
+    assert_eq!(out.code, 0, "{out}");
     let log = r.log_json(false);
     assert_eq!(log[0]["meta"]["session"], "via-git", "{log:?}");
 }
