@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use serde_json::{json, Value};
@@ -267,21 +266,11 @@ fn installed_hook_command_is_what_the_agent_would_run() {
             "PATH",
             format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
         )
-        .current_dir(&r.dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = sh.spawn().unwrap();
+        .current_dir(&r.dir);
     let payload = json!({"session_id": "via-git", "cwd": r.dir,
                          "hook_event_name": "PostToolUse", "tool_name": "Write"});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{output:?}");
+    let out = run_cmd_with_input(sh, Some(payload.to_string().as_bytes()), DEFAULT_TIMEOUT);
+    assert_eq!(out.code, 0, "{out}");
     let log = r.log_json(false);
     assert_eq!(log[0]["meta"]["session"], "via-git", "{log:?}");
 }

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-
 use common::{run_cmd, Repo, DEFAULT_TIMEOUT};
 
 /// Runs the binary with `args` under a pseudo-terminal and returns what the terminal
@@ -17,16 +15,7 @@ fn on_terminal(repo: &Repo, args: &str, env: &[(&str, &str)]) -> String {
 /// the test sandbox with colour allowed (`NO_COLOR` unset, `TERM=xterm`) and no pager
 /// but those `env` names; returns what the terminal showed, CR LF turned into LF.
 fn in_terminal_session(repo: &Repo, command_line: &str, env: &[(&str, &str)]) -> String {
-    let mut command = Command::new("script");
-    repo.sb.isolate(&mut command);
-    command
-        .args(["-qec", command_line, "/dev/null"])
-        .current_dir(&repo.dir)
-        .env("TERM", "xterm")
-        .env_remove("GIT_PAGER")
-        .env_remove("PAGER")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null());
+    let mut command = common::terminal_cmd(repo, command_line);
     for (k, v) in env {
         command.env(k, v);
     }

@@ -1,5 +1,7 @@
 //! Paths as git writes them in its output.
 
+use super::text::push_escaped_byte;
+
 /// A path as git prints it (`core.quotePath`, on by default): unchanged when it is
 /// plain ASCII without `"`, `\` or control characters, otherwise in double quotes with
 /// C escapes and every other byte in octal.
@@ -12,16 +14,11 @@ pub fn quote_path(path: &[u8]) -> String {
     out.push('"');
     for &b in path {
         match b {
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            b'\r' => out.push_str("\\r"),
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b if needs_quotes(b) => out.push_str(&format!("\\{b:03o}")),
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            b if needs_quotes(b) => push_escaped_byte(&mut out, b),
             b => out.push(b as char),
         }
     }

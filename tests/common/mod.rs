@@ -74,13 +74,30 @@ impl fmt::Display for Out {
 }
 
 /// Runs `cmd` to completion (stdin closed), killing it and panicking after `timeout`.
-pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Out {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+pub fn run_cmd(cmd: Command, timeout: Duration) -> Out {
+    run_cmd_with_input(cmd, None, timeout)
+}
+
+/// Runs `cmd` to completion with `input` on its stdin (closed when `None`), killing it
+/// and panicking after `timeout`.
+pub fn run_cmd_with_input(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Out {
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let desc = format!("{cmd:?}");
     let started = Instant::now();
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {desc}: {e}"));
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // From a thread, so a child that does not read cannot block the timeout.
+        let input = input.to_vec();
+        thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        });
+    }
     let mut so = child.stdout.take().expect("stdout pipe");
     let mut se = child.stderr.take().expect("stderr pipe");
     let t_out = thread::spawn(move || {
@@ -122,6 +139,23 @@ pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Out {
         started,
         finished,
     }
+}
+
+/// `script(1)` running `command_line` (a shell command) on a new pseudo-terminal in the
+/// worktree, in the sandbox with colour allowed (`NO_COLOR` unset, `TERM=xterm`), no
+/// pager set and stdin closed.
+pub fn terminal_cmd(repo: &Repo, command_line: &str) -> Command {
+    let mut command = Command::new("script");
+    repo.sb.isolate(&mut command);
+    command
+        .args(["-qec", command_line, "/dev/null"])
+        .current_dir(&repo.dir)
+        .env("TERM", "xterm")
+        .env_remove("GIT_PAGER")
+        .env_remove("PAGER")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null());
+    command
 }
 
 /// Asserts the process did not panic (invariant 7); used on every binary run.
@@ -808,23 +842,11 @@ pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::pr
 
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
-    use std::io::Write;
-    let mut cmd = sb.bin_cmd(cwd, &["hooks", "run", "claude"]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let out = Out {
-        code: output.status.code().unwrap_or(-1),
-        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        stdout_raw: output.stdout,
-        started: std::time::Instant::now(),
-        finished: std::time::Instant::now(),
-    };
+    let out = run_cmd_with_input(
+        sb.bin_cmd(cwd, &["hooks", "run", "claude"]),
+        Some(input),
+        DEFAULT_TIMEOUT,
+    );
     assert_no_panic(&out, "hooks run claude");
     out
 }

@@ -7,6 +7,7 @@ mod commands;
 mod ui;
 
 use clap::Parser;
+use git_checkpoint::format::text::escape_controls_keeping_lines;
 
 fn main() {
     // Behave like other Unix tools when the reader of our output goes away (`| head`).
@@ -23,10 +24,16 @@ fn main() {
         Ok(()) => 0,
         Err(error) => {
             let lib_error = error.downcast_ref::<git_checkpoint::Error>();
+            // An error may quote a revision, a name or a message as it was given.
             match lib_error {
                 // git's own wording already starts with "fatal:".
-                Some(git_checkpoint::Error::NotAWorktree(msg)) => eprintln!("{msg}"),
-                _ => eprintln!("error: {error:#}"),
+                Some(git_checkpoint::Error::NotAWorktree(msg)) => {
+                    eprintln!("{}", escape_controls_keeping_lines(msg))
+                }
+                _ => eprintln!(
+                    "error: {}",
+                    escape_controls_keeping_lines(&format!("{error:#}"))
+                ),
             }
             lib_error.map_or(1, git_checkpoint::Error::exit_code)
         }

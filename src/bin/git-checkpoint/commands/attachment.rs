@@ -1,10 +1,8 @@
 //! `git checkpoint attachment`
 
-use std::io::{BufWriter, Write};
-
 use git_checkpoint::storage::{LastPack, StoreRead};
 
-use super::Context;
+use super::{Context, Output};
 
 /// Write a file attached to a checkpoint to stdout, byte for byte.
 ///
@@ -24,6 +22,13 @@ pub struct Args {
 
 /// Runs `attachment`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = read(context, args)?;
+    context.emit(output)
+}
+
+/// The attachment's bytes, read whole while the store is open: whatever reads them
+/// (a terminal, a pipe) may take its time, and the store must not wait for it.
+fn read(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let id = read.resolve(&args.rev)?;
@@ -31,14 +36,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let short = read.short_id(id)?;
     let attachment = record.attachment(&short, &args.name)?;
     let chunks = read.chunks()?;
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut out = Vec::new();
     let mut buf = Vec::new();
     let mut last = LastPack::default();
     for &chunk_id in &attachment.chunks {
         buf.clear();
         chunks.read(&store.hasher, chunk_id, &mut buf, &mut last)?;
-        out.write_all(&buf)?;
+        out.extend_from_slice(&buf);
     }
-    out.flush()?;
-    Ok(())
+    Ok(Output::Plain(out))
 }

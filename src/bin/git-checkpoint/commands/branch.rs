@@ -5,7 +5,7 @@ use git_checkpoint::model::Head;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// List, delete or rename branches.
 ///
@@ -42,6 +42,13 @@ pub struct Args {
 
 /// Runs `branch`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = render(context, args)?;
+    context.emit(output)
+}
+
+/// Does a deletion or a rename, or lists; what to print is made while the store is
+/// open and printed after it is closed.
+fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_store()?;
     if let Some(name) = args.delete {
         let txn = store.transaction()?;
@@ -49,20 +56,22 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         txn.commit()?;
         let short = store.snapshot()?.short_id(tip)?;
         if context.json {
-            return print_json(&serde_json::json!({"deleted": name, "id": tip.hex()}));
+            return Output::json(&serde_json::json!({"deleted": name, "id": tip.hex()}));
         }
-        context.say(&format!("Deleted branch {name} (was {short})"));
-        return Ok(());
+        return Ok(Output::Lines(vec![format!(
+            "Deleted branch {name} (was {short})"
+        )]));
     }
     if let Some([old, new]) = args.rename.as_deref() {
         let txn = store.transaction()?;
         let tip = txn.rename_branch(old, &BranchName::new(new)?)?;
         txn.commit()?;
         if context.json {
-            return print_json(&serde_json::json!({"renamed": old, "to": new, "id": tip.hex()}));
+            return Output::json(&serde_json::json!({"renamed": old, "to": new, "id": tip.hex()}));
         }
-        context.say(&format!("Renamed branch {old} to {new}"));
-        return Ok(());
+        return Ok(Output::Lines(vec![format!(
+            "Renamed branch {old} to {new}"
+        )]));
     }
     let read = store.snapshot()?;
     let head = read.head()?;
@@ -90,13 +99,18 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return print_json(&list);
+        return Output::json(&list);
     }
     let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
-    for (current, name, _, short, message) in &rows {
-        let marker = if *current { '*' } else { ' ' };
-        let message = message.lines().next().unwrap_or("");
-        context.say(format!("{marker} {name:<width$} {short} {message}").trim_end());
-    }
-    Ok(())
+    let lines = rows
+        .iter()
+        .map(|(current, name, _, short, message)| {
+            let marker = if *current { '*' } else { ' ' };
+            let message = message.lines().next().unwrap_or("");
+            format!("{marker} {name:<width$} {short} {message}")
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    Ok(Output::Lines(lines))
 }

@@ -1,6 +1,5 @@
 //! `git checkpoint diff`
 
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::ui::patch::{self, FileSummary, Format};
@@ -11,7 +10,7 @@ use git_checkpoint::CheckpointId;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// Show changes between two checkpoints, or a checkpoint and the worktree.
 ///
@@ -57,6 +56,12 @@ struct DiffJson {
 
 /// Runs `diff`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = render(context, args)?;
+    context.emit(output)
+}
+
+/// Everything `diff` prints, made while the store is open.
+fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
@@ -102,14 +107,14 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
     if context.json {
-        return print_json(&DiffJson {
+        return Output::json(&DiffJson {
             from: from.map(CheckpointId::hex),
             to: to.map(CheckpointId::hex),
             changes: patch::summarize(&changes, &reader)?,
         });
     }
     if context.quiet {
-        return Ok(());
+        return Ok(Output::Nothing);
     }
     let format = if args.stat {
         Format::Stat
@@ -120,9 +125,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         Format::Patch
     };
-    let (colour, _pager) = context.page();
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
-    out.flush()?;
-    Ok(())
+    let mut out = Vec::new();
+    patch::write_changes(&mut out, &changes, &reader, format, context.colour())?;
+    Ok(Output::Paged(out))
 }

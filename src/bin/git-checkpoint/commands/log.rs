@@ -1,17 +1,18 @@
 //! `git checkpoint log`
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use crate::ui::graph;
 use crate::ui::output::{
     format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
 };
 use git_checkpoint::diff::{diff_trees, size_delta, PathFilter};
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::ops::log::{self, LogQuery};
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// List checkpoints, newest first.
 ///
@@ -48,6 +49,13 @@ pub struct Args {
 
 /// Runs `log`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = render(context, args)?;
+    context.emit(output)
+}
+
+/// Everything `log` prints, made while the store is open: each line's change summary
+/// needs a diff, so all are made before anything is shown.
+fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let query = LogQuery {
@@ -67,10 +75,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        return print_json(&list);
+        return Output::json(&list);
     }
     if context.quiet {
-        return Ok(());
+        return Ok(Output::Nothing);
     }
     let head = read.head()?;
     let branches = read.branches()?;
@@ -93,8 +101,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         None
     };
 
-    let (colour, _pager) = context.page();
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let colour = context.colour();
+    let mut out = Vec::new();
     for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
         reader.expect(&entry.record);
         let parent_tree = match entry.record.parents.first() {
@@ -126,8 +134,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             }
             labels += &paint("[pinned]", style::DIM, colour);
         }
-        let message = entry.record.message.lines().next().unwrap_or("");
-        for part in [labels.as_str(), message] {
+        let message = escape_controls(entry.record.message.lines().next().unwrap_or(""));
+        for part in [labels.as_str(), &message] {
             if !part.is_empty() {
                 line += part;
                 line += " ";
@@ -145,6 +153,5 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    out.flush()?;
-    Ok(())
+    Ok(Output::Paged(out))
 }

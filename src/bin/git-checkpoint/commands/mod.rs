@@ -21,10 +21,11 @@ pub mod switch;
 pub mod unpin;
 pub mod verify;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::git::repo::Repo;
 use git_checkpoint::git::settings;
 use git_checkpoint::progress::Progress;
@@ -101,29 +102,80 @@ impl Context {
         Ok(Some(target))
     }
 
-    /// Prints a warning to stderr unless quiet.
+    /// Prints a warning to stderr unless quiet, as one line: control characters in the
+    /// text it quotes (a path, a message) are escaped, line breaks included.
     pub fn warn(&self, message: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("warning: {message}");
+            eprintln!("warning: {}", escape_controls(&message.to_string()));
         }
     }
 
-    /// For output a person reads (log, show, diff): whether to colour it, and the pager
-    /// it goes through, both only on a terminal; keep the pager until the output is
-    /// written. Neither with --json or -q.
-    pub fn page(&self) -> (bool, Option<Pager>) {
-        if self.json || self.quiet {
-            return (false, None);
-        }
-        let colour = output::colour_wanted(std::io::stdout().is_terminal());
-        (colour, Pager::start(&self.repo))
+    /// Whether output a person reads (log, show, diff) is coloured: only on a terminal,
+    /// never with --json or -q. Asked before the output is made, as the pager only
+    /// starts once it is made and the store is closed.
+    pub fn colour(&self) -> bool {
+        !self.json && !self.quiet && output::colour_wanted(std::io::stdout().is_terminal())
     }
 
-    /// Prints a line of chatter to stdout unless quiet or producing JSON.
+    /// Writes what a read command made. Call it only once the store is closed (the
+    /// commands make their [`Output`] in a function that owns the store): the pager, or
+    /// a terminal that does not take the output, may keep this process for as long as
+    /// the user likes, and the store must not be held meanwhile, or every save and
+    /// agent hook waits for it.
+    pub fn emit(&self, output: Output) -> anyhow::Result<()> {
+        let (text, paged) = match output {
+            Output::Nothing => return Ok(()),
+            Output::Json(text) => {
+                println!("{text}");
+                return Ok(());
+            }
+            Output::Lines(lines) => {
+                for line in lines {
+                    self.say(&line);
+                }
+                return Ok(());
+            }
+            Output::Paged(text) => (text, true),
+            Output::Plain(bytes) => (bytes, false),
+        };
+        let _pager = (paged && !self.json && !self.quiet)
+            .then(|| Pager::start(&self.repo))
+            .flatten();
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Prints a line of chatter to stdout unless quiet or producing JSON, as one line:
+    /// control characters in the text it quotes are escaped, line breaks included.
     pub fn say(&self, line: &str) {
         if !self.quiet && !self.json {
-            println!("{line}");
+            println!("{}", escape_controls(line));
         }
+    }
+}
+
+/// What a read command shows, made while it has the store open and written by
+/// [`Context::emit`] after the store is closed.
+pub enum Output {
+    /// Nothing (`-q`).
+    Nothing,
+    /// One JSON document.
+    Json(String),
+    /// Lines of chatter, printed as [`Context::say`] prints them.
+    Lines(Vec<String>),
+    /// Text a person reads, through the pager on a terminal; text from people and
+    /// agents in it is already escaped ([`escape_controls`]).
+    Paged(Vec<u8>),
+    /// Bytes written as they are: a listing already escaped, or an attachment.
+    Plain(Vec<u8>),
+}
+
+impl Output {
+    /// `value` as the one JSON document on stdout.
+    pub fn json(value: &impl serde::Serialize) -> anyhow::Result<Output> {
+        Ok(Output::Json(serde_json::to_string_pretty(value)?))
     }
 }
 

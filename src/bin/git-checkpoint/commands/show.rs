@@ -1,6 +1,6 @@
 //! `git checkpoint show`
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
 use crate::ui::patch::{self, FileSummary, Format};
@@ -8,10 +8,11 @@ use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::escape_controls;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// Show a checkpoint: its record, metadata and attachments, and its changes.
 ///
@@ -47,6 +48,12 @@ struct ShowJson {
 
 /// Runs `show`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = render(context, args)?;
+    context.emit(output)
+}
+
+/// Everything `show` prints, the diff included, made while the store is open.
+fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let id = read.resolve(&args.rev)?;
@@ -73,20 +80,20 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;
     if context.json {
-        return print_json(&ShowJson {
+        return Output::json(&ShowJson {
             checkpoint: CheckpointJson::new(id, short, &record),
             changes: patch::summarize(&changes, &reader)?,
         });
     }
     if context.quiet {
-        return Ok(());
+        return Ok(Output::Nothing);
     }
     let head = read.head()?;
     let branches = read.branches()?;
     let now = git_checkpoint::clock::now_ns();
 
-    let (colour, _pager) = context.page();
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let colour = context.colour();
+    let mut out = Vec::new();
     let labels = format_labels(&labels(id, &head, &branches), colour);
     let title = paint(&format!("checkpoint {id}"), style::ID, colour);
     writeln!(
@@ -94,7 +101,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         "{title}{}{labels}",
         if labels.is_empty() { "" } else { " " }
     )?;
-    let field = |out: &mut dyn Write, name: &str, value: &str| writeln!(out, "{name:<8}{value}");
+    // Every value but the ids and sizes may come from a person or an agent.
+    let field = |out: &mut dyn Write, name: &str, value: &str| {
+        writeln!(out, "{name:<8}{}", escape_controls(value))
+    };
     if !record.parents.is_empty() {
         let parents = record
             .parents
@@ -148,7 +158,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     )?;
     writeln!(out)?;
     for line in record.message.lines() {
-        writeln!(out, "    {line}")?;
+        writeln!(out, "    {}", escape_controls(line))?;
     }
     if !record.message.is_empty() {
         writeln!(out)?;
@@ -161,6 +171,5 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         Format::Patch
     };
     patch::write_changes(&mut out, &changes, &reader, format, colour)?;
-    out.flush()?;
-    Ok(())
+    Ok(Output::Paged(out))
 }

@@ -3,11 +3,12 @@
 use crate::ui::output::relative_time;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::storage::stats;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// Show what the store holds and what it costs.
 ///
@@ -28,6 +29,12 @@ pub struct Args {}
 
 /// Runs `stats`.
 pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    let output = render(context)?;
+    context.emit(output)
+}
+
+/// Everything `stats` prints, made while the store is open.
+fn render(context: &Context) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let stats = stats::collect(&read, &store.path)?;
@@ -37,7 +44,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         .map(|c| Ok((read.short_id(c.id)?, c)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if context.json {
-        return print_json(&serde_json::json!({
+        return Output::json(&serde_json::json!({
             "path": store.path.display().to_string(),
             "file_size": stats.file_size,
             "checkpoints": stats.checkpoints,
@@ -63,50 +70,52 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
             })).collect::<Vec<_>>(),
         }));
     }
-    context.say(&format!(
+    let mut lines = Vec::new();
+    lines.push(format!(
         "Store file:    {} ({} on disk)",
         store.path.display(),
         human_bytes(stats.file_size)
     ));
-    context.say(&format!(
+    lines.push(format!(
         "Checkpoints:   {} on {} branch(es), {} pinned",
         stats.checkpoints, stats.branches, stats.pinned
     ));
-    context.say(&format!(
+    lines.push(format!(
         "Live data:     {} ({} of {} chunks, {} trees)",
         human_bytes(stats.live_bytes),
         stats.live_chunks,
         stats.chunks,
         stats.trees
     ));
-    context.say(&format!(
+    lines.push(format!(
         "Unreachable:   {} (git checkpoint gc deletes it)",
         human_bytes(stats.unreachable_bytes)
     ));
-    context.say(&format!(
+    lines.push(format!(
         "Deduplication: {:.1}x ({} in all checkpoints, {} unique)",
         stats.dedup_ratio(),
         human_bytes(stats.logical_bytes),
         human_bytes(stats.unique_bytes)
     ));
-    context.say(&format!(
+    lines.push(format!(
         "Compression:   {:.1}x ({} stored as {})",
         stats.compression_ratio(),
         human_bytes(stats.unique_bytes),
         human_bytes(stats.stored_chunk_bytes)
     ));
     if !per_checkpoint.is_empty() {
-        context.say("");
-        context.say("Bytes only each checkpoint holds (what removing it alone would free):");
+        lines.push(String::new());
+        lines.push("Bytes only each checkpoint holds (what removing it alone would free):".into());
     }
     let now = git_checkpoint::clock::now_ns();
     for (short, c) in &per_checkpoint {
-        context.say(&format!(
+        lines.push(format!(
             "  {short} {:>15} {:>10}  {}",
             relative_time(c.checkpoint.time_ns, now),
             human_bytes(c.exclusive_bytes),
-            c.checkpoint.message
+            // One line per checkpoint, whatever the message holds.
+            escape_controls(&c.checkpoint.message)
         ));
     }
-    Ok(())
+    Ok(Output::Lines(lines))
 }

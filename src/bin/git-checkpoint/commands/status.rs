@@ -1,6 +1,6 @@
 //! `git checkpoint status`
 
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
 use crate::ui::output::{colour_wanted, paint, style};
 use git_checkpoint::diff::{diff_trees, PathFilter};
@@ -11,7 +11,7 @@ use git_checkpoint::storage::StoreRead;
 
 use git_checkpoint::model::Head;
 
-use super::{print_json, Context};
+use super::{Context, Output};
 
 /// Show what changed in the worktree since the current checkpoint.
 ///
@@ -46,6 +46,12 @@ struct ChangeJson {
 
 /// Runs `status`.
 pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    let output = render(context)?;
+    context.emit(output)
+}
+
+/// Everything `status` prints, made while the store is open.
+fn render(context: &Context) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let snapshot = look(&context.repo, &store)?;
     for warning in &snapshot.warnings {
@@ -71,7 +77,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         &PathFilter::default(),
     )?;
     if context.json {
-        return print_json(&StatusJson {
+        return Output::json(&StatusJson {
             checkpoint: current.map(|id| id.hex()),
             branch: match read.head()? {
                 Head::Branch(name) => Some(name),
@@ -89,10 +95,10 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         });
     }
     if context.quiet {
-        return Ok(());
+        return Ok(Output::Nothing);
     }
     let colour = colour_wanted(std::io::stdout().is_terminal());
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut out = Vec::new();
     for change in &changes {
         let letter = change.status().to_string();
         let code = if letter == "A" {
@@ -107,6 +113,5 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
             quote_path(&change.path)
         )?;
     }
-    out.flush()?;
-    Ok(())
+    Ok(Output::Plain(out))
 }

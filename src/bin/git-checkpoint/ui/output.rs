@@ -5,6 +5,7 @@ use serde::Serialize;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::SizeDelta;
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::{Checkpoint, Head};
 use git_checkpoint::CheckpointId;
 
@@ -123,7 +124,8 @@ pub fn labels(id: CheckpointId, head: &Head, branches: &[(String, CheckpointId)]
     out
 }
 
-/// Labels as `(HEAD -> main, fork-1)`, coloured like git's decorations.
+/// Labels as `(HEAD -> main, fork-1)`, coloured like git's decorations, control
+/// characters in branch names escaped.
 pub fn format_labels(labels: &[String], colour: bool) -> String {
     if labels.is_empty() {
         return String::new();
@@ -134,10 +136,10 @@ pub fn format_labels(labels: &[String], colour: bool) -> String {
             Some(branch) => format!(
                 "{} {}",
                 paint("HEAD ->", style::HEAD, colour),
-                paint(branch, style::BRANCH, colour)
+                paint(&escape_controls(branch), style::BRANCH, colour)
             ),
             None if label == "HEAD" => paint(label, style::HEAD, colour),
-            None => paint(label, style::BRANCH, colour),
+            None => paint(&escape_controls(label), style::BRANCH, colour),
         })
         .collect();
     format!("({})", painted.join(", "))
