@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
-use super::settings_file::SettingsFile;
+use super::hook_settings::{home_dir, settings_path_inside, HookLayout};
 use crate::{CheckpointId, Error, Result};
 
 /// The command the Claude Code hooks run.
@@ -57,175 +57,36 @@ pub fn claude_settings_path(scope: SettingsScope, worktree_root: &Path) -> Resul
     let (base, name) = match scope {
         SettingsScope::Local => (worktree_root.to_path_buf(), "settings.local.json"),
         SettingsScope::Shared => (worktree_root.to_path_buf(), "settings.json"),
-        SettingsScope::Global => (
-            std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(PathBuf::from)
-                .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))?,
-            "settings.json",
-        ),
+        SettingsScope::Global => (home_dir()?, "settings.json"),
     };
-    let path = base.join(".claude").join(name);
-    let inside = std::fs::canonicalize(&base).map_err(|e| Error::io(&base, e))?;
-    if !resolved(&path).starts_with(&inside) {
-        return Err(Error::InvalidArgument(format!(
-            "{} leads outside {} through a symlink; refusing to edit it",
-            path.display(),
-            base.display()
-        )));
-    }
-    Ok(path)
+    settings_path_inside(&base, &Path::new(".claude").join(name))
 }
 
-/// Where `path` really is: its deepest existing ancestor with symlinks resolved, and the
-/// rest of it (which does not exist yet) as given.
-fn resolved(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut existing = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
+/// Our hooks as they stand in Claude Code's settings.
+const CLAUDE_LAYOUT: HookLayout = HookLayout {
+    agent: "Claude Code",
+    command: CLAUDE_HOOK_COMMAND,
+    events: &CLAUDE_EVENTS,
+    handler: || {
+        serde_json::json!({
+            "type": "command",
+            "command": CLAUDE_HOOK_COMMAND,
+            "timeout": CLAUDE_HOOK_TIMEOUT_SECONDS,
+        })
+    },
+};
 
 /// Adds the checkpoint hooks to the Claude Code settings file at `path`, creating it if
 /// needed. Returns false if they were there already (the file is then left alone).
 pub fn install_claude(path: &Path) -> Result<bool> {
-    let file = SettingsFile::read(path)?;
-    let mut settings = file.value.clone();
-    if !add_claude_hooks(&mut settings).map_err(|why| malformed(&file, why))? {
-        return Ok(false);
-    }
-    file.write(&settings)?;
-    Ok(true)
+    CLAUDE_LAYOUT.install(path)
 }
 
 /// Removes the hooks [`install_claude`] added to the settings file at `path`, and the
 /// containers it created for them once they are empty (the file itself, if nothing else
 /// is left). Returns false if there was nothing to remove.
 pub fn uninstall_claude(path: &Path) -> Result<bool> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok(false);
-    }
-    let file = SettingsFile::read(path)?;
-    let mut settings = file.value.clone();
-    if !remove_claude_hooks(&mut settings) {
-        return Ok(false);
-    }
-    if settings.as_object().is_some_and(Map::is_empty) {
-        file.remove()?;
-    } else {
-        file.write(&settings)?;
-    }
-    Ok(true)
-}
-
-/// A hook group that runs our command, as Claude Code's settings spell it.
-fn claude_group(matcher: Option<&str>) -> Value {
-    let mut group = Map::new();
-    if let Some(matcher) = matcher {
-        group.insert("matcher".into(), matcher.into());
-    }
-    group.insert(
-        "hooks".into(),
-        serde_json::json!([{
-            "type": "command",
-            "command": CLAUDE_HOOK_COMMAND,
-            "timeout": CLAUDE_HOOK_TIMEOUT_SECONDS,
-        }]),
-    );
-    Value::Object(group)
-}
-
-fn is_our_hook(hook: &Value) -> bool {
-    hook.get("command").and_then(Value::as_str) == Some(CLAUDE_HOOK_COMMAND)
-}
-
-/// Adds our hook groups to parsed settings; false if every one is there already, exactly
-/// as this build writes it. Hooks an older build installed (another matcher, no
-/// timeout) are replaced, never doubled. Fails (with the reason) if the settings are not
-/// shaped as Claude Code expects.
-fn add_claude_hooks(settings: &mut Value) -> std::result::Result<bool, String> {
-    let current = CLAUDE_EVENTS.iter().all(|(event, matcher)| {
-        let wanted = claude_group(*matcher);
-        settings
-            .pointer(&format!("/hooks/{event}"))
-            .and_then(Value::as_array)
-            .is_some_and(|groups| groups.contains(&wanted))
-    });
-    if current {
-        return Ok(false);
-    }
-    remove_claude_hooks(settings);
-    let root = settings
-        .as_object_mut()
-        .ok_or("the top level is not a JSON object")?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or("\"hooks\" is not an object")?;
-    for (event, matcher) in CLAUDE_EVENTS {
-        hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not an array"))?
-            .push(claude_group(matcher));
-    }
-    Ok(true)
-}
-
-/// Removes our hooks from parsed settings, and each group, event list and `hooks` object
-/// that holds nothing once they are gone. Returns whether anything was removed.
-fn remove_claude_hooks(settings: &mut Value) -> bool {
-    let Some(root) = settings.as_object_mut() else {
-        return false;
-    };
-    let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
-        return false;
-    };
-    let mut removed = false;
-    for (event, _) in CLAUDE_EVENTS {
-        let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
-            continue;
-        };
-        groups.retain_mut(|group| {
-            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let before = list.len();
-            list.retain(|hook| !is_our_hook(hook));
-            if list.len() == before {
-                return true;
-            }
-            removed = true;
-            !list.is_empty()
-        });
-        if removed && groups.is_empty() {
-            hooks.remove(event);
-        }
-    }
-    if removed && hooks.is_empty() {
-        root.remove("hooks");
-    }
-    removed
-}
-
-/// Why `file` cannot take our hooks, for an install to fail with.
-fn malformed(file: &SettingsFile, why: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!(
-        "{} is not laid out as Claude Code's settings are: {why}",
-        file.target.display()
-    ))
+    CLAUDE_LAYOUT.uninstall(path)
 }
 
 /// The fields of Claude Code's hook input that a save records (the hooks reference:
@@ -314,8 +175,8 @@ mod tests {
             "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}]}
         });
         let original = settings.clone();
-        assert_eq!(add_claude_hooks(&mut settings), Ok(true));
-        assert_eq!(add_claude_hooks(&mut settings), Ok(false));
+        assert_eq!(CLAUDE_LAYOUT.add(&mut settings), Ok(true));
+        assert_eq!(CLAUDE_LAYOUT.add(&mut settings), Ok(false));
         let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2);
         assert_eq!(post[0], original["hooks"]["PostToolUse"][0]);
@@ -323,16 +184,18 @@ mod tests {
         assert!(settings["hooks"]["UserPromptSubmit"][0]
             .get("matcher")
             .is_none());
-        assert!(remove_claude_hooks(&mut settings));
+        assert!(CLAUDE_LAYOUT.remove(&mut settings));
         assert_eq!(settings, original);
-        assert!(!remove_claude_hooks(&mut settings));
+        assert!(!CLAUDE_LAYOUT.remove(&mut settings));
     }
 
     #[test]
     fn odd_settings_are_refused_not_overwritten() {
-        assert!(add_claude_hooks(&mut json!([1])).is_err());
-        assert!(add_claude_hooks(&mut json!({"hooks": 3})).is_err());
-        assert!(add_claude_hooks(&mut json!({"hooks": {"PostToolUse": {}}})).is_err());
+        assert!(CLAUDE_LAYOUT.add(&mut json!([1])).is_err());
+        assert!(CLAUDE_LAYOUT.add(&mut json!({"hooks": 3})).is_err());
+        assert!(CLAUDE_LAYOUT
+            .add(&mut json!({"hooks": {"PostToolUse": {}}}))
+            .is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod claude;
 pub mod event;
+mod hook_settings;
 mod settings_file;
 
 use std::io::Write;
