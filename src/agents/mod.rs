@@ -1,6 +1,7 @@
 //! Hooks that make an AI coding agent save a checkpoint around each of its steps.
 //!
-//! One agent is supported: Claude Code ([`claude`]). Installing edits the agent's own
+//! Each supported agent has a module of its own: Claude Code ([`claude`]), Codex CLI
+//! ([`codex`]), Gemini CLI ([`gemini`]). Installing edits the agent's own
 //! JSON settings file (through `settings_file`, which rewrites it changing only our
 //! hooks) so that the agent runs `git checkpoint hooks run <agent>` at each step. A hook
 //! run reads the event the agent writes on stdin, finds the worktree the agent works in,
@@ -9,7 +10,9 @@
 //! worktree's hooks log ([`log_failure`]) instead of being reported.
 
 pub mod claude;
+pub mod codex;
 pub mod event;
+pub mod gemini;
 mod hook_settings;
 mod settings_file;
 

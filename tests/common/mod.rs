@@ -842,11 +842,16 @@ pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::pr
 
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
+    run_agent_hook(sb, cwd, "claude", input)
+}
+
+/// Runs `hooks run <agent>` in `cwd` with `input` on stdin.
+pub fn run_agent_hook(sb: &Sandbox, cwd: &Path, agent: &str, input: &[u8]) -> Out {
     let out = run_cmd_with_input(
-        sb.bin_cmd(cwd, &["hooks", "run", "claude"]),
+        sb.bin_cmd(cwd, &["hooks", "run", agent]),
         Some(input),
         DEFAULT_TIMEOUT,
     );
-    assert_no_panic(&out, "hooks run claude");
+    assert_no_panic(&out, &format!("hooks run {agent}"));
     out
 }

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::claude;
+use git_checkpoint::agents::{claude, codex, gemini};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -21,11 +21,19 @@ use git_checkpoint::git::repo::Repo;
 /// (`git checkpoint sessions` lists sessions). Existing hooks are kept, and
 /// `hooks uninstall claude` removes exactly what install added.
 ///
+/// `hooks install codex` does the same for Codex CLI in .codex/hooks.json
+/// (UserPromptSubmit, and PostToolUse for Bash and apply_patch), and `hooks install
+/// gemini` for Gemini CLI in .gemini/settings.json (BeforeAgent, and AfterTool for
+/// write_file, replace and run_shell_command); see each agent's install help for its
+/// files.
+///
 /// Examples:
 ///
 ///   git checkpoint hooks install claude
 ///
 ///   git checkpoint hooks install claude --global
+///
+///   git checkpoint hooks install codex
 ///
 ///   git checkpoint hooks uninstall claude
 #[derive(Debug, clap::Args)]
@@ -47,6 +55,21 @@ enum Action {
 enum Agent {
     /// Claude Code.
     Claude,
+    /// Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+}
+
+impl Agent {
+    /// The agent's name as the hooks record it (`agent=<name>`).
+    fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
 }
 
 /// Add the checkpoint hooks to an agent's settings.
@@ -61,11 +84,21 @@ enum Agent {
 /// worktree, install then saves a first checkpoint, so the state before the first
 /// prompt is always there.
 ///
+/// For Codex CLI: .codex/hooks.json at the top of the worktree (Codex has no personal
+/// project file, so --shared names the same one), or with --global ~/.codex/hooks.json.
+/// Codex runs project hooks only in a trusted project, after you review them in /hooks.
+///
+/// For Gemini CLI: .gemini/settings.json at the top of the worktree (--shared names the
+/// same one), or with --global ~/.gemini/settings.json. Gemini runs project hooks only
+/// in a trusted folder.
+///
 /// Examples:
 ///
 ///   git checkpoint hooks install claude
 ///
 ///   git checkpoint hooks install claude --global
+///
+///   git checkpoint hooks install gemini --global
 #[derive(Debug, clap::Args)]
 struct InstallArgs {
     /// The agent.
@@ -78,10 +111,11 @@ struct InstallArgs {
 #[derive(Debug, clap::Args)]
 struct ScopeArgs {
     /// The worktree's shared, committed settings (.claude/settings.json) instead of the
-    /// personal .claude/settings.local.json.
+    /// personal .claude/settings.local.json (Codex and Gemini have only the shared one).
     #[arg(long, conflicts_with = "global")]
     shared: bool,
-    /// The user's settings (~/.claude/settings.json) instead of the worktree's.
+    /// The user's settings (~/.claude/settings.json, ~/.codex/hooks.json,
+    /// ~/.gemini/settings.json) instead of the worktree's.
     #[arg(long)]
     global: bool,
 }
@@ -116,10 +150,11 @@ struct UninstallArgs {
 
 /// Save a checkpoint for an agent's hook event (the command the hooks run).
 ///
-/// Reads the event JSON the agent writes on stdin (Claude Code: session_id,
-/// hook_event_name, tool_name, cwd, …) and saves the worktree at `cwd` with that as
-/// metadata. It prints nothing and always exits 0, so it can never stop the agent;
-/// failures are appended to <git-dir>/checkpoint/hooks.log.
+/// Reads the event JSON the agent writes on stdin (session_id, hook_event_name,
+/// tool_name, cwd, …) and saves the worktree at `cwd` with that as metadata. It always
+/// exits 0, so it can never stop the agent, and prints nothing — except for Gemini CLI,
+/// which wants JSON on stdout: `{}`. Failures are appended to
+/// <git-dir>/checkpoint/hooks.log.
 ///
 /// Examples:
 ///
@@ -140,12 +175,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
         }
     };
     match args.action {
-        Action::Install(InstallArgs {
-            agent: Agent::Claude,
-            scope,
-        }) => {
-            let path = settings_path(start, scope.scope())?;
-            if claude::install_claude(&path)? {
+        Action::Install(InstallArgs { agent, scope }) => {
+            let path = settings_path(start, agent, scope.scope())?;
+            let installed = match agent {
+                Agent::Claude => claude::install_claude(&path)?,
+                Agent::Codex => codex::install_codex(&path)?,
+                Agent::Gemini => gemini::install_gemini(&path)?,
+            };
+            if installed {
                 say(format!(
                     "Installed the checkpoint hooks in {}",
                     path.display()
@@ -160,7 +197,8 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // back to, and the first hook does not pay for the first full save.
             if let Ok(repo) = Repo::discover(start) {
                 let started = std::time::Instant::now();
-                let id = git_checkpoint::agents::event::save_before_first_prompt(&repo, "claude")?;
+                let id =
+                    git_checkpoint::agents::event::save_before_first_prompt(&repo, agent.name())?;
                 say(format!(
                     "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
                     &id.hex()[..7],
@@ -168,12 +206,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 ));
             }
         }
-        Action::Uninstall(UninstallArgs {
-            agent: Agent::Claude,
-            scope,
-        }) => {
-            let path = settings_path(start, scope.scope())?;
-            if claude::uninstall_claude(&path)? {
+        Action::Uninstall(UninstallArgs { agent, scope }) => {
+            let path = settings_path(start, agent, scope.scope())?;
+            let removed = match agent {
+                Agent::Claude => claude::uninstall_claude(&path)?,
+                Agent::Codex => codex::uninstall_codex(&path)?,
+                Agent::Gemini => gemini::uninstall_gemini(&path)?,
+            };
+            if removed {
                 say(format!(
                     "Removed the checkpoint hooks from {}",
                     path.display()
@@ -182,23 +222,38 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 say(format!("No checkpoint hooks in {}", path.display()));
             }
         }
-        Action::Run(RunArgs {
-            agent: Agent::Claude,
-        }) => {
+        Action::Run(RunArgs { agent }) => {
             let mut input = Vec::new();
             // An unreadable stdin leaves the input empty, which fails and is logged.
             let _ = std::io::stdin().read_to_end(&mut input);
             // Never fail the agent: the library logged what went wrong.
-            let _ = claude::run_claude(&input, start);
+            let _ = match agent {
+                Agent::Claude => claude::run_claude(&input, start),
+                Agent::Codex => codex::run_codex(&input, start),
+                Agent::Gemini => gemini::run_gemini(&input, start),
+            };
+            // What the agent reads on stdout, for the agents that read it; whatever
+            // happened above, so that the agent goes on.
+            if let Agent::Gemini = agent {
+                println!("{}", gemini::GEMINI_HOOK_OUTPUT);
+            }
         }
     }
     Ok(())
 }
 
-fn settings_path(start: &Path, scope: claude::SettingsScope) -> anyhow::Result<PathBuf> {
+fn settings_path(
+    start: &Path,
+    agent: Agent,
+    scope: claude::SettingsScope,
+) -> anyhow::Result<PathBuf> {
     let root = match scope {
         claude::SettingsScope::Global => PathBuf::new(),
         _ => Repo::discover(start)?.root,
     };
-    Ok(claude::claude_settings_path(scope, &root)?)
+    Ok(match agent {
+        Agent::Claude => claude::claude_settings_path(scope, &root)?,
+        Agent::Codex => codex::codex_settings_path(scope, &root)?,
+        Agent::Gemini => gemini::gemini_settings_path(scope, &root)?,
+    })
 }

@@ -1,0 +1,158 @@
+//! Gemini CLI's side of the agent hooks.
+//!
+//! Gemini CLI reads hooks from the `hooks` object of its settings files, laid out as
+//! Claude Code's are (geminicli.com/docs/hooks/reference): the project's
+//! `.gemini/settings.json` (its hooks run only in a trusted folder) and the user's
+//! `~/.gemini/settings.json`. It runs each hook command with a JSON description of the
+//! event on stdin — `session_id`, `transcript_path`, `cwd`, `hook_event_name`,
+//! `timestamp`, and per event `prompt` (`BeforeAgent`) or `tool_name`, `tool_input`,
+//! `tool_response` (`AfterTool`) — and parses the hook's stdout as JSON, so a hook run
+//! prints [`GEMINI_HOOK_OUTPUT`] and nothing else. [`install_gemini`] adds a save when
+//! the user submits a prompt (`BeforeAgent`) and one after each tool that can change
+//! files (`AfterTool` for `write_file`, `replace` and `run_shell_command`, the names in
+//! gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`);
+//! [`uninstall_gemini`] takes out exactly those. [`run_gemini`] is what the hooks run.
+//!
+//! `AfterTool` fires whether or not the tool succeeded; a failed tool's `tool_response`
+//! carries an `error` object, which is what marks the step failed. A shell command that
+//! exits non-zero is not an error to Gemini CLI (only one that cannot run is), so it is
+//! not recorded as failed. The payload has no tool call id, so Gemini's steps cannot be
+//! named as `<session>:<tool_use_id>`; `<session>:prompt<N>` works as for every agent.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::claude::SettingsScope;
+use super::event::{AgentEvent, Step};
+use super::hook_settings::{home_dir, settings_path_inside, HookLayout};
+use crate::{CheckpointId, Error, Result};
+
+/// The command the Gemini CLI hooks run.
+pub const GEMINI_HOOK_COMMAND: &str = "git checkpoint hooks run gemini";
+/// Gemini CLI's tools that can change files; a checkpoint is saved after each use.
+pub const GEMINI_FILE_TOOLS: &str = "write_file|replace|run_shell_command";
+/// What a hook run prints: Gemini CLI parses a hook's stdout as JSON, and an empty object
+/// asks for nothing (the tool result and the turn go on unchanged).
+pub const GEMINI_HOOK_OUTPUT: &str = "{}";
+/// The hook events and the tool matcher of each (`None`: the event takes no matcher).
+const GEMINI_EVENTS: [(&str, Option<&str>); 2] = [
+    ("BeforeAgent", None),
+    ("AfterTool", Some(GEMINI_FILE_TOOLS)),
+];
+/// The milliseconds Gemini CLI gives our hook (its default is 60000); a hook run waits
+/// for the store at most `checkpoint.hookLockTimeout`, far less.
+const GEMINI_HOOK_TIMEOUT_MS: u64 = 30_000;
+
+/// Our hooks as they stand in Gemini CLI's settings; `name` is what Gemini's `/hooks`
+/// lists them as.
+const GEMINI_LAYOUT: HookLayout = HookLayout {
+    agent: "Gemini CLI",
+    command: GEMINI_HOOK_COMMAND,
+    events: &GEMINI_EVENTS,
+    handler: || {
+        serde_json::json!({
+            "name": "git-checkpoint",
+            "type": "command",
+            "command": GEMINI_HOOK_COMMAND,
+            "timeout": GEMINI_HOOK_TIMEOUT_MS,
+        })
+    },
+};
+
+/// Gemini CLI's settings file for `scope`: the project's `.gemini/settings.json` at the
+/// worktree top for [`SettingsScope::Local`] and [`SettingsScope::Shared`] alike (Gemini
+/// CLI has no separate personal project file), or `~/.gemini/settings.json` for
+/// [`SettingsScope::Global`]. Refuses one reached through a symlink leading outside the
+/// worktree (the home directory).
+pub fn gemini_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
+    let base = match scope {
+        SettingsScope::Local | SettingsScope::Shared => worktree_root.to_path_buf(),
+        SettingsScope::Global => home_dir()?,
+    };
+    settings_path_inside(&base, Path::new(".gemini/settings.json"))
+}
+
+/// Adds the checkpoint hooks to the Gemini CLI settings file at `path`, creating it if
+/// needed. Returns false if they were there already (the file is then left alone).
+/// Gemini accepts comments in its settings; a file with comments is refused as not
+/// valid JSON rather than rewritten without them.
+pub fn install_gemini(path: &Path) -> Result<bool> {
+    GEMINI_LAYOUT.install(path)
+}
+
+/// Removes the hooks [`install_gemini`] added to the settings file at `path` (the file
+/// too, if nothing else is left). Returns false if there was nothing to remove.
+pub fn uninstall_gemini(path: &Path) -> Result<bool> {
+    GEMINI_LAYOUT.uninstall(path)
+}
+
+/// The fields of Gemini CLI's hook input that a save records.
+#[derive(Debug, Default, Deserialize)]
+pub struct GeminiEvent {
+    /// The session.
+    pub session_id: Option<String>,
+    /// `BeforeAgent`, `AfterTool`, …
+    pub hook_event_name: Option<String>,
+    /// The tool that ran (`AfterTool`).
+    pub tool_name: Option<String>,
+    /// The tool's arguments: `file_path` for the file tools, `command` for the shell.
+    pub tool_input: Option<Value>,
+    /// The tool's result; it holds `error` when the tool failed.
+    pub tool_response: Option<Value>,
+    /// The directory Gemini CLI works in.
+    pub cwd: Option<PathBuf>,
+    /// The session's transcript file.
+    pub transcript_path: Option<String>,
+    /// The prompt the user submitted (`BeforeAgent`).
+    pub prompt: Option<String>,
+}
+
+impl GeminiEvent {
+    /// Parses the JSON Gemini CLI writes to a hook's stdin.
+    pub fn parse(input: &[u8]) -> Result<GeminiEvent> {
+        serde_json::from_slice(input)
+            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+    }
+
+    /// The event in the terms every agent's hooks share.
+    pub fn into_event(self) -> AgentEvent {
+        let failed = self
+            .tool_response
+            .as_ref()
+            .and_then(|response| response.get("error"))
+            .is_some_and(|error| !error.is_null());
+        let step = match self.hook_event_name.as_deref() {
+            Some("BeforeAgent") => Step::Prompt,
+            Some("AfterTool") => Step::Tool { failed },
+            _ => Step::Other,
+        };
+        let input = self.tool_input.as_ref();
+        let text = |key: &str| input?.get(key)?.as_str().map(str::to_string);
+        AgentEvent {
+            agent: "gemini",
+            session: self.session_id,
+            event: self.hook_event_name,
+            step,
+            prompt: self.prompt,
+            tool: self.tool_name,
+            tool_use_id: None,
+            prompt_id: None,
+            subagent: None,
+            file: text("file_path"),
+            command: text("command"),
+            cwd: self.cwd,
+            transcript: self.transcript_path,
+        }
+    }
+}
+
+/// Saves a checkpoint for the Gemini CLI hook event in `input`, in the event's `cwd` (or
+/// `fallback_dir`); see [`super::event::run`]. The caller prints [`GEMINI_HOOK_OUTPUT`].
+pub fn run_gemini(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
+    super::event::run(
+        GeminiEvent::parse(input).map(GeminiEvent::into_event),
+        fallback_dir,
+    )
+}
