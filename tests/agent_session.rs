@@ -324,3 +324,71 @@ fn install_saves_first_replaces_old_hooks_and_refuses_links_out() {
     assert_eq!(out.code, 1, "{out}");
     assert!(!dir.join("settings.json").exists());
 }
+
+/// With `checkpoint.keepTranscripts`, each prompt's checkpoint carries the transcript as it
+/// stood, exactly, and because transcripts grow by appending, each copy costs about the
+/// bytes added since the last one, not the whole file again.
+#[test]
+fn kept_transcripts_cost_about_what_the_conversation_grew() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.git(&["config", "checkpoint.keepTranscripts", "true"]);
+    let transcript = r.sb.root.join("session.jsonl");
+    // A long conversation already: 1 MiB of varied JSON lines.
+    let line = |i: usize| {
+        let noise = pseudo_random(48, i as u64);
+        format!("{{\"n\":{i},\"text\":\"{}\"}}\n", hex_of(&noise))
+    };
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < 1 << 20 {
+        text += &line(i);
+        i += 1;
+    }
+    std::fs::write(&transcript, &text).unwrap();
+    let unique = |r: &Repo| {
+        r.json_of(&["stats", "--json"])["unique_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = unique(&r);
+    const PROMPTS: usize = 12;
+    let mut appended = 0;
+    let mut at_last_prompt = String::new();
+    for n in 1..=PROMPTS {
+        at_last_prompt = text.clone();
+        let payload = json!({"session_id": SESSION, "cwd": r.dir, "transcript_path": transcript,
+                             "hook_event_name": "UserPromptSubmit", "prompt": format!("step {n}")});
+        let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+        // The conversation goes on: about 30 KB more per prompt.
+        let mut more = String::new();
+        while more.len() < 30_000 {
+            more += &line(i);
+            i += 1;
+        }
+        appended += more.len();
+        text += &more;
+        std::fs::write(&transcript, &text).unwrap();
+    }
+    let grown = unique(&r) - before;
+    let first_copy = (1 << 20) as u64;
+    // Each copy after the first may re-store the chunk the append landed in (at most
+    // one maximum-size chunk), plus what was appended.
+    let bound = first_copy + appended as u64 + PROMPTS as u64 * 258_048;
+    assert!(grown <= bound, "{grown} > {bound}");
+    let naive = PROMPTS as u64 * first_copy;
+    assert!(grown * 3 < naive, "{grown} is not far below {naive}");
+    // The last prompt's copy is the transcript as it was then.
+    let last = r.log_json(false)[0].clone();
+    let name = last["attachments"][0]["name"].as_str().unwrap().to_string();
+    let copy = r.ok(&["attachment", "@", &name]).stdout_raw;
+    assert!(
+        copy == at_last_prompt.as_bytes(),
+        "the transcript as it stood at the prompt"
+    );
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

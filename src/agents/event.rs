@@ -223,6 +223,7 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included).
         allow_empty: true,
+        attach: transcript_to_keep(repo, event)?.into_iter().collect(),
         compression_level: repo.settings.compression.get()?,
         ..SaveOptions::default()
     };
@@ -235,6 +236,20 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         SaveOutcome::Saved { id, .. } => Some(id),
         SaveOutcome::Unchanged { .. } => None,
     })
+}
+
+/// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,
+/// at each prompt, where the file exists. Transcripts grow by appending, so content-
+/// defined chunks make each copy cost about the bytes added since the last.
+fn transcript_to_keep(repo: &Repo, event: &AgentEvent) -> Result<Option<PathBuf>> {
+    if event.step != Step::Prompt || !repo.settings.keep_transcripts.get()? {
+        return Ok(None);
+    }
+    Ok(event
+        .transcript
+        .as_ref()
+        .map(PathBuf::from)
+        .filter(|path| path.is_file()))
 }
 
 /// The number of the prompt `event` belongs to: one more than the session's prompts so
