@@ -138,24 +138,7 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
     let last = worktree(&r);
 
     // `sessions` lists it with every prompt.
-    let sessions = r.json_of(&["sessions", "--json"]);
-    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions:#}");
-    let listed = &sessions[0];
-    assert_eq!(
-        (
-            &listed["agent"],
-            &listed["id"],
-            &listed["prompts"],
-            &listed["first_prompt"]
-        ),
-        (
-            &json!("claude"),
-            &json!(SESSION),
-            &json!(4),
-            &json!("Add a greeting")
-        )
-    );
-    let short = listed["short_id"].as_str().unwrap().to_string();
+    let short = only_session(&r, "claude", SESSION, 4, "Add a greeting");
     assert!(SESSION.starts_with(&short) && short.len() >= 8, "{short}");
     let text = r.ok(&["sessions"]).stdout;
     assert!(

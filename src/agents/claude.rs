@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::event::{AgentEvent, Step};
+use super::paths::{home_dir, settings_path_under};
 use super::settings_file::SettingsFile;
 use crate::{CheckpointId, Error, Result};
 
@@ -57,43 +58,9 @@ pub fn claude_settings_path(scope: SettingsScope, worktree_root: &Path) -> Resul
     let (base, name) = match scope {
         SettingsScope::Local => (worktree_root.to_path_buf(), "settings.local.json"),
         SettingsScope::Shared => (worktree_root.to_path_buf(), "settings.json"),
-        SettingsScope::Global => (
-            std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(PathBuf::from)
-                .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))?,
-            "settings.json",
-        ),
+        SettingsScope::Global => (home_dir()?, "settings.json"),
     };
-    let path = base.join(".claude").join(name);
-    let inside = std::fs::canonicalize(&base).map_err(|e| Error::io(&base, e))?;
-    if !resolved(&path).starts_with(&inside) {
-        return Err(Error::InvalidArgument(format!(
-            "{} leads outside {} through a symlink; refusing to edit it",
-            path.display(),
-            base.display()
-        )));
-    }
-    Ok(path)
-}
-
-/// Where `path` really is: its deepest existing ancestor with symlinks resolved, and the
-/// rest of it (which does not exist yet) as given.
-fn resolved(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut existing = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
+    settings_path_under(&base, &Path::new(".claude").join(name))
 }
 
 /// Adds the checkpoint hooks to the Claude Code settings file at `path`, creating it if
@@ -257,8 +224,7 @@ pub struct ClaudeEvent {
 impl ClaudeEvent {
     /// Parses the JSON Claude Code writes to a hook's stdin.
     pub fn parse(input: &[u8]) -> Result<ClaudeEvent> {
-        serde_json::from_slice(input)
-            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+        super::event::parse_payload(input)
     }
 
     /// The event in the terms every agent's hooks share.

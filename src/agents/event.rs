@@ -9,7 +9,7 @@ use crate::model::session::Session;
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, SaveOptions, SaveOutcome};
 use crate::storage::{Snapshot, Store, StoreRead};
-use crate::{CheckpointId, Result};
+use crate::{CheckpointId, Error, Result};
 
 /// What kind of step an event is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,6 +159,12 @@ fn first_line(text: &str) -> String {
     } else {
         line.to_string()
     }
+}
+
+/// Parses the JSON an agent writes to a hook's stdin into its payload type.
+pub fn parse_payload<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T> {
+    serde_json::from_slice(input)
+        .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
 }
 
 /// Saves a checkpoint for `event` (or logs why its payload could not be read), in the

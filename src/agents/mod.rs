@@ -1,15 +1,20 @@
 //! Hooks that make an AI coding agent save a checkpoint around each of its steps.
 //!
-//! One agent is supported: Claude Code ([`claude`]). Installing edits the agent's own
-//! JSON settings file (through `settings_file`, which rewrites it changing only our
-//! hooks) so that the agent runs `git checkpoint hooks run <agent>` at each step. A hook
-//! run reads the event the agent writes on stdin, finds the worktree the agent works in,
-//! saves it with the session and event as metadata, and then runs the automatic gc that
-//! `save` runs. It must never stop the agent, so what goes wrong is appended to the
-//! worktree's hooks log ([`log_failure`]) instead of being reported.
+//! Supported: Claude Code ([`claude`]), GitHub Copilot CLI ([`copilot`]) and Cursor
+//! ([`cursor`]). Installing edits the agent's own JSON settings or hooks file (through
+//! `settings_file`, which rewrites it changing only our hooks) so that the agent runs
+//! `git checkpoint hooks run <agent>` at each step. A hook run reads the event the agent
+//! writes on stdin, finds the worktree the agent works in, saves it with the session and
+//! event as metadata, and then runs the automatic gc that `save` runs. It must never
+//! stop the agent, so what goes wrong is appended to the worktree's hooks log
+//! ([`log_failure`]) instead of being reported.
 
 pub mod claude;
+pub mod copilot;
+pub mod cursor;
 pub mod event;
+mod hook_list;
+mod paths;
 mod settings_file;
 
 use std::io::Write;

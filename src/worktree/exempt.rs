@@ -21,7 +21,12 @@ use std::path::{Path, PathBuf};
 use crate::git::repo::Repo;
 
 /// The agent settings files, as worktree paths: only these, at the top of the worktree.
-pub const AGENT_SETTINGS: [&[u8]; 2] = [b".claude/settings.json", b".claude/settings.local.json"];
+pub const AGENT_SETTINGS: &[&[u8]] = &[
+    b".claude/settings.json",
+    b".claude/settings.local.json",
+    b".cursor/hooks.json",
+    b".github/hooks/git-checkpoint.json",
+];
 
 /// Whether the worktree path `path` is one of [`AGENT_SETTINGS`].
 pub fn is_agent_settings(path: &[u8]) -> bool {

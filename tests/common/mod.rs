@@ -41,6 +41,8 @@ const SCRUB_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
     "GIT_PREFIX",
     "GIT_CHECKPOINT_PAUSE",
+    // Where Copilot CLI's user-level hooks are, which `hooks install copilot --global` uses.
+    "COPILOT_HOME",
 ];
 
 /// Output of one finished process.
@@ -842,11 +844,74 @@ pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::pr
 
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
+    run_agent_hook(sb, cwd, "claude", input)
+}
+
+/// Runs `hooks run <agent>` with `input` on stdin, as the agent would.
+pub fn run_agent_hook(sb: &Sandbox, cwd: &Path, agent: &str, input: &[u8]) -> Out {
     let out = run_cmd_with_input(
-        sb.bin_cmd(cwd, &["hooks", "run", "claude"]),
+        sb.bin_cmd(cwd, &["hooks", "run", agent]),
         Some(input),
         DEFAULT_TIMEOUT,
     );
-    assert_no_panic(&out, "hooks run claude");
+    assert_no_panic(&out, &format!("hooks run {agent}"));
     out
+}
+
+/// The payload `tests/fixtures/agents/<agent>/<name>.json`, with each `$KEY` in its
+/// strings replaced by the value `vars` gives it.
+pub fn agent_fixture(agent: &str, name: &str, vars: &[(&str, &str)]) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/agents/{agent}/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut value: Value = serde_json::from_slice(&text).unwrap();
+    fill_in(&mut value, vars);
+    value
+}
+
+fn fill_in(value: &mut Value, vars: &[(&str, &str)]) {
+    match value {
+        Value::String(text) => {
+            for (key, with) in vars {
+                *text = text.replace(&format!("${key}"), with);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| fill_in(v, vars)),
+        Value::Object(map) => map.values_mut().for_each(|v| fill_in(v, vars)),
+        _ => {}
+    }
+}
+
+/// Checks that `sessions --json` lists exactly one session, of `agent` with id `id`,
+/// `prompts` prompts and `first_prompt` as its first prompt's first line; returns its
+/// short id.
+#[track_caller]
+pub fn only_session(
+    repo: &Repo,
+    agent: &str,
+    id: &str,
+    prompts: u64,
+    first_prompt: &str,
+) -> String {
+    let sessions = repo.json_of(&["sessions", "--json"]);
+    assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions:#}");
+    let listed = &sessions[0];
+    assert_eq!(
+        (
+            &listed["agent"],
+            &listed["id"],
+            &listed["prompts"],
+            &listed["first_prompt"]
+        ),
+        (
+            &Value::from(agent),
+            &Value::from(id),
+            &Value::from(prompts),
+            &Value::from(first_prompt)
+        ),
+        "{sessions:#}"
+    );
+    listed["short_id"].as_str().unwrap().to_string()
 }

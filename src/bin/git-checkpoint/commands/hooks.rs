@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::claude;
+use git_checkpoint::agents::{claude, copilot, cursor};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -21,11 +21,19 @@ use git_checkpoint::git::repo::Repo;
 /// (`git checkpoint sessions` lists sessions). Existing hooks are kept, and
 /// `hooks uninstall claude` removes exactly what install added.
 ///
+/// `hooks install copilot` does the same for GitHub Copilot CLI (userPromptSubmitted,
+/// postToolUse and postToolUseFailure, in .github/hooks/git-checkpoint.json), and
+/// `hooks install cursor` for Cursor (beforeSubmitPrompt, afterFileEdit and
+/// afterShellExecution, in .cursor/hooks.json); their checkpoints carry agent=copilot or
+/// agent=cursor and the same keys where the event gives them.
+///
 /// Examples:
 ///
 ///   git checkpoint hooks install claude
 ///
 ///   git checkpoint hooks install claude --global
+///
+///   git checkpoint hooks install cursor
 ///
 ///   git checkpoint hooks uninstall claude
 #[derive(Debug, clap::Args)]
@@ -47,6 +55,21 @@ enum Action {
 enum Agent {
     /// Claude Code.
     Claude,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Cursor.
+    Cursor,
+}
+
+impl Agent {
+    /// The agent's name, as its checkpoints record it.
+    fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
+        }
+    }
 }
 
 /// Add the checkpoint hooks to an agent's settings.
@@ -57,6 +80,15 @@ enum Agent {
 /// ~/.claude/settings.json; the file is created if missing, and every other setting and
 /// hook, the key order and the indentation are kept. A settings file that is a symlink
 /// leading outside the worktree (outside the home directory for --global) is refused.
+///
+/// For GitHub Copilot CLI: writes its own file, .github/hooks/git-checkpoint.json
+/// (with or without --shared; Copilot CLI has no personal per-repository file), or with
+/// --global ~/.copilot/hooks/git-checkpoint.json ($COPILOT_HOME/hooks if that is set).
+///
+/// For Cursor: merges the hooks into .cursor/hooks.json at the top of the worktree
+/// (with or without --shared; Cursor has no personal per-project file), or with --global
+/// into ~/.cursor/hooks.json.
+///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
 /// prompt is always there.
@@ -66,6 +98,10 @@ enum Agent {
 ///   git checkpoint hooks install claude
 ///
 ///   git checkpoint hooks install claude --global
+///
+///   git checkpoint hooks install copilot
+///
+///   git checkpoint hooks install cursor --global
 #[derive(Debug, clap::Args)]
 struct InstallArgs {
     /// The agent.
@@ -78,10 +114,12 @@ struct InstallArgs {
 #[derive(Debug, clap::Args)]
 struct ScopeArgs {
     /// The worktree's shared, committed settings (.claude/settings.json) instead of the
-    /// personal .claude/settings.local.json.
+    /// personal .claude/settings.local.json (Copilot CLI's and Cursor's files in the
+    /// worktree are always the shared ones).
     #[arg(long, conflicts_with = "global")]
     shared: bool,
-    /// The user's settings (~/.claude/settings.json) instead of the worktree's.
+    /// The user's settings (~/.claude/settings.json, ~/.copilot/hooks/,
+    /// ~/.cursor/hooks.json) instead of the worktree's.
     #[arg(long)]
     global: bool,
 }
@@ -117,9 +155,12 @@ struct UninstallArgs {
 /// Save a checkpoint for an agent's hook event (the command the hooks run).
 ///
 /// Reads the event JSON the agent writes on stdin (Claude Code: session_id,
-/// hook_event_name, tool_name, cwd, …) and saves the worktree at `cwd` with that as
-/// metadata. It prints nothing and always exits 0, so it can never stop the agent;
-/// failures are appended to <git-dir>/checkpoint/hooks.log.
+/// hook_event_name, tool_name, cwd, …; Copilot CLI: sessionId, cwd, toolName, toolArgs,
+/// …; Cursor: conversation_id, hook_event_name, workspace_roots, file_path, …) and saves
+/// the worktree at `cwd` (Cursor: the workspace root) with that as metadata. It always
+/// exits 0, so it can never stop the agent, and prints nothing, except for Cursor's
+/// beforeSubmitPrompt the {"continue":true} Cursor needs to send the prompt; failures are
+/// appended to <git-dir>/checkpoint/hooks.log.
 ///
 /// Examples:
 ///
@@ -140,12 +181,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
         }
     };
     match args.action {
-        Action::Install(InstallArgs {
-            agent: Agent::Claude,
-            scope,
-        }) => {
-            let path = settings_path(start, scope.scope())?;
-            if claude::install_claude(&path)? {
+        Action::Install(InstallArgs { agent, scope }) => {
+            let path = settings_path(start, agent, &scope)?;
+            let added = match agent {
+                Agent::Claude => claude::install_claude(&path)?,
+                Agent::Copilot => copilot::install_copilot(&path)?,
+                Agent::Cursor => cursor::install_cursor(&path)?,
+            };
+            if added {
                 say(format!(
                     "Installed the checkpoint hooks in {}",
                     path.display()
@@ -160,7 +203,8 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // back to, and the first hook does not pay for the first full save.
             if let Ok(repo) = Repo::discover(start) {
                 let started = std::time::Instant::now();
-                let id = git_checkpoint::agents::event::save_before_first_prompt(&repo, "claude")?;
+                let id =
+                    git_checkpoint::agents::event::save_before_first_prompt(&repo, agent.name())?;
                 say(format!(
                     "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
                     &id.hex()[..7],
@@ -168,12 +212,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 ));
             }
         }
-        Action::Uninstall(UninstallArgs {
-            agent: Agent::Claude,
-            scope,
-        }) => {
-            let path = settings_path(start, scope.scope())?;
-            if claude::uninstall_claude(&path)? {
+        Action::Uninstall(UninstallArgs { agent, scope }) => {
+            let path = settings_path(start, agent, &scope)?;
+            let removed = match agent {
+                Agent::Claude => claude::uninstall_claude(&path)?,
+                Agent::Copilot => copilot::uninstall_copilot(&path)?,
+                Agent::Cursor => cursor::uninstall_cursor(&path)?,
+            };
+            if removed {
                 say(format!(
                     "Removed the checkpoint hooks from {}",
                     path.display()
@@ -182,23 +228,39 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 say(format!("No checkpoint hooks in {}", path.display()));
             }
         }
-        Action::Run(RunArgs {
-            agent: Agent::Claude,
-        }) => {
+        Action::Run(RunArgs { agent }) => {
             let mut input = Vec::new();
             // An unreadable stdin leaves the input empty, which fails and is logged.
             let _ = std::io::stdin().read_to_end(&mut input);
             // Never fail the agent: the library logged what went wrong.
-            let _ = claude::run_claude(&input, start);
+            match agent {
+                Agent::Claude => {
+                    let _ = claude::run_claude(&input, start);
+                }
+                Agent::Copilot => {
+                    let _ = copilot::run_copilot(&input, start);
+                }
+                Agent::Cursor => {
+                    let (_, reply) = cursor::run_cursor(&input, start);
+                    if !reply.is_empty() {
+                        println!("{reply}");
+                    }
+                }
+            }
         }
     }
     Ok(())
 }
 
-fn settings_path(start: &Path, scope: claude::SettingsScope) -> anyhow::Result<PathBuf> {
-    let root = match scope {
-        claude::SettingsScope::Global => PathBuf::new(),
-        _ => Repo::discover(start)?.root,
+/// The settings or hooks file of `agent` that `scope` names.
+fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Result<PathBuf> {
+    let root = match scope.global {
+        true => PathBuf::new(),
+        false => Repo::discover(start)?.root,
     };
-    Ok(claude::claude_settings_path(scope, &root)?)
+    Ok(match agent {
+        Agent::Claude => claude::claude_settings_path(scope.scope(), &root)?,
+        Agent::Copilot => copilot::copilot_hooks_path(scope.global, &root)?,
+        Agent::Cursor => cursor::cursor_hooks_path(scope.global, &root)?,
+    })
 }
