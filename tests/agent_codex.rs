@@ -18,14 +18,9 @@ use serde_json::{json, Value};
 
 const SESSION: &str = "019a6f3e-8c2d-7b40-9e51-3c7d2a1f0b64";
 
-/// A fixture with its documented example directory replaced by the test's worktree.
+/// A fixture with its project directory (`$ROOT`) the test's worktree.
 fn fixture(repo: &Repo, name: &str) -> Value {
-    let path = format!(
-        "{}/tests/fixtures/agents/codex/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    payload["cwd"] = json!(repo.dir);
+    let mut payload = agent_fixture("codex", name, &[("ROOT", repo.dir.to_str().unwrap())]);
     payload["transcript_path"] = json!(repo.sb.root.join("rollout.jsonl"));
     payload
 }
@@ -33,12 +28,8 @@ fn fixture(repo: &Repo, name: &str) -> Value {
 /// Runs the hook as Codex does: in the session's cwd, the payload on stdin. A Codex hook
 /// must print nothing (UserPromptSubmit's stdout would reach the model) and exit 0.
 fn hook(repo: &Repo, payload: &Value) {
-    let out = run_agent_hook(&repo.sb, &repo.dir, "codex", payload.to_string().as_bytes());
-    assert_eq!(
-        (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (0, "", ""),
-        "{out}"
-    );
+    let input = payload.to_string();
+    hook_answers(&repo.sb, &repo.dir, "codex", input.as_bytes(), "");
 }
 
 /// The worktree's files, without git's and Codex's own hooks file.
@@ -46,16 +37,6 @@ fn worktree(repo: &Repo) -> Snap {
     let mut snap = repo.snapshot();
     snap.retain(|path, _| !path.starts_with(b".codex/"));
     snap
-}
-
-fn checkpoint_with(log: &[Value], key: &str, value: &str) -> Value {
-    let found: Vec<&Value> = log.iter().filter(|c| c["meta"][key] == value).collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "one checkpoint with {key}={value}: {log:#?}"
-    );
-    found[0].clone()
 }
 
 #[test]
@@ -96,28 +77,11 @@ fn a_codex_session_names_every_prompt_and_restores_before_each() {
     hook(&r, &patch);
 
     // `sessions` lists it with every prompt.
-    let sessions = r.json_of(&["sessions", "--json"]);
-    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions:#}");
-    let listed = &sessions[0];
-    assert_eq!(
-        (
-            &listed["agent"],
-            &listed["id"],
-            &listed["prompts"],
-            &listed["first_prompt"]
-        ),
-        (
-            &json!("codex"),
-            &json!(SESSION),
-            &json!(3),
-            &json!("Add a greeting")
-        )
-    );
-    let short = listed["short_id"].as_str().unwrap().to_string();
+    let short = only_session(&r, "codex", SESSION, 3, "Add a greeting");
 
     // What the checkpoints record.
     let log = r.log_json(true);
-    let patched = checkpoint_with(&log, "tool_use_id", "call_patch1");
+    let patched = checkpoint_with(&log, &[("tool_use_id", "call_patch1")]);
     let meta = &patched["meta"];
     assert_eq!(
         (
@@ -151,19 +115,19 @@ fn a_codex_session_names_every_prompt_and_restores_before_each() {
         patched["message"], "after apply_patch: src/greet.rs",
         "{patched:#}"
     );
-    let sed = checkpoint_with(&log, "tool_use_id", "call_sed1");
+    let sed = checkpoint_with(&log, &[("tool_use_id", "call_sed1")]);
     assert_eq!(sed["meta"]["tool"], "Bash");
     assert!(sed["meta"].get("path").is_none(), "{sed:#}");
     assert_eq!(
         sed["message"], "after Bash: sed -i 's/keep/kept/' notes.txt",
         "{sed:#}"
     );
-    let rm = checkpoint_with(&log, "tool_use_id", "call_rm1");
+    let rm = checkpoint_with(&log, &[("tool_use_id", "call_rm1")]);
     assert!(
         rm["meta"].get("failed").is_none(),
         "Codex reports no failure: {rm:#}"
     );
-    let edit = checkpoint_with(&log, "tool_use_id", "call_patch3");
+    let edit = checkpoint_with(&log, &[("tool_use_id", "call_patch3")]);
     assert_eq!(
         (&edit["meta"]["path"], &edit["meta"]["prompt"]),
         (&json!("src/main.rs"), &json!("3"))

@@ -19,18 +19,9 @@ use common::*;
 use serde_json::{json, Value};
 
 const SESSION: &str = "8d0c3f52-4a1e-4b7f-9c2d-6e5a1b0f3c97";
-/// The project directory the documented examples use, replaced by the test's worktree.
-const EXAMPLE_DIR: &str = "/home/me/project";
-
+/// A fixture with its project directory (`$ROOT`) the test's worktree.
 fn fixture(repo: &Repo, name: &str) -> Value {
-    let path = format!(
-        "{}/tests/fixtures/agents/gemini/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace(EXAMPLE_DIR, repo.dir.to_str().unwrap());
-    let mut payload: Value = serde_json::from_str(&text).unwrap();
+    let mut payload = agent_fixture("gemini", name, &[("ROOT", repo.dir.to_str().unwrap())]);
     payload["transcript_path"] = json!(repo.sb.root.join("session.json"));
     payload
 }
@@ -38,12 +29,7 @@ fn fixture(repo: &Repo, name: &str) -> Value {
 /// Runs the hook as Gemini CLI does: the payload on stdin; the hook must print exactly
 /// the JSON Gemini parses, and exit 0.
 fn hook(repo: &Repo, payload: &[u8]) {
-    let out = run_agent_hook(&repo.sb, &repo.dir, "gemini", payload);
-    assert_eq!(
-        (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (0, "{}\n", ""),
-        "{out}"
-    );
+    hook_answers(&repo.sb, &repo.dir, "gemini", payload, "{}\n");
 }
 
 /// The worktree's files, without git's and Gemini's own settings.
@@ -51,15 +37,6 @@ fn worktree(repo: &Repo) -> Snap {
     let mut snap = repo.snapshot();
     snap.retain(|path, _| !path.starts_with(b".gemini/"));
     snap
-}
-
-fn checkpoint_with<'l>(log: &'l [Value], pairs: &[(&str, &str)]) -> &'l Value {
-    let found: Vec<&Value> = log
-        .iter()
-        .filter(|c| pairs.iter().all(|(k, v)| c["meta"][*k] == *v))
-        .collect();
-    assert_eq!(found.len(), 1, "one checkpoint with {pairs:?}: {log:#?}");
-    found[0]
 }
 
 #[test]
@@ -106,24 +83,7 @@ fn a_gemini_session_names_every_prompt_and_restores_before_each() {
     // A payload that cannot be read still gets its JSON answer, and the agent goes on.
     hook(&r, b"not json");
 
-    let sessions = r.json_of(&["sessions", "--json"]);
-    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions:#}");
-    let listed = &sessions[0];
-    assert_eq!(
-        (
-            &listed["agent"],
-            &listed["id"],
-            &listed["prompts"],
-            &listed["first_prompt"]
-        ),
-        (
-            &json!("gemini"),
-            &json!(SESSION),
-            &json!(3),
-            &json!("Add a greeting")
-        )
-    );
-    let short = listed["short_id"].as_str().unwrap().to_string();
+    let short = only_session(&r, "gemini", SESSION, 3, "Add a greeting");
 
     let log = r.log_json(true);
     let written = checkpoint_with(&log, &[("tool", "write_file")]);

@@ -33,15 +33,13 @@ impl Session<'_> {
         let mut log = std::fs::read(&self.transcript).unwrap_or_default();
         log.extend_from_slice(format!("{payload}\n").as_bytes());
         std::fs::write(&self.transcript, log).unwrap();
-        let out = run_hook(
+        let input = payload.to_string();
+        hook_answers(
             &self.repo.sb,
             &self.repo.dir,
-            payload.to_string().as_bytes(),
-        );
-        assert_eq!(
-            (out.code, out.stdout.as_str(), out.stderr.as_str()),
-            (0, "", ""),
-            "{out}"
+            "claude",
+            input.as_bytes(),
+            "",
         );
     }
 
@@ -66,16 +64,6 @@ fn worktree(repo: &Repo) -> Snap {
     let mut snap = repo.snapshot();
     snap.retain(|path, _| !path.starts_with(b".claude/"));
     snap
-}
-
-fn checkpoint_with(log: &[Value], key: &str, value: &str) -> Value {
-    let found: Vec<&Value> = log.iter().filter(|c| c["meta"][key] == value).collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "one checkpoint with {key}={value}: {log:#?}"
-    );
-    found[0].clone()
 }
 
 #[test]
@@ -138,24 +126,7 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
     let last = worktree(&r);
 
     // `sessions` lists it with every prompt.
-    let sessions = r.json_of(&["sessions", "--json"]);
-    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions:#}");
-    let listed = &sessions[0];
-    assert_eq!(
-        (
-            &listed["agent"],
-            &listed["id"],
-            &listed["prompts"],
-            &listed["first_prompt"]
-        ),
-        (
-            &json!("claude"),
-            &json!(SESSION),
-            &json!(4),
-            &json!("Add a greeting")
-        )
-    );
-    let short = listed["short_id"].as_str().unwrap().to_string();
+    let short = only_session(&r, "claude", SESSION, 4, "Add a greeting");
     assert!(SESSION.starts_with(&short) && short.len() >= 8, "{short}");
     let text = r.ok(&["sessions"]).stdout;
     assert!(
@@ -170,7 +141,7 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
         .filter(|c| c["meta"]["event"] == "UserPromptSubmit")
         .collect();
     assert_eq!(prompts.len(), 4, "every prompt is a checkpoint: {log:#?}");
-    let write = checkpoint_with(&log, "tool_use_id", "toolu_01A");
+    let write = checkpoint_with(&log, &[("tool_use_id", "toolu_01A")]);
     assert_eq!(write["meta"]["path"], "src/greet.rs");
     assert_eq!(write["meta"]["prompt"], "1");
     assert_eq!(write["meta"]["session"], SESSION);
@@ -180,14 +151,14 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
         .parse()
         .unwrap();
     assert!(transcript_bytes > 0);
-    let failed = checkpoint_with(&log, "tool_use_id", "toolu_01B");
+    let failed = checkpoint_with(&log, &[("tool_use_id", "toolu_01B")]);
     assert_eq!(failed["meta"]["failed"], "true");
     assert_eq!(failed["meta"]["event"], "PostToolUseFailure");
     for name in ["a", "b", "c"] {
-        let call = checkpoint_with(&log, "tool_use_id", &format!("toolu_P{name}"));
+        let call = checkpoint_with(&log, &[("tool_use_id", &format!("toolu_P{name}"))]);
         assert_eq!(call["meta"]["prompt"], "4");
     }
-    let sub = checkpoint_with(&log, "tool_use_id", "toolu_S1");
+    let sub = checkpoint_with(&log, &[("tool_use_id", "toolu_S1")]);
     assert_eq!(sub["meta"]["subagent"], "sub-7");
     let later: u64 = sub["meta"]["transcript_bytes"]
         .as_str()
@@ -323,4 +294,72 @@ fn install_saves_first_replaces_old_hooks_and_refuses_links_out() {
     let out = r.run(&["hooks", "install", "claude", "--shared"]);
     assert_eq!(out.code, 1, "{out}");
     assert!(!dir.join("settings.json").exists());
+}
+
+/// With `checkpoint.keepTranscripts`, each prompt's checkpoint carries the transcript as it
+/// stood, exactly, and because transcripts grow by appending, each copy costs about the
+/// bytes added since the last one, not the whole file again.
+#[test]
+fn kept_transcripts_cost_about_what_the_conversation_grew() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.git(&["config", "checkpoint.keepTranscripts", "true"]);
+    let transcript = r.sb.root.join("session.jsonl");
+    // A long conversation already: 1 MiB of varied JSON lines.
+    let line = |i: usize| {
+        let noise = pseudo_random(48, i as u64);
+        format!("{{\"n\":{i},\"text\":\"{}\"}}\n", hex_of(&noise))
+    };
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < 1 << 20 {
+        text += &line(i);
+        i += 1;
+    }
+    std::fs::write(&transcript, &text).unwrap();
+    let unique = |r: &Repo| {
+        r.json_of(&["stats", "--json"])["unique_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = unique(&r);
+    const PROMPTS: usize = 12;
+    let mut appended = 0;
+    let mut at_last_prompt = String::new();
+    for n in 1..=PROMPTS {
+        at_last_prompt = text.clone();
+        let payload = json!({"session_id": SESSION, "cwd": r.dir, "transcript_path": transcript,
+                             "hook_event_name": "UserPromptSubmit", "prompt": format!("step {n}")});
+        let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+        // The conversation goes on: about 30 KB more per prompt.
+        let mut more = String::new();
+        while more.len() < 30_000 {
+            more += &line(i);
+            i += 1;
+        }
+        appended += more.len();
+        text += &more;
+        std::fs::write(&transcript, &text).unwrap();
+    }
+    let grown = unique(&r) - before;
+    let first_copy = (1 << 20) as u64;
+    // Each copy after the first may re-store the chunk the append landed in (at most
+    // one maximum-size chunk), plus what was appended.
+    let bound = first_copy + appended as u64 + PROMPTS as u64 * 258_048;
+    assert!(grown <= bound, "{grown} > {bound}");
+    let naive = PROMPTS as u64 * first_copy;
+    assert!(grown * 3 < naive, "{grown} is not far below {naive}");
+    // The last prompt's copy is the transcript as it was then.
+    let last = r.log_json(false)[0].clone();
+    let name = last["attachments"][0]["name"].as_str().unwrap().to_string();
+    let copy = r.ok(&["attachment", "@", &name]).stdout_raw;
+    assert!(
+        copy == at_last_prompt.as_bytes(),
+        "the transcript as it stood at the prompt"
+    );
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -18,8 +18,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
-use super::hook_settings::{home_dir, settings_path_inside, HookLayout};
-use crate::{CheckpointId, Error, Result};
+use super::hook_groups::HookGroups;
+use super::paths::worktree_or_home_file;
+use crate::{CheckpointId, Result};
 
 /// The command the Claude Code hooks run.
 pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
@@ -54,16 +55,19 @@ pub enum SettingsScope {
 /// outside the worktree (outside the home directory for the global file): installing
 /// must never edit a file elsewhere through a link a repository can carry.
 pub fn claude_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
-    let (base, name) = match scope {
-        SettingsScope::Local => (worktree_root.to_path_buf(), "settings.local.json"),
-        SettingsScope::Shared => (worktree_root.to_path_buf(), "settings.json"),
-        SettingsScope::Global => (home_dir()?, "settings.json"),
+    let name = match scope {
+        SettingsScope::Local => "settings.local.json",
+        SettingsScope::Shared | SettingsScope::Global => "settings.json",
     };
-    settings_path_inside(&base, &Path::new(".claude").join(name))
+    worktree_or_home_file(
+        scope == SettingsScope::Global,
+        worktree_root,
+        &Path::new(".claude").join(name),
+    )
 }
 
 /// Our hooks as they stand in Claude Code's settings.
-const CLAUDE_LAYOUT: HookLayout = HookLayout {
+const CLAUDE_HOOKS: HookGroups = HookGroups {
     agent: "Claude Code",
     command: CLAUDE_HOOK_COMMAND,
     events: &CLAUDE_EVENTS,
@@ -79,14 +83,14 @@ const CLAUDE_LAYOUT: HookLayout = HookLayout {
 /// Adds the checkpoint hooks to the Claude Code settings file at `path`, creating it if
 /// needed. Returns false if they were there already (the file is then left alone).
 pub fn install_claude(path: &Path) -> Result<bool> {
-    CLAUDE_LAYOUT.install(path)
+    CLAUDE_HOOKS.install(path)
 }
 
 /// Removes the hooks [`install_claude`] added to the settings file at `path`, and the
 /// containers it created for them once they are empty (the file itself, if nothing else
 /// is left). Returns false if there was nothing to remove.
 pub fn uninstall_claude(path: &Path) -> Result<bool> {
-    CLAUDE_LAYOUT.uninstall(path)
+    CLAUDE_HOOKS.uninstall(path)
 }
 
 /// The fields of Claude Code's hook input that a save records (the hooks reference:
@@ -118,8 +122,7 @@ pub struct ClaudeEvent {
 impl ClaudeEvent {
     /// Parses the JSON Claude Code writes to a hook's stdin.
     pub fn parse(input: &[u8]) -> Result<ClaudeEvent> {
-        serde_json::from_slice(input)
-            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+        super::event::parse_payload(input)
     }
 
     /// The event in the terms every agent's hooks share.
@@ -175,8 +178,8 @@ mod tests {
             "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}]}
         });
         let original = settings.clone();
-        assert_eq!(CLAUDE_LAYOUT.add(&mut settings), Ok(true));
-        assert_eq!(CLAUDE_LAYOUT.add(&mut settings), Ok(false));
+        assert_eq!(CLAUDE_HOOKS.add(&mut settings), Ok(true));
+        assert_eq!(CLAUDE_HOOKS.add(&mut settings), Ok(false));
         let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2);
         assert_eq!(post[0], original["hooks"]["PostToolUse"][0]);
@@ -184,16 +187,16 @@ mod tests {
         assert!(settings["hooks"]["UserPromptSubmit"][0]
             .get("matcher")
             .is_none());
-        assert!(CLAUDE_LAYOUT.remove(&mut settings));
+        assert!(CLAUDE_HOOKS.remove(&mut settings));
         assert_eq!(settings, original);
-        assert!(!CLAUDE_LAYOUT.remove(&mut settings));
+        assert!(!CLAUDE_HOOKS.remove(&mut settings));
     }
 
     #[test]
     fn odd_settings_are_refused_not_overwritten() {
-        assert!(CLAUDE_LAYOUT.add(&mut json!([1])).is_err());
-        assert!(CLAUDE_LAYOUT.add(&mut json!({"hooks": 3})).is_err());
-        assert!(CLAUDE_LAYOUT
+        assert!(CLAUDE_HOOKS.add(&mut json!([1])).is_err());
+        assert!(CLAUDE_HOOKS.add(&mut json!({"hooks": 3})).is_err());
+        assert!(CLAUDE_HOOKS
             .add(&mut json!({"hooks": {"PostToolUse": {}}}))
             .is_err());
     }

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::claude::SettingsScope;
 use super::event::{AgentEvent, Step};
-use super::hook_settings::{home_dir, settings_path_inside, HookLayout};
-use crate::{CheckpointId, Error, Result};
+use super::hook_groups::HookGroups;
+use super::paths::worktree_or_home_file;
+use crate::{CheckpointId, Result};
 
 /// The command the Codex hooks run.
 pub const CODEX_HOOK_COMMAND: &str = "git checkpoint hooks run codex";
@@ -42,7 +42,7 @@ const CODEX_EVENTS: [(&str, Option<&str>); 2] = [
 const CODEX_HOOK_TIMEOUT_SECONDS: u64 = 30;
 
 /// Our hooks as they stand in a Codex `hooks.json`.
-const CODEX_LAYOUT: HookLayout = HookLayout {
+const CODEX_HOOKS: HookGroups = HookGroups {
     agent: "Codex",
     command: CODEX_HOOK_COMMAND,
     events: &CODEX_EVENTS,
@@ -55,29 +55,24 @@ const CODEX_LAYOUT: HookLayout = HookLayout {
     },
 };
 
-/// Codex's hooks file for `scope`: the project's `.codex/hooks.json` at the worktree top
-/// for [`SettingsScope::Local`] and [`SettingsScope::Shared`] alike (Codex has no
-/// separate personal project file), or `~/.codex/hooks.json` for
-/// [`SettingsScope::Global`]. Refuses one reached through a symlink leading outside the
-/// worktree (the home directory).
-pub fn codex_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
-    let base = match scope {
-        SettingsScope::Local | SettingsScope::Shared => worktree_root.to_path_buf(),
-        SettingsScope::Global => home_dir()?,
-    };
-    settings_path_inside(&base, Path::new(".codex/hooks.json"))
+/// Codex's hooks file: the project's `.codex/hooks.json` in the worktree at
+/// `worktree_root` (Codex has no separate personal project file), or with `global` the
+/// user's `~/.codex/hooks.json`. Refuses one that is, or lies below, a symlink leading
+/// outside the worktree (the home directory for the global file).
+pub fn codex_hooks_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
+    worktree_or_home_file(global, worktree_root, Path::new(".codex/hooks.json"))
 }
 
 /// Adds the checkpoint hooks to the Codex hooks file at `path`, creating it if needed.
 /// Returns false if they were there already (the file is then left alone).
 pub fn install_codex(path: &Path) -> Result<bool> {
-    CODEX_LAYOUT.install(path)
+    CODEX_HOOKS.install(path)
 }
 
 /// Removes the hooks [`install_codex`] added to the hooks file at `path` (the file too,
 /// if nothing else is left). Returns false if there was nothing to remove.
 pub fn uninstall_codex(path: &Path) -> Result<bool> {
-    CODEX_LAYOUT.uninstall(path)
+    CODEX_HOOKS.uninstall(path)
 }
 
 /// The fields of Codex's hook input that a save records.
@@ -106,8 +101,7 @@ pub struct CodexEvent {
 impl CodexEvent {
     /// Parses the JSON Codex writes to a hook's stdin.
     pub fn parse(input: &[u8]) -> Result<CodexEvent> {
-        serde_json::from_slice(input)
-            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+        super::event::parse_payload(input)
     }
 
     /// The event in the terms every agent's hooks share. The turn id is recorded as the

@@ -9,7 +9,7 @@ use crate::model::session::Session;
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, SaveOptions, SaveOutcome};
 use crate::storage::{Snapshot, Store, StoreRead};
-use crate::{CheckpointId, Result};
+use crate::{CheckpointId, Error, Result};
 
 /// What kind of step an event is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,6 +161,12 @@ fn first_line(text: &str) -> String {
     }
 }
 
+/// Parses the JSON an agent writes to a hook's stdin into its payload type.
+pub fn parse_payload<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T> {
+    serde_json::from_slice(input)
+        .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+}
+
 /// Saves a checkpoint for `event` (or logs why its payload could not be read), in the
 /// event's `cwd`, or `fallback_dir`. Returns the new checkpoint. A failure after the
 /// worktree is found is also appended to its hooks log.
@@ -223,6 +229,7 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included).
         allow_empty: true,
+        attach: transcript_to_keep(repo, event)?.into_iter().collect(),
         compression_level: repo.settings.compression.get()?,
         ..SaveOptions::default()
     };
@@ -235,6 +242,20 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         SaveOutcome::Saved { id, .. } => Some(id),
         SaveOutcome::Unchanged { .. } => None,
     })
+}
+
+/// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,
+/// at each prompt, where the file exists. Transcripts grow by appending, so content-
+/// defined chunks make each copy cost about the bytes added since the last.
+fn transcript_to_keep(repo: &Repo, event: &AgentEvent) -> Result<Option<PathBuf>> {
+    if event.step != Step::Prompt || !repo.settings.keep_transcripts.get()? {
+        return Ok(None);
+    }
+    Ok(event
+        .transcript
+        .as_ref()
+        .map(PathBuf::from)
+        .filter(|path| path.is_file()))
 }
 
 /// The number of the prompt `event` belongs to: one more than the session's prompts so

@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::claude::SettingsScope;
 use super::event::{AgentEvent, Step};
-use super::hook_settings::{home_dir, settings_path_inside, HookLayout};
-use crate::{CheckpointId, Error, Result};
+use super::hook_groups::HookGroups;
+use super::paths::worktree_or_home_file;
+use crate::{CheckpointId, Result};
 
 /// The command the Gemini CLI hooks run.
 pub const GEMINI_HOOK_COMMAND: &str = "git checkpoint hooks run gemini";
@@ -47,7 +47,7 @@ const GEMINI_HOOK_TIMEOUT_MS: u64 = 30_000;
 
 /// Our hooks as they stand in Gemini CLI's settings; `name` is what Gemini's `/hooks`
 /// lists them as.
-const GEMINI_LAYOUT: HookLayout = HookLayout {
+const GEMINI_HOOKS: HookGroups = HookGroups {
     agent: "Gemini CLI",
     command: GEMINI_HOOK_COMMAND,
     events: &GEMINI_EVENTS,
@@ -61,17 +61,12 @@ const GEMINI_LAYOUT: HookLayout = HookLayout {
     },
 };
 
-/// Gemini CLI's settings file for `scope`: the project's `.gemini/settings.json` at the
-/// worktree top for [`SettingsScope::Local`] and [`SettingsScope::Shared`] alike (Gemini
-/// CLI has no separate personal project file), or `~/.gemini/settings.json` for
-/// [`SettingsScope::Global`]. Refuses one reached through a symlink leading outside the
-/// worktree (the home directory).
-pub fn gemini_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
-    let base = match scope {
-        SettingsScope::Local | SettingsScope::Shared => worktree_root.to_path_buf(),
-        SettingsScope::Global => home_dir()?,
-    };
-    settings_path_inside(&base, Path::new(".gemini/settings.json"))
+/// Gemini CLI's settings file: the project's `.gemini/settings.json` in the worktree at
+/// `worktree_root` (Gemini CLI has no separate personal project file), or with `global`
+/// the user's `~/.gemini/settings.json`. Refuses one that is, or lies below, a symlink
+/// leading outside the worktree (the home directory for the global file).
+pub fn gemini_settings_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
+    worktree_or_home_file(global, worktree_root, Path::new(".gemini/settings.json"))
 }
 
 /// Adds the checkpoint hooks to the Gemini CLI settings file at `path`, creating it if
@@ -79,13 +74,13 @@ pub fn gemini_settings_path(scope: SettingsScope, worktree_root: &Path) -> Resul
 /// Gemini accepts comments in its settings; a file with comments is refused as not
 /// valid JSON rather than rewritten without them.
 pub fn install_gemini(path: &Path) -> Result<bool> {
-    GEMINI_LAYOUT.install(path)
+    GEMINI_HOOKS.install(path)
 }
 
 /// Removes the hooks [`install_gemini`] added to the settings file at `path` (the file
 /// too, if nothing else is left). Returns false if there was nothing to remove.
 pub fn uninstall_gemini(path: &Path) -> Result<bool> {
-    GEMINI_LAYOUT.uninstall(path)
+    GEMINI_HOOKS.uninstall(path)
 }
 
 /// The fields of Gemini CLI's hook input that a save records.
@@ -112,8 +107,7 @@ pub struct GeminiEvent {
 impl GeminiEvent {
     /// Parses the JSON Gemini CLI writes to a hook's stdin.
     pub fn parse(input: &[u8]) -> Result<GeminiEvent> {
-        serde_json::from_slice(input)
-            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+        super::event::parse_payload(input)
     }
 
     /// The event in the terms every agent's hooks share.
@@ -149,10 +143,15 @@ impl GeminiEvent {
 }
 
 /// Saves a checkpoint for the Gemini CLI hook event in `input`, in the event's `cwd` (or
-/// `fallback_dir`); see [`super::event::run`]. The caller prints [`GEMINI_HOOK_OUTPUT`].
-pub fn run_gemini(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
-    super::event::run(
+/// `fallback_dir`); see [`super::event::run`]. Also returns what the hook must print:
+/// [`GEMINI_HOOK_OUTPUT`], whatever became of the save, so that the agent goes on.
+pub fn run_gemini(
+    input: &[u8],
+    fallback_dir: &Path,
+) -> (Result<Option<CheckpointId>>, &'static str) {
+    let saved = super::event::run(
         GeminiEvent::parse(input).map(GeminiEvent::into_event),
         fallback_dir,
-    )
+    );
+    (saved, GEMINI_HOOK_OUTPUT)
 }

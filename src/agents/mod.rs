@@ -1,19 +1,27 @@
 //! Hooks that make an AI coding agent save a checkpoint around each of its steps.
 //!
-//! Each supported agent has a module of its own: Claude Code ([`claude`]), Codex CLI
-//! ([`codex`]), Gemini CLI ([`gemini`]). Installing edits the agent's own
-//! JSON settings file (through `settings_file`, which rewrites it changing only our
-//! hooks) so that the agent runs `git checkpoint hooks run <agent>` at each step. A hook
-//! run reads the event the agent writes on stdin, finds the worktree the agent works in,
-//! saves it with the session and event as metadata, and then runs the automatic gc that
-//! `save` runs. It must never stop the agent, so what goes wrong is appended to the
-//! worktree's hooks log ([`log_failure`]) instead of being reported.
+//! Supported: Claude Code ([`claude`]), Codex CLI ([`codex`]), GitHub Copilot CLI
+//! ([`copilot`]), Cursor ([`cursor`]) and Gemini CLI ([`gemini`]). Installing edits the
+//! agent's own JSON settings or hooks file (through `settings_file`, which rewrites it
+//! changing only our hooks) so that the agent runs `git checkpoint hooks run <agent>` at
+//! each step. Two file layouts are shared: Claude Code's events of matcher groups
+//! (`hook_groups`: Claude Code, Codex CLI, Gemini CLI) and a flat list of hooks per
+//! event (`hook_list`: Cursor, Copilot CLI); `paths` finds each file without following a
+//! symlink out of the directory it belongs to. A hook run reads the event the agent
+//! writes on stdin, finds the worktree the agent works in, saves it with the session and
+//! event as metadata, and then runs the automatic gc that `save` runs. It must never
+//! stop the agent, so what goes wrong is appended to the worktree's hooks log
+//! ([`log_failure`]) instead of being reported.
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
+pub mod cursor;
 pub mod event;
 pub mod gemini;
-mod hook_settings;
+mod hook_groups;
+mod hook_list;
+mod paths;
 mod settings_file;
 
 use std::io::Write;

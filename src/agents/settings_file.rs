@@ -112,6 +112,126 @@ impl SettingsFile {
     }
 }
 
+/// Adds our hooks to the settings file at `path`, creating it if needed: `add` edits the
+/// parsed settings and says whether it changed them (false: ours were there already, and
+/// the file is left alone), or why they are not laid out as `what` (an install then
+/// fails with that reason). Returns whether the file was written.
+pub(super) fn add_hooks(
+    path: &Path,
+    what: &str,
+    add: impl FnOnce(&mut Value) -> std::result::Result<bool, String>,
+) -> Result<bool> {
+    let file = SettingsFile::read(path)?;
+    let mut settings = file.value.clone();
+    let added = add(&mut settings).map_err(|why| {
+        Error::InvalidArgument(format!(
+            "{} is not laid out as {what}: {why}",
+            file.target.display()
+        ))
+    })?;
+    if added {
+        file.write(&settings)?;
+    }
+    Ok(added)
+}
+
+/// Takes our hooks out of the settings file at `path`: `remove` edits the parsed settings
+/// and says whether it removed anything. The file itself goes once only keys in
+/// `scaffolding` (what install writes besides the hooks) are left. Returns false if
+/// there was no file or nothing to remove.
+pub(super) fn remove_hooks(
+    path: &Path,
+    scaffolding: &[&str],
+    remove: impl FnOnce(&mut Value) -> bool,
+) -> Result<bool> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(false);
+    }
+    let file = SettingsFile::read(path)?;
+    let mut settings = file.value.clone();
+    if !remove(&mut settings) {
+        return Ok(false);
+    }
+    let nothing_left = settings
+        .as_object()
+        .is_some_and(|root| root.keys().all(|key| scaffolding.contains(&key.as_str())));
+    if nothing_left {
+        file.remove()?;
+    } else {
+        file.write(&settings)?;
+    }
+    Ok(true)
+}
+
+/// Whether each `(event, entry)` stands in the list `hooks.<event>` of parsed settings,
+/// exactly as given: the one test of "installed already" both hook layouts make.
+pub(super) fn hooks_hold_all(settings: &Value, entries: &[(&str, Value)]) -> bool {
+    entries.iter().all(|(event, entry)| {
+        settings
+            .pointer(&format!("/hooks/{event}"))
+            .and_then(Value::as_array)
+            .is_some_and(|list| list.contains(entry))
+    })
+}
+
+/// Appends each `(event, entry)` to the list `hooks.<event>` of parsed settings, creating
+/// the `hooks` object and the lists as needed. Fails (with the reason) if the settings
+/// are not shaped so.
+pub(super) fn push_to_hooks(
+    settings: &mut Value,
+    entries: Vec<(&str, Value)>,
+) -> std::result::Result<(), String> {
+    let hooks = settings
+        .as_object_mut()
+        .ok_or("the top level is not a JSON object")?
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or("\"hooks\" is not an object")?;
+    for (event, entry) in entries {
+        hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not an array"))?
+            .push(entry);
+    }
+    Ok(())
+}
+
+/// Runs `take` (which takes our hooks out of one list and says whether it did) on the
+/// list `hooks.<event>` of parsed settings for each of `events`, then drops each list it
+/// emptied and the `hooks` object if nothing is left in it. Returns whether anything was
+/// taken.
+pub(super) fn take_from_hooks<'e>(
+    settings: &mut Value,
+    events: impl IntoIterator<Item = &'e str>,
+    mut take: impl FnMut(&mut Vec<Value>) -> bool,
+) -> bool {
+    let Some(root) = settings.as_object_mut() else {
+        return false;
+    };
+    let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut removed = false;
+    for event in events {
+        let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        if take(list) {
+            removed = true;
+            if list.is_empty() {
+                hooks.remove(event);
+            }
+        }
+    }
+    if removed && hooks.is_empty() {
+        root.remove("hooks");
+    }
+    removed
+}
+
 fn render(
     value: &Value,
     formatter: impl serde_json::ser::Formatter,

@@ -35,6 +35,9 @@ pub struct Settings {
     pub max_file_size: Setting<Option<u64>>,
     /// `checkpoint.keepPermissions`: record every permission bit, or only git's one.
     pub keep_permissions: Setting<bool>,
+    /// `checkpoint.keepTranscripts`: attach the agent's transcript to each checkpoint
+    /// a prompt makes (off by default; each copy costs about what the conversation grew).
+    pub keep_transcripts: Setting<bool>,
     /// `checkpoint.defaultBranch`: the branch HEAD names in a new store.
     pub default_branch: Setting<BranchName>,
     /// `checkpoint.gc.*`: the retention a save applies after it; `None` when unset.
@@ -126,6 +129,13 @@ impl Settings {
             .into(),
             max_file_size: max_file_size(repo).into(),
             keep_permissions: keep_permissions(repo).into(),
+            keep_transcripts: boolean(
+                repo,
+                "checkpoint.keeptranscripts",
+                "checkpoint.keepTranscripts",
+                false,
+            )
+            .into(),
             default_branch: default_branch(repo).into(),
             gc: gc_options(repo).into(),
         }
@@ -219,14 +229,24 @@ fn max_file_size(repo: &Keys) -> Result<Option<u64>> {
 /// `checkpoint.keepPermissions`: record each file's permission bits (default), or, when
 /// false, only the executable bit, as git does.
 fn keep_permissions(repo: &Keys) -> Result<bool> {
-    match repo.config("checkpoint.keeppermissions") {
+    boolean(
+        repo,
+        "checkpoint.keeppermissions",
+        "checkpoint.keepPermissions",
+        true,
+    )
+}
+
+/// A boolean at `key` (`name` in its documented spelling), or `default`.
+fn boolean(repo: &Keys, key: &str, name: &'static str, default: bool) -> Result<bool> {
+    match repo.config(key) {
         // git's spellings of a boolean; a key given without a value means true.
         Some(value) => match value.trim().to_ascii_lowercase().as_str() {
             "" | "true" | "yes" | "on" | "1" => Ok(true),
             "false" | "no" | "off" | "0" => Ok(false),
-            _ => Err(bad("checkpoint.keepPermissions", value, "true or false")),
+            _ => Err(bad(name, value, "true or false")),
         },
-        None => Ok(true),
+        None => Ok(default),
     }
 }
 

@@ -21,11 +21,13 @@ use std::path::{Path, PathBuf};
 use crate::git::repo::Repo;
 
 /// The agent settings files, as worktree paths: only these, at the top of the worktree.
-pub const AGENT_SETTINGS: [&[u8]; 4] = [
+pub const AGENT_SETTINGS: &[&[u8]] = &[
     b".claude/settings.json",
     b".claude/settings.local.json",
     b".codex/hooks.json",
+    b".cursor/hooks.json",
     b".gemini/settings.json",
+    b".github/hooks/git-checkpoint.json",
 ];
 
 /// Whether the worktree path `path` is one of [`AGENT_SETTINGS`].

@@ -41,6 +41,8 @@ const SCRUB_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
     "GIT_PREFIX",
     "GIT_CHECKPOINT_PAUSE",
+    // Where Copilot CLI's user-level hooks are, which `hooks install copilot --global` uses.
+    "COPILOT_HOME",
 ];
 
 /// Output of one finished process.
@@ -845,7 +847,7 @@ pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
     run_agent_hook(sb, cwd, "claude", input)
 }
 
-/// Runs `hooks run <agent>` in `cwd` with `input` on stdin.
+/// Runs `hooks run <agent>` in `cwd` with `input` on stdin, as the agent would.
 pub fn run_agent_hook(sb: &Sandbox, cwd: &Path, agent: &str, input: &[u8]) -> Out {
     let out = run_cmd_with_input(
         sb.bin_cmd(cwd, &["hooks", "run", agent]),
@@ -854,4 +856,86 @@ pub fn run_agent_hook(sb: &Sandbox, cwd: &Path, agent: &str, input: &[u8]) -> Ou
     );
     assert_no_panic(&out, &format!("hooks run {agent}"));
     out
+}
+
+/// Runs `hooks run <agent>` in `cwd` with `input` on stdin and checks that it exits 0
+/// with exactly `stdout` (what the agent reads) and nothing on stderr.
+#[track_caller]
+pub fn hook_answers(sb: &Sandbox, cwd: &Path, agent: &str, input: &[u8], stdout: &str) {
+    let out = run_agent_hook(sb, cwd, agent, input);
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, stdout, ""),
+        "{out}"
+    );
+}
+
+/// The payload `tests/fixtures/agents/<agent>/<name>.json`, with each `$KEY` in its
+/// strings replaced by the value `vars` gives it.
+pub fn agent_fixture(agent: &str, name: &str, vars: &[(&str, &str)]) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/agents/{agent}/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut value: Value = serde_json::from_slice(&text).unwrap();
+    fill_in(&mut value, vars);
+    value
+}
+
+fn fill_in(value: &mut Value, vars: &[(&str, &str)]) {
+    match value {
+        Value::String(text) => {
+            for (key, with) in vars {
+                *text = text.replace(&format!("${key}"), with);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| fill_in(v, vars)),
+        Value::Object(map) => map.values_mut().for_each(|v| fill_in(v, vars)),
+        _ => {}
+    }
+}
+
+/// Checks that `sessions --json` lists exactly one session, of `agent` with id `id`,
+/// `prompts` prompts and `first_prompt` as its first prompt's first line; returns its
+/// short id.
+#[track_caller]
+pub fn only_session(
+    repo: &Repo,
+    agent: &str,
+    id: &str,
+    prompts: u64,
+    first_prompt: &str,
+) -> String {
+    let sessions = repo.json_of(&["sessions", "--json"]);
+    assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions:#}");
+    let listed = &sessions[0];
+    assert_eq!(
+        (
+            &listed["agent"],
+            &listed["id"],
+            &listed["prompts"],
+            &listed["first_prompt"]
+        ),
+        (
+            &Value::from(agent),
+            &Value::from(id),
+            &Value::from(prompts),
+            &Value::from(first_prompt)
+        ),
+        "{sessions:#}"
+    );
+    listed["short_id"].as_str().unwrap().to_string()
+}
+
+/// The one checkpoint of `log` (as `log --json` lists them) whose metadata has every
+/// `(key, value)` of `pairs`.
+#[track_caller]
+pub fn checkpoint_with<'l>(log: &'l [Value], pairs: &[(&str, &str)]) -> &'l Value {
+    let found: Vec<&Value> = log
+        .iter()
+        .filter(|c| pairs.iter().all(|(k, v)| c["meta"][*k] == *v))
+        .collect();
+    assert_eq!(found.len(), 1, "one checkpoint with {pairs:?}: {log:#?}");
+    found[0]
 }

@@ -34,6 +34,9 @@ use crate::commands;
 /// checkpoint.keepPermissions: record each file's permission bits and restore them
 /// exactly; false keeps only the executable bit, as git does. Default true.
 ///
+/// checkpoint.keepTranscripts: attach the agent's conversation transcript to the
+/// checkpoint each prompt makes (`attachment <rev> <name>` gets it back). Default false.
+///
 /// Exit status: 0 success (also when a save finds nothing to save), 1 error, 2 usage
 /// error, 128 not in a git worktree (or in a bare repository), as git does.
 ///

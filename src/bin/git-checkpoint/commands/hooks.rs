@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::{claude, codex, gemini};
+use git_checkpoint::agents::{claude, codex, copilot, cursor, gemini};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -21,11 +21,15 @@ use git_checkpoint::git::repo::Repo;
 /// (`git checkpoint sessions` lists sessions). Existing hooks are kept, and
 /// `hooks uninstall claude` removes exactly what install added.
 ///
-/// `hooks install codex` does the same for Codex CLI in .codex/hooks.json
-/// (UserPromptSubmit, and PostToolUse for Bash and apply_patch), and `hooks install
-/// gemini` for Gemini CLI in .gemini/settings.json (BeforeAgent, and AfterTool for
-/// write_file, replace and run_shell_command); see each agent's install help for its
-/// files.
+/// `hooks install codex` does the same for Codex CLI (UserPromptSubmit, and PostToolUse
+/// for Bash and apply_patch, in .codex/hooks.json), `hooks install copilot` for GitHub
+/// Copilot CLI (userPromptSubmitted, postToolUse and postToolUseFailure, in
+/// .github/hooks/git-checkpoint.json), `hooks install cursor` for Cursor
+/// (beforeSubmitPrompt, afterFileEdit and afterShellExecution, in .cursor/hooks.json),
+/// and `hooks install gemini` for Gemini CLI (BeforeAgent, and AfterTool for write_file,
+/// replace and run_shell_command, in .gemini/settings.json); their checkpoints carry
+/// agent=codex, copilot, cursor or gemini and the same keys where the event gives them.
+/// See `hooks install --help` for each agent's files.
 ///
 /// Examples:
 ///
@@ -34,6 +38,8 @@ use git_checkpoint::git::repo::Repo;
 ///   git checkpoint hooks install claude --global
 ///
 ///   git checkpoint hooks install codex
+///
+///   git checkpoint hooks install cursor
 ///
 ///   git checkpoint hooks uninstall claude
 #[derive(Debug, clap::Args)]
@@ -57,16 +63,22 @@ enum Agent {
     Claude,
     /// Codex CLI.
     Codex,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Cursor.
+    Cursor,
     /// Gemini CLI.
     Gemini,
 }
 
 impl Agent {
-    /// The agent's name as the hooks record it (`agent=<name>`).
+    /// The agent's name, as its checkpoints record it (`agent=<name>`).
     fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
             Agent::Gemini => "gemini",
         }
     }
@@ -80,23 +92,38 @@ impl Agent {
 /// ~/.claude/settings.json; the file is created if missing, and every other setting and
 /// hook, the key order and the indentation are kept. A settings file that is a symlink
 /// leading outside the worktree (outside the home directory for --global) is refused.
+///
+/// For Codex CLI: merges the hooks into .codex/hooks.json at the top of the worktree
+/// (with or without --shared; Codex has no personal per-project file), or with --global
+/// into ~/.codex/hooks.json. Codex runs project hooks only in a trusted project, after
+/// you review them in /hooks.
+///
+/// For GitHub Copilot CLI: writes its own file, .github/hooks/git-checkpoint.json
+/// (with or without --shared; Copilot CLI has no personal per-repository file), or with
+/// --global ~/.copilot/hooks/git-checkpoint.json ($COPILOT_HOME/hooks if that is set).
+///
+/// For Cursor: merges the hooks into .cursor/hooks.json at the top of the worktree
+/// (with or without --shared; Cursor has no personal per-project file), or with --global
+/// into ~/.cursor/hooks.json.
+///
+/// For Gemini CLI: merges the hooks into .gemini/settings.json at the top of the
+/// worktree (with or without --shared; Gemini CLI has no personal per-project file), or
+/// with --global into ~/.gemini/settings.json. Gemini CLI runs project hooks only in a
+/// trusted folder.
+///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
 /// prompt is always there.
-///
-/// For Codex CLI: .codex/hooks.json at the top of the worktree (Codex has no personal
-/// project file, so --shared names the same one), or with --global ~/.codex/hooks.json.
-/// Codex runs project hooks only in a trusted project, after you review them in /hooks.
-///
-/// For Gemini CLI: .gemini/settings.json at the top of the worktree (--shared names the
-/// same one), or with --global ~/.gemini/settings.json. Gemini runs project hooks only
-/// in a trusted folder.
 ///
 /// Examples:
 ///
 ///   git checkpoint hooks install claude
 ///
 ///   git checkpoint hooks install claude --global
+///
+///   git checkpoint hooks install copilot
+///
+///   git checkpoint hooks install cursor --global
 ///
 ///   git checkpoint hooks install gemini --global
 #[derive(Debug, clap::Args)]
@@ -111,11 +138,13 @@ struct InstallArgs {
 #[derive(Debug, clap::Args)]
 struct ScopeArgs {
     /// The worktree's shared, committed settings (.claude/settings.json) instead of the
-    /// personal .claude/settings.local.json (Codex and Gemini have only the shared one).
+    /// personal .claude/settings.local.json (the other agents have only a shared file in
+    /// the worktree, which is used either way).
     #[arg(long, conflicts_with = "global")]
     shared: bool,
     /// The user's settings (~/.claude/settings.json, ~/.codex/hooks.json,
-    /// ~/.gemini/settings.json) instead of the worktree's.
+    /// ~/.copilot/hooks/, ~/.cursor/hooks.json, ~/.gemini/settings.json) instead of the
+    /// worktree's.
     #[arg(long)]
     global: bool,
 }
@@ -150,11 +179,14 @@ struct UninstallArgs {
 
 /// Save a checkpoint for an agent's hook event (the command the hooks run).
 ///
-/// Reads the event JSON the agent writes on stdin (session_id, hook_event_name,
-/// tool_name, cwd, …) and saves the worktree at `cwd` with that as metadata. It always
-/// exits 0, so it can never stop the agent, and prints nothing — except for Gemini CLI,
-/// which wants JSON on stdout: `{}`. Failures are appended to
-/// <git-dir>/checkpoint/hooks.log.
+/// Reads the event JSON the agent writes on stdin (Claude Code, Codex CLI and Gemini
+/// CLI: session_id, hook_event_name, tool_name, cwd, …; Copilot CLI: sessionId, cwd,
+/// toolName, toolArgs, …; Cursor: conversation_id, hook_event_name, workspace_roots,
+/// file_path, …) and saves the worktree at `cwd` (Cursor: the workspace root) with that
+/// as metadata. It always exits 0, so it can never stop the agent, and prints nothing,
+/// except what an agent reads on stdout: for Cursor's beforeSubmitPrompt the
+/// {"continue":true} Cursor needs to send the prompt, and for Gemini CLI `{}` after
+/// every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
 ///
 /// Examples:
 ///
@@ -176,13 +208,15 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
     };
     match args.action {
         Action::Install(InstallArgs { agent, scope }) => {
-            let path = settings_path(start, agent, scope.scope())?;
-            let installed = match agent {
+            let path = settings_path(start, agent, &scope)?;
+            let added = match agent {
                 Agent::Claude => claude::install_claude(&path)?,
                 Agent::Codex => codex::install_codex(&path)?,
+                Agent::Copilot => copilot::install_copilot(&path)?,
+                Agent::Cursor => cursor::install_cursor(&path)?,
                 Agent::Gemini => gemini::install_gemini(&path)?,
             };
-            if installed {
+            if added {
                 say(format!(
                     "Installed the checkpoint hooks in {}",
                     path.display()
@@ -207,10 +241,12 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             }
         }
         Action::Uninstall(UninstallArgs { agent, scope }) => {
-            let path = settings_path(start, agent, scope.scope())?;
+            let path = settings_path(start, agent, &scope)?;
             let removed = match agent {
                 Agent::Claude => claude::uninstall_claude(&path)?,
                 Agent::Codex => codex::uninstall_codex(&path)?,
+                Agent::Copilot => copilot::uninstall_copilot(&path)?,
+                Agent::Cursor => cursor::uninstall_cursor(&path)?,
                 Agent::Gemini => gemini::uninstall_gemini(&path)?,
             };
             if removed {
@@ -227,33 +263,43 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // An unreadable stdin leaves the input empty, which fails and is logged.
             let _ = std::io::stdin().read_to_end(&mut input);
             // Never fail the agent: the library logged what went wrong.
-            let _ = match agent {
-                Agent::Claude => claude::run_claude(&input, start),
-                Agent::Codex => codex::run_codex(&input, start),
-                Agent::Gemini => gemini::run_gemini(&input, start),
+            // What the agent reads on stdout, for the agents that read it, whatever
+            // became of the save.
+            let reply = match agent {
+                Agent::Claude => {
+                    let _ = claude::run_claude(&input, start);
+                    ""
+                }
+                Agent::Codex => {
+                    let _ = codex::run_codex(&input, start);
+                    ""
+                }
+                Agent::Copilot => {
+                    let _ = copilot::run_copilot(&input, start);
+                    ""
+                }
+                Agent::Cursor => cursor::run_cursor(&input, start).1,
+                Agent::Gemini => gemini::run_gemini(&input, start).1,
             };
-            // What the agent reads on stdout, for the agents that read it; whatever
-            // happened above, so that the agent goes on.
-            if let Agent::Gemini = agent {
-                println!("{}", gemini::GEMINI_HOOK_OUTPUT);
+            if !reply.is_empty() {
+                println!("{reply}");
             }
         }
     }
     Ok(())
 }
 
-fn settings_path(
-    start: &Path,
-    agent: Agent,
-    scope: claude::SettingsScope,
-) -> anyhow::Result<PathBuf> {
-    let root = match scope {
-        claude::SettingsScope::Global => PathBuf::new(),
-        _ => Repo::discover(start)?.root,
+/// The settings or hooks file of `agent` that `scope` names.
+fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Result<PathBuf> {
+    let root = match scope.global {
+        true => PathBuf::new(),
+        false => Repo::discover(start)?.root,
     };
     Ok(match agent {
-        Agent::Claude => claude::claude_settings_path(scope, &root)?,
-        Agent::Codex => codex::codex_settings_path(scope, &root)?,
-        Agent::Gemini => gemini::gemini_settings_path(scope, &root)?,
+        Agent::Claude => claude::claude_settings_path(scope.scope(), &root)?,
+        Agent::Codex => codex::codex_hooks_path(scope.global, &root)?,
+        Agent::Copilot => copilot::copilot_hooks_path(scope.global, &root)?,
+        Agent::Cursor => cursor::cursor_hooks_path(scope.global, &root)?,
+        Agent::Gemini => gemini::gemini_settings_path(scope.global, &root)?,
     })
 }

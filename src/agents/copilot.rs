@@ -1,0 +1,191 @@
+//! GitHub Copilot CLI's side of the agent hooks.
+//!
+//! Copilot CLI loads every `.github/hooks/*.json` of the repository it runs in and every
+//! `*.json` in the user's hooks directory (`~/.copilot/hooks/`, or `$COPILOT_HOME/hooks/`),
+//! each a version 1 file mapping events to lists of `{"type": "command", "bash": …}`
+//! hooks, and runs each with a JSON description of the event on stdin
+//! (docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference and
+//! docs.github.com/en/copilot/reference/hooks-configuration). Our hooks live in a file of
+//! their own, `git-checkpoint.json` in one of those directories, so no file of the
+//! user's is touched. [`install_copilot`] adds them to `userPromptSubmitted`,
+//! `postToolUse` and `postToolUseFailure`, [`uninstall_copilot`] takes out exactly
+//! those, and [`run_copilot`] is what they run.
+//!
+//! Confirmed against that documentation: the file format, `timeoutSec` (default 30), the
+//! camelCase payloads (`sessionId`, `timestamp`, `cwd`, `prompt`, `toolName`, `toolArgs`
+//! — a JSON string in the examples, "unknown" in the reference, so both are read —
+//! `toolResult.resultType`, `error`), the snake_case ones sent when an event is
+//! configured in PascalCase (`hook_event_name`, `session_id`, `tool_name`,
+//! `tool_input`), and the tool names (`bash`, `create`, `edit`, …). The camelCase
+//! payloads carry no event name, so the event is told by its fields: `prompt` for a
+//! prompt, `error` for a failed tool, `toolName` for a tool. Older versions sent no
+//! `sessionId` and reported a failed tool through `postToolUse` with
+//! `resultType: "failure"`, which is read as a failure too. That the file tools name
+//! their file in `path` is confirmed only by the documentation's example hook
+//! (`jq -r '.toolArgs' | jq -r '.path'`); `file_path` is read as well.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::event::{AgentEvent, Step};
+use super::hook_list::HookList;
+use super::paths::{home_dir, settings_path_under};
+use crate::{CheckpointId, Result};
+
+/// The command the Copilot CLI hooks run.
+pub const COPILOT_HOOK_COMMAND: &str = "git checkpoint hooks run copilot";
+/// Our hooks file, in `.github/hooks/` or the user's hooks directory.
+pub const COPILOT_HOOKS_FILE: &str = "git-checkpoint.json";
+/// The seconds Copilot CLI gives our hook (its default, said out loud). A hook run waits
+/// for the store at most `checkpoint.hookLockTimeout` (5 s by default), far less.
+const COPILOT_HOOK_TIMEOUT_SECONDS: u64 = 30;
+
+/// The hooks file format and our hook in it.
+const COPILOT_HOOKS: HookList = HookList {
+    agent: "GitHub Copilot CLI",
+    events: &["userPromptSubmitted", "postToolUse", "postToolUseFailure"],
+    command_key: "bash",
+    command: COPILOT_HOOK_COMMAND,
+    hook: || {
+        serde_json::json!({
+            "type": "command",
+            "bash": COPILOT_HOOK_COMMAND,
+            "timeoutSec": COPILOT_HOOK_TIMEOUT_SECONDS,
+        })
+    },
+};
+
+/// Our Copilot CLI hooks file: `.github/hooks/git-checkpoint.json` in the worktree at
+/// `worktree_root`, or with `global` `git-checkpoint.json` in the user's hooks directory
+/// (`$COPILOT_HOME/hooks`, by default `~/.copilot/hooks`). Refuses one that is, or lies
+/// below, a symlink leading outside the worktree (outside that home for the global one).
+pub fn copilot_hooks_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
+    let (base, dir) = if global {
+        match std::env::var_os("COPILOT_HOME").filter(|home| !home.is_empty()) {
+            Some(home) => (PathBuf::from(home), Path::new("hooks")),
+            None => (home_dir()?, Path::new(".copilot/hooks")),
+        }
+    } else {
+        (worktree_root.to_path_buf(), Path::new(".github/hooks"))
+    };
+    settings_path_under(&base, &dir.join(COPILOT_HOOKS_FILE))
+}
+
+/// Adds the checkpoint hooks to the Copilot CLI hooks file at `path`, creating it if
+/// needed. Returns false if they were there already (the file is then left alone).
+pub fn install_copilot(path: &Path) -> Result<bool> {
+    COPILOT_HOOKS.install(path)
+}
+
+/// Removes the hooks [`install_copilot`] added to the file at `path` (the file too, if
+/// nothing else is left). Returns false if there was nothing to remove.
+pub fn uninstall_copilot(path: &Path) -> Result<bool> {
+    COPILOT_HOOKS.uninstall(path)
+}
+
+/// The fields of Copilot CLI's hook input that a save records, in either of its
+/// spellings (camelCase, or snake_case for events configured in PascalCase).
+#[derive(Debug, Default, Deserialize)]
+pub struct CopilotEvent {
+    /// The session (absent from older versions' payloads).
+    #[serde(alias = "sessionId")]
+    pub session_id: Option<String>,
+    /// The event, in the snake_case payloads only.
+    pub hook_event_name: Option<String>,
+    /// The directory Copilot CLI works in.
+    pub cwd: Option<PathBuf>,
+    /// The prompt the user submitted (`userPromptSubmitted`).
+    pub prompt: Option<String>,
+    /// The tool that just ran (`bash`, `edit`, `create`, …).
+    #[serde(alias = "toolName")]
+    pub tool_name: Option<String>,
+    /// The tool's arguments: an object, or a JSON string of one.
+    #[serde(alias = "toolArgs", alias = "tool_input")]
+    pub tool_args: Option<Value>,
+    /// The tool's result (`postToolUse`): `resultType` says whether it failed.
+    #[serde(alias = "toolResult")]
+    pub tool_result: Option<Value>,
+    /// Why the tool failed (`postToolUseFailure`).
+    pub error: Option<Value>,
+    /// The conversation's transcript file, where an event gives it.
+    #[serde(alias = "transcriptPath")]
+    pub transcript_path: Option<String>,
+}
+
+impl CopilotEvent {
+    /// Parses the JSON Copilot CLI writes to a hook's stdin.
+    pub fn parse(input: &[u8]) -> Result<CopilotEvent> {
+        super::event::parse_payload(input)
+    }
+
+    /// The event's name: as the payload gives it, or told by its fields.
+    fn event_name(&self) -> Option<String> {
+        if let Some(name) = &self.hook_event_name {
+            return Some(name.clone());
+        }
+        let name = match (&self.prompt, &self.tool_name, &self.error) {
+            (Some(_), None, _) => "userPromptSubmitted",
+            (None, Some(_), Some(_)) => "postToolUseFailure",
+            (None, Some(_), None) => "postToolUse",
+            _ => return None,
+        };
+        Some(name.to_string())
+    }
+
+    /// Whether a `postToolUse` result says the tool failed (older versions report
+    /// failures there).
+    fn result_failed(&self) -> bool {
+        let result = self.tool_result.as_ref();
+        let kind = result
+            .and_then(|r| r.get("resultType").or_else(|| r.get("result_type")))
+            .and_then(Value::as_str);
+        matches!(kind, Some("failure" | "error"))
+    }
+
+    /// The event in the terms every agent's hooks share.
+    pub fn into_event(self) -> AgentEvent {
+        let event = self.event_name();
+        let step = match event.as_deref() {
+            Some("userPromptSubmitted" | "UserPromptSubmit") => Step::Prompt,
+            Some("postToolUse" | "PostToolUse") => Step::Tool {
+                failed: self.result_failed(),
+            },
+            Some("postToolUseFailure" | "PostToolUseFailure") => Step::Tool { failed: true },
+            _ => Step::Other,
+        };
+        let args = match &self.tool_args {
+            Some(Value::String(text)) => serde_json::from_str(text).ok(),
+            other => other.clone(),
+        };
+        let text = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|key| args.as_ref()?.get(key)?.as_str().map(str::to_string))
+        };
+        AgentEvent {
+            agent: "copilot",
+            session: self.session_id,
+            event,
+            step,
+            prompt: self.prompt,
+            tool: self.tool_name,
+            tool_use_id: None,
+            prompt_id: None,
+            subagent: None,
+            file: text(&["path", "file_path"]),
+            command: text(&["command"]),
+            cwd: self.cwd,
+            transcript: self.transcript_path,
+        }
+    }
+}
+
+/// Saves a checkpoint for the Copilot CLI hook event in `input`, in the event's `cwd`
+/// (or `fallback_dir`); see [`super::event::run`].
+pub fn run_copilot(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
+    super::event::run(
+        CopilotEvent::parse(input).map(CopilotEvent::into_event),
+        fallback_dir,
+    )
+}

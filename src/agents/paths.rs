@@ -1,0 +1,62 @@
+//! Where an agent's settings file is, checked so that installing never edits a file
+//! outside the directory it belongs to through a symlink a repository can carry.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// The user's home directory, from `HOME`.
+pub(super) fn home_dir() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))
+}
+
+/// The agent file `relative` in the worktree at `worktree_root`, or with `global` in the
+/// user's home directory; refused as [`settings_path_under`] refuses it.
+pub(super) fn worktree_or_home_file(
+    global: bool,
+    worktree_root: &Path,
+    relative: &Path,
+) -> Result<PathBuf> {
+    let base = if global {
+        home_dir()?
+    } else {
+        worktree_root.to_path_buf()
+    };
+    settings_path_under(&base, relative)
+}
+
+/// `base/relative`, refused if it is, or lies below, a symlink leading outside `base`.
+pub(super) fn settings_path_under(base: &Path, relative: &Path) -> Result<PathBuf> {
+    let path = base.join(relative);
+    let inside = std::fs::canonicalize(base).map_err(|e| Error::io(base, e))?;
+    if !resolved(&path).starts_with(&inside) {
+        return Err(Error::InvalidArgument(format!(
+            "{} leads outside {} through a symlink; refusing to edit it",
+            path.display(),
+            base.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// Where `path` really is: its deepest existing ancestor with symlinks resolved, and the
+/// rest of it (which does not exist yet) as given.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
