@@ -141,6 +141,15 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
         .filter(|c| c["meta"]["event"] == "UserPromptSubmit")
         .collect();
     assert_eq!(prompts.len(), 4, "every prompt is a checkpoint: {log:#?}");
+    // The session by its short id, as `sessions` shows it.
+    let listed_log = r.json_of(&["log", "--all", "--session", &short, "--json"]);
+    assert_eq!(
+        listed_log.as_array().unwrap().len(),
+        log.iter()
+            .filter(|c| c["meta"]["session"] == SESSION)
+            .count(),
+        "{listed_log:#}"
+    );
     let write = checkpoint_with(&log, &[("tool_use_id", "toolu_01A")]);
     assert_eq!(write["meta"]["path"], "src/greet.rs");
     assert_eq!(write["meta"]["prompt"], "1");

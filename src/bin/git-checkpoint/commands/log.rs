@@ -8,6 +8,7 @@ use crate::ui::output::{
 };
 use git_checkpoint::diff::{diff_trees, size_delta, PathFilter};
 use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::log::{self, LogQuery};
 
 use git_checkpoint::storage::StoreRead;
@@ -29,7 +30,7 @@ use super::{Context, Output};
 ///
 ///   git checkpoint log --graph --all
 ///
-///   git checkpoint log --meta session=4f2a --json
+///   git checkpoint log --session 4f2a9c1d --all --json
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Every checkpoint in the store, not only the current line.
@@ -45,6 +46,10 @@ pub struct Args {
     /// match). The graph joins each one to its nearest listed ancestor.
     #[arg(long = "meta", value_name = "key=value", value_parser = super::save::parse_meta)]
     meta: Vec<(String, String)>,
+    /// Only the checkpoints of the agent session whose id starts so (a unique prefix, as
+    /// `git checkpoint sessions` shows it); use with --all to see every line it made.
+    #[arg(long, value_name = "id-prefix")]
+    session: Option<String>,
 }
 
 /// Runs `log`.
@@ -58,10 +63,15 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
+    let mut meta = args.meta;
+    if let Some(prefix) = &args.session {
+        let session = Session::find(&read.checkpoints()?, prefix)?;
+        meta.push(("session".to_string(), session));
+    }
     let query = LogQuery {
         all: args.all,
         limit: args.max_count,
-        meta: args.meta,
+        meta,
     };
     let entries = log::log(&read, &query)?;
     let pinned = read.pins()?;
