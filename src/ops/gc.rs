@@ -33,13 +33,13 @@
 //!    committed state of step 2 intact (the next open repairs the allocator), and the
 //!    next gc finishes the shrinking.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
 use crate::git::Settings;
 use crate::model::retention::{self, GcOptions, Policy};
-use crate::model::Checkpoint;
+use crate::model::{Checkpoint, Head};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
@@ -80,6 +80,11 @@ pub struct Plan {
     /// The budget could not be met: tips, the current checkpoint and pins alone need
     /// more.
     pub over_budget: bool,
+    /// Branches whose tip goes ([`plan_drop`]), each with the tip it moves to: the
+    /// nearest first-parent ancestor that stays. gc never removes a tip.
+    pub moved_branches: Vec<(String, CheckpointId)>,
+    /// Where a detached HEAD moves, when the checkpoint it names goes ([`plan_drop`]).
+    pub moved_head: Option<CheckpointId>,
 }
 
 /// What applying a plan measured.
@@ -171,6 +176,81 @@ pub fn plan(snapshot: &Snapshot, options: &GcOptions, now_ns: i128) -> Result<Pl
     let records = load_records(snapshot)?;
     let kept = keep_by_policy(&records, &options.policy, now_ns);
     finish_plan(snapshot, &records, kept, options, Sweep::Everything)
+}
+
+/// Plans removing exactly the checkpoints `ids` (`drop`), with what they alone reach.
+/// Their children are re-parented as gc re-parents them, and a branch (or a detached
+/// HEAD) whose tip goes moves to the nearest first-parent ancestor that stays; the
+/// worktree is never touched. Refuses pinned checkpoints, the target of an interrupted
+/// restore, and a drop that would leave a branch or HEAD with no checkpoint.
+pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Plan> {
+    let records = load_records(snapshot)?;
+    let by_id: HashMap<CheckpointId, &Checkpoint> =
+        records.list.iter().map(|(id, r, _)| (*id, r)).collect();
+    for id in ids {
+        let protected = records.protected.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        let short = snapshot.short_id(*id)?;
+        if protected.iter().any(|why| why == "pinned") {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint {short} is pinned; unpin it first (git checkpoint unpin {short})"
+            )));
+        }
+        if protected.iter().any(|why| why == "interrupted restore") {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint {short} is the target of an interrupted restore; finish it first (git checkpoint restore {short})"
+            )));
+        }
+    }
+    // The nearest first-parent ancestor of `tip` that stays.
+    let survivor = |tip: CheckpointId| -> Option<CheckpointId> {
+        let mut seen = HashSet::new();
+        let mut at = tip;
+        while ids.contains(&at) {
+            if !seen.insert(at) {
+                return None;
+            }
+            at = *by_id.get(&at)?.parents.first()?;
+        }
+        Some(at)
+    };
+    let mut moved_branches = Vec::new();
+    for (name, tip) in snapshot.branches()? {
+        if !ids.contains(&tip) {
+            continue;
+        }
+        match survivor(tip) {
+            Some(new_tip) => moved_branches.push((name, new_tip)),
+            None => {
+                return Err(Error::InvalidArgument(format!(
+                    "dropping these would leave branch {name} without a checkpoint; delete the branch first (git checkpoint branch -d {name}), or keep one of its checkpoints"
+                )))
+            }
+        }
+    }
+    let moved_head = match snapshot.head()? {
+        Head::Detached(id) if ids.contains(&id) => Some(survivor(id).ok_or_else(|| {
+            Error::InvalidArgument(
+                "dropping these would leave the detached HEAD without a checkpoint; switch to a branch first".into(),
+            )
+        })?),
+        _ => None,
+    };
+    let kept: BTreeMap<CheckpointId, Vec<String>> = records
+        .list
+        .iter()
+        .filter(|(id, _, _)| !ids.contains(id))
+        .map(|(id, _, _)| (*id, vec!["not dropped".to_string()]))
+        .collect();
+    let mut plan = finish_plan(
+        snapshot,
+        &records,
+        kept,
+        &GcOptions::default(),
+        Sweep::RemovedOnly,
+    )?;
+    plan.moved_branches = moved_branches;
+    plan.moved_head = moved_head;
+    Ok(plan)
 }
 
 /// How much of the store a plan looks at for data to delete.
@@ -369,6 +449,12 @@ pub fn apply(
     txn.remove_trees(&plan.trees)?;
     txn.remove_chunks(&plan.chunks)?;
     txn.forget_cached(&plan.stat_cache)?;
+    for (name, tip) in &plan.moved_branches {
+        txn.set_branch(name, *tip)?;
+    }
+    if let Some(id) = plan.moved_head {
+        txn.set_head(&Head::Detached(id))?;
+    }
     crate::fault::point("gc-before-commit");
     txn.commit()?;
     crate::fault::point("gc-committed");

@@ -110,6 +110,16 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
+    /// Points the existing branch `name` at `tip` (a drop moving a branch whose tip goes).
+    pub fn set_branch(&self, name: &str, tip: CheckpointId) -> Result<()> {
+        let mut branches = self.txn.open_table(BRANCHES)?;
+        if branches.get(name)?.is_none() {
+            return Err(Error::UnknownBranch(name.to_string()));
+        }
+        branches.insert(name, tip.0)?;
+        Ok(())
+    }
+
     /// Deletes branch `name` and returns its tip, which stays in the store as an unnamed
     /// head. Refuses the branch HEAD names.
     pub fn delete_branch(&self, name: &str) -> Result<CheckpointId> {

@@ -82,6 +82,7 @@ pub enum Command {
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
     Sessions(commands::sessions::Args),
+    Drop(commands::drop::Args),
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod attachment;
 pub mod branch;
 pub mod completions;
 pub mod diff;
+pub mod drop;
 pub mod fork;
 pub mod gc;
 pub mod hooks;
@@ -215,6 +216,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify(args) => verify::run(&context, args),
         Command::Stats(args) => stats::run(&context, args),
         Command::Sessions(args) => sessions::run(&context, args),
+        Command::Drop(args) => drop::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }
