@@ -38,7 +38,7 @@ fn dropping_relinks_children_moves_tips_and_leaves_the_worktree_alone() {
         "{dropped}"
     );
     assert_eq!(r.log_ids(true), [c3.clone(), c1.clone()]);
-    assert_eq!(parents(&r, &c3), [c1.clone()]);
+    assert_eq!(parents(&r, &c3), std::slice::from_ref(&c1));
     assert_eq!(r.ok(&["verify"]).code, 0);
 
     // The tip: the branch moves back; the worktree stays as it is.
@@ -85,7 +85,7 @@ fn a_whole_agent_session_can_be_dropped_once_its_work_is_kept() {
     assert!(dry.stdout.contains("Would drop 6 checkpoint(s)"), "{dry}");
     assert_eq!(r.log_ids(true).len(), 7);
     r.ok(&["drop", "--session", "d00d5e55"]);
-    assert_eq!(r.log_ids(true), [before.clone()]);
+    assert_eq!(r.log_ids(true), std::slice::from_ref(&before));
     assert_eq!(r.current(), before);
     assert_eq!(
         r.read("a.txt"),
