@@ -258,14 +258,10 @@ fn installed_hook_command_is_what_the_agent_would_run() {
         .as_str()
         .unwrap()
         .to_string();
-    let bin_dir = Path::new(BIN).parent().unwrap();
     let mut sh = Command::new("sh");
     r.sb.isolate(&mut sh);
     sh.args(["-c", &command])
-        .env(
-            "PATH",
-            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
-        )
+        .env("PATH", path_with_bin())
         .current_dir(&r.dir);
     let payload = json!({"session_id": "via-git", "cwd": r.dir,
                          "hook_event_name": "PostToolUse", "tool_name": "Write"});

@@ -138,8 +138,9 @@ impl CodexEvent {
     }
 }
 
-/// The first file an `apply_patch` patch changes, as its header names it.
-fn patched_file(patch: &str) -> Option<String> {
+/// The first file an `apply_patch` patch changes, as its header names it (Cline's
+/// `apply_patch` takes the same patch grammar).
+pub(super) fn patched_file(patch: &str) -> Option<String> {
     patch.lines().find_map(|line| {
         ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
             .iter()

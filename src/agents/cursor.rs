@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::event::{AgentEvent, Step};
+use super::event::{workspace_root, AgentEvent, Step};
 use super::hook_list::HookList;
 use super::paths::worktree_or_home_file;
 use crate::{CheckpointId, Result};
@@ -102,15 +102,7 @@ impl CursorEvent {
             .as_deref()
             .map(Path::new)
             .or(self.cwd.as_deref());
-        place
-            .and_then(|place| {
-                self.workspace_roots
-                    .iter()
-                    .find(|root| place.starts_with(root))
-            })
-            .or(self.workspace_roots.first())
-            .cloned()
-            .or_else(|| self.cwd.clone())
+        workspace_root(&self.workspace_roots, place).or_else(|| self.cwd.clone())
     }
 
     /// The event in the terms every agent's hooks share. Cursor's file and shell events

@@ -161,6 +161,16 @@ fn first_line(text: &str) -> String {
     }
 }
 
+/// Of the workspace roots an agent names, the one holding `place` (a file the step
+/// worked on, or the directory it ran in), else the first; `None` without roots. For the
+/// agents that give workspace roots rather than a working directory (Cursor, Cline).
+pub(super) fn workspace_root(roots: &[PathBuf], place: Option<&Path>) -> Option<PathBuf> {
+    place
+        .and_then(|place| roots.iter().find(|root| place.starts_with(root)))
+        .or(roots.first())
+        .cloned()
+}
+
 /// Parses the JSON an agent writes to a hook's stdin into its payload type.
 pub fn parse_payload<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T> {
     serde_json::from_slice(input)

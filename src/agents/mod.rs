@@ -1,10 +1,11 @@
 //! Hooks that make an AI coding agent save a checkpoint around each of its steps.
 //!
-//! Supported: Claude Code ([`claude`]), Codex CLI ([`codex`]), GitHub Copilot CLI
-//! ([`copilot`]), Cursor ([`cursor`]) and Gemini CLI ([`gemini`]). Installing edits the
-//! agent's own JSON settings or hooks file (through `settings_file`, which rewrites it
-//! changing only our hooks) so that the agent runs `git checkpoint hooks run <agent>` at
-//! each step. Two file layouts are shared: Claude Code's events of matcher groups
+//! Supported: Claude Code ([`claude`]), Cline ([`cline`]), Codex CLI ([`codex`]), GitHub
+//! Copilot CLI ([`copilot`]), Cursor ([`cursor`]) and Gemini CLI ([`gemini`]). Installing
+//! edits the agent's own JSON settings or hooks file (through `settings_file`, which
+//! rewrites it changing only our hooks; for Cline, which has one executable file per
+//! event instead, it writes small wrapper scripts of ours) so that the agent runs
+//! `git checkpoint hooks run <agent>` at each step. Two file layouts are shared: Claude Code's events of matcher groups
 //! (`hook_groups`: Claude Code, Codex CLI, Gemini CLI) and a flat list of hooks per
 //! event (`hook_list`: Cursor, Copilot CLI); `paths` finds each file without following a
 //! symlink out of the directory it belongs to. A hook run reads the event the agent
@@ -14,6 +15,7 @@
 //! ([`log_failure`]) instead of being reported.
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;

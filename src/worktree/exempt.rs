@@ -24,6 +24,9 @@ use crate::git::repo::Repo;
 pub const AGENT_SETTINGS: &[&[u8]] = &[
     b".claude/settings.json",
     b".claude/settings.local.json",
+    // Cline's hooks are files named after their events; these are the ones we write.
+    b".clinerules/hooks/PostToolUse",
+    b".clinerules/hooks/UserPromptSubmit",
     b".codex/hooks.json",
     b".cursor/hooks.json",
     b".gemini/settings.json",

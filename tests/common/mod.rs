@@ -842,6 +842,19 @@ pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::pr
     child
 }
 
+/// `PATH` with the directory of the binary under test first, so that `git checkpoint`
+/// finds it as an installed hook command would.
+pub fn path_with_bin() -> String {
+    let bin_dir = Path::new(BIN)
+        .parent()
+        .expect("the binary is in a directory");
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
     run_agent_hook(sb, cwd, "claude", input)

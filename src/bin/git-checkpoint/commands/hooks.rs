@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::{claude, codex, copilot, cursor, gemini};
+use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, gemini};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -26,9 +26,11 @@ use git_checkpoint::git::repo::Repo;
 /// Copilot CLI (userPromptSubmitted, postToolUse and postToolUseFailure, in
 /// .github/hooks/git-checkpoint.json), `hooks install cursor` for Cursor
 /// (beforeSubmitPrompt, afterFileEdit and afterShellExecution, in .cursor/hooks.json),
-/// and `hooks install gemini` for Gemini CLI (BeforeAgent, and AfterTool for write_file,
-/// replace and run_shell_command, in .gemini/settings.json); their checkpoints carry
-/// agent=codex, copilot, cursor or gemini and the same keys where the event gives them.
+/// `hooks install gemini` for Gemini CLI (BeforeAgent, and AfterTool for write_file,
+/// replace and run_shell_command, in .gemini/settings.json), and `hooks install cline`
+/// for Cline (UserPromptSubmit and PostToolUse wrapper scripts in .clinerules/hooks/);
+/// their checkpoints carry agent=codex, copilot, cursor, gemini or cline and the same
+/// keys where the event gives them.
 /// See `hooks install --help` for each agent's files.
 ///
 /// Examples:
@@ -61,6 +63,8 @@ enum Action {
 enum Agent {
     /// Claude Code.
     Claude,
+    /// Cline.
+    Cline,
     /// Codex CLI.
     Codex,
     /// GitHub Copilot CLI.
@@ -76,6 +80,7 @@ impl Agent {
     fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
+            Agent::Cline => "cline",
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::Cursor => "cursor",
@@ -111,6 +116,13 @@ impl Agent {
 /// with --global into ~/.gemini/settings.json. Gemini CLI runs project hooks only in a
 /// trusted folder.
 ///
+/// For Cline: writes two executable scripts, UserPromptSubmit and PostToolUse, each
+/// running `git checkpoint hooks run cline`, into .clinerules/hooks/ at the top of the
+/// worktree (with or without --shared), or with --global into ~/Documents/Cline/Hooks/.
+/// A hook file of yours with one of those names is never replaced: install refuses and
+/// writes nothing. Uninstall deletes only files holding exactly the script this version
+/// writes.
+///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
 /// prompt is always there.
@@ -143,8 +155,8 @@ struct ScopeArgs {
     #[arg(long, conflicts_with = "global")]
     shared: bool,
     /// The user's settings (~/.claude/settings.json, ~/.codex/hooks.json,
-    /// ~/.copilot/hooks/, ~/.cursor/hooks.json, ~/.gemini/settings.json) instead of the
-    /// worktree's.
+    /// ~/.copilot/hooks/, ~/.cursor/hooks.json, ~/.gemini/settings.json,
+    /// ~/Documents/Cline/Hooks/) instead of the worktree's.
     #[arg(long)]
     global: bool,
 }
@@ -182,11 +194,12 @@ struct UninstallArgs {
 /// Reads the event JSON the agent writes on stdin (Claude Code, Codex CLI and Gemini
 /// CLI: session_id, hook_event_name, tool_name, cwd, …; Copilot CLI: sessionId, cwd,
 /// toolName, toolArgs, …; Cursor: conversation_id, hook_event_name, workspace_roots,
-/// file_path, …) and saves the worktree at `cwd` (Cursor: the workspace root) with that
-/// as metadata. It always exits 0, so it can never stop the agent, and prints nothing,
-/// except what an agent reads on stdout: for Cursor's beforeSubmitPrompt the
-/// {"continue":true} Cursor needs to send the prompt, and for Gemini CLI `{}` after
-/// every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
+/// file_path, …; Cline: taskId, hookName, workspaceRoots, postToolUse, …) and saves the
+/// worktree at `cwd` (Cursor, Cline: the workspace root) with that as metadata. It
+/// always exits 0, so it can never stop the agent, and prints nothing, except what an
+/// agent reads on stdout: for Cursor's beforeSubmitPrompt the {"continue":true} Cursor
+/// needs to send the prompt, for Gemini CLI `{}` after every event, and for Cline
+/// {"cancel":false} after every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
 ///
 /// Examples:
 ///
@@ -211,6 +224,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             let path = settings_path(start, agent, &scope)?;
             let added = match agent {
                 Agent::Claude => claude::install_claude(&path)?,
+                Agent::Cline => cline::install_cline(&path)?,
                 Agent::Codex => codex::install_codex(&path)?,
                 Agent::Copilot => copilot::install_copilot(&path)?,
                 Agent::Cursor => cursor::install_cursor(&path)?,
@@ -244,6 +258,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             let path = settings_path(start, agent, &scope)?;
             let removed = match agent {
                 Agent::Claude => claude::uninstall_claude(&path)?,
+                Agent::Cline => cline::uninstall_cline(&path)?,
                 Agent::Codex => codex::uninstall_codex(&path)?,
                 Agent::Copilot => copilot::uninstall_copilot(&path)?,
                 Agent::Cursor => cursor::uninstall_cursor(&path)?,
@@ -278,6 +293,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                     let _ = copilot::run_copilot(&input, start);
                     ""
                 }
+                Agent::Cline => cline::run_cline(&input, start).1,
                 Agent::Cursor => cursor::run_cursor(&input, start).1,
                 Agent::Gemini => gemini::run_gemini(&input, start).1,
             };
@@ -297,6 +313,7 @@ fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Resul
     };
     Ok(match agent {
         Agent::Claude => claude::claude_settings_path(scope.scope(), &root)?,
+        Agent::Cline => cline::cline_hooks_dir(scope.global, &root)?,
         Agent::Codex => codex::codex_hooks_path(scope.global, &root)?,
         Agent::Copilot => copilot::copilot_hooks_path(scope.global, &root)?,
         Agent::Cursor => cursor::cursor_hooks_path(scope.global, &root)?,

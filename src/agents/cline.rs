@@ -1,0 +1,363 @@
+//! Cline's side of the agent hooks.
+//!
+//! Cline has no hooks settings file: a hook is an executable file named after its event,
+//! without extension, in the project's `.clinerules/hooks/` or the user's global hooks
+//! directory (`~/Documents/Cline/Hooks/`), run with a JSON description of the event on
+//! stdin; it must answer with a JSON object on stdout, `{"cancel": false}` to let Cline
+//! go on (docs.cline.bot/customization/hooks, docs.cline.bot/features/hooks/hook-reference).
+//! [`install_cline`] writes two small wrapper scripts of ours, `UserPromptSubmit` and
+//! `PostToolUse`, that run `git checkpoint hooks run cline`; [`uninstall_cline`] deletes
+//! exactly those (recognised by their content) and the hooks directory once it is empty;
+//! [`run_cline`] is what they run, and gives the reply to print.
+//!
+//! A hook file of the user's own with one of those names is never overwritten: Cline runs
+//! one file per event and directory, so install refuses, naming the file, and writes
+//! nothing (the user can call `git checkpoint hooks run cline` from their own hook, or
+//! use `--global`, whose hooks Cline runs beside the project's).
+//!
+//! Confirmed against the documentation and Cline's hook runner (github.com/cline/cline,
+//! `apps/vscode/src/core/hooks/hook-factory.ts`, `utils.ts`, `proto/cline/hooks.proto`,
+//! `src/sdk/hooks-adapter.ts`): the file names, that a Unix hook must be an executable
+//! regular file, the global directory (`<Documents>/Cline/Hooks`; on Linux Cline asks
+//! `xdg-user-dir DOCUMENTS` first, which we do not, so `$HOME/Documents` is used), the
+//! payload (`hookName`, `taskId`, `workspaceRoots`, `userPromptSubmit.prompt`,
+//! `postToolUse.toolName`, `.parameters` — a map of strings, objects JSON-encoded —
+//! `.success`), and the reply (the last JSON object on stdout; `cancel` optional, a
+//! hook's missing or failed reply does not block a tool). Cline serialises the payload
+//! with proto3's JSON rules, which leave out a `false` boolean, so a `postToolUse`
+//! without `success` reports a failed tool. Tool parameters as the sources name them:
+//! `path` (`write_to_file`, `replace_in_file`, `editor`, …), `command`
+//! (`execute_command`), `commands` (`run_commands`), `input` (`apply_patch`, Codex's patch
+//! grammar). The documentation's discovery section once named `~/Documents/Cline/Rules/Hooks/`;
+//! the source and the other pages say `~/Documents/Cline/Hooks/`, which is used.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::event::{workspace_root, AgentEvent, Step};
+use super::paths::{home_dir, settings_path_under};
+use crate::{CheckpointId, Error, Result};
+
+/// The command our wrapper scripts run.
+pub const CLINE_HOOK_COMMAND: &str = "git checkpoint hooks run cline";
+/// The project's hooks directory, from the worktree's top.
+pub const CLINE_HOOKS_DIR: &str = ".clinerules/hooks";
+/// The user's hooks directory, from the home directory.
+pub const CLINE_GLOBAL_HOOKS_DIR: &str = "Documents/Cline/Hooks";
+/// The events we hook, which are also our wrapper files' names.
+pub const CLINE_EVENTS: &[&str] = &["UserPromptSubmit", "PostToolUse"];
+/// What every hook run prints: Cline goes on, whatever became of the save.
+pub const CLINE_REPLY: &str = "{\"cancel\":false}";
+/// Our wrapper script, byte for byte: uninstall removes a hook file only if it is this.
+pub const CLINE_HOOK_SCRIPT: &str = "#!/bin/sh\n\
+# Written by 'git checkpoint hooks install cline'; 'git checkpoint hooks uninstall cline' removes it.\n\
+exec git checkpoint hooks run cline\n";
+
+/// Tools that only read or talk: Cline runs `PostToolUse` after every tool (a hook file
+/// has no matcher), and these cannot change the worktree, so they get no checkpoint.
+const READ_ONLY_TOOLS: &[&str] = &[
+    "read_file",
+    "read_files",
+    "list_files",
+    "search_files",
+    "search_codebase",
+    "list_code_definition_names",
+    "ask_followup_question",
+    "ask_question",
+    "attempt_completion",
+    "plan_mode_respond",
+    "act_mode_respond",
+    "focus_chain",
+    "web_fetch",
+    "web_search",
+    "fetch_web_content",
+    "load_mcp_documentation",
+    "access_mcp_resource",
+];
+
+/// Cline's hooks directory: `.clinerules/hooks` in the worktree at `worktree_root`, or
+/// with `global` the user's `~/Documents/Cline/Hooks`. Refuses one that is, or lies
+/// below, a symlink leading outside the worktree (the home directory for the global one),
+/// and one whose hook file of an event we use does.
+pub fn cline_hooks_dir(global: bool, worktree_root: &Path) -> Result<PathBuf> {
+    let (base, dir) = if global {
+        (home_dir()?, Path::new(CLINE_GLOBAL_HOOKS_DIR))
+    } else {
+        (worktree_root.to_path_buf(), Path::new(CLINE_HOOKS_DIR))
+    };
+    for event in CLINE_EVENTS {
+        settings_path_under(&base, &dir.join(event))?;
+    }
+    settings_path_under(&base, dir)
+}
+
+/// Whether the file at `path` is one of our wrapper scripts (a regular file holding
+/// exactly [`CLINE_HOOK_SCRIPT`]); `None` when there is nothing at `path`.
+fn is_ours(path: &Path) -> Result<Option<bool>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(meta) if !meta.is_file() => Ok(Some(false)),
+        Ok(_) => {
+            let content = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            Ok(Some(content == CLINE_HOOK_SCRIPT.as_bytes()))
+        }
+    }
+}
+
+/// Writes our wrapper scripts into the Cline hooks directory `dir`, creating it if
+/// needed. Returns false if they were all there already. Refuses, writing nothing, when a
+/// file of the same name that is not ours is there.
+pub fn install_cline(dir: &Path) -> Result<bool> {
+    let mut missing = Vec::new();
+    for event in CLINE_EVENTS {
+        let path = dir.join(event);
+        match is_ours(&path)? {
+            None => missing.push(path),
+            Some(true) => {}
+            Some(false) => {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is a Cline hook that git-checkpoint did not write; refusing to \
+                     replace it (Cline runs one {event} file per hooks directory: move it \
+                     aside, have it run '{CLINE_HOOK_COMMAND}' itself, or install with \
+                     --global)",
+                    path.display()
+                )))
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "cannot create Cline's hooks directory {} ({e}); a .clinerules file of rules \
+             must become a directory first",
+            dir.display()
+        ))
+    })?;
+    for path in missing {
+        // `create_new`: never through a link, never over a file that appeared meanwhile.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.write_all(CLINE_HOOK_SCRIPT.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(true)
+}
+
+/// Deletes the wrapper scripts [`install_cline`] wrote in `dir` (a file of the same name
+/// with other content is the user's and stays), then `dir` if that left it empty, and
+/// the project's `.clinerules` above it if that is then empty too. Returns false if there
+/// was nothing to remove.
+pub fn uninstall_cline(dir: &Path) -> Result<bool> {
+    let mut removed = false;
+    for event in CLINE_EVENTS {
+        let path = dir.join(event);
+        if is_ours(&path)? == Some(true) {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            removed = true;
+        }
+    }
+    if removed && std::fs::remove_dir(dir).is_ok() {
+        // Removed only when empty; a `.clinerules` with rules in it stays.
+        if let Some(parent) = dir.parent().filter(|p| p.ends_with(".clinerules")) {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+    Ok(removed)
+}
+
+/// The fields of Cline's hook input that a save records.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClineEvent {
+    /// The task: Cline's conversation, recorded as the session.
+    pub task_id: Option<String>,
+    /// `UserPromptSubmit`, `PostToolUse`, …
+    pub hook_name: Option<String>,
+    /// The workspace's root folders (usually one).
+    #[serde(default)]
+    pub workspace_roots: Vec<PathBuf>,
+    /// The prompt (`UserPromptSubmit`).
+    pub user_prompt_submit: Option<ClinePrompt>,
+    /// The tool that just ran (`PostToolUse`).
+    pub post_tool_use: Option<ClineToolUse>,
+}
+
+/// `userPromptSubmit` of Cline's hook input.
+#[derive(Debug, Default, Deserialize)]
+pub struct ClinePrompt {
+    /// The text the user sent.
+    pub prompt: Option<String>,
+}
+
+/// `postToolUse` of Cline's hook input.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClineToolUse {
+    /// `write_to_file`, `replace_in_file`, `execute_command`, `editor`, …
+    pub tool_name: Option<String>,
+    /// The tool's parameters, each a string (objects and lists JSON-encoded).
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+    /// Whether the tool succeeded; left out when false (see the module's notes).
+    pub success: Option<bool>,
+}
+
+impl ClineToolUse {
+    /// The parameter `key` as text.
+    fn text(&self, key: &str) -> Option<String> {
+        self.parameters
+            .get(key)?
+            .as_str()
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The file the tool worked on, as it names it.
+    fn file(&self) -> Option<String> {
+        match self.tool_name.as_deref() {
+            Some("apply_patch") => self
+                .text("input")
+                .as_deref()
+                .and_then(super::codex::patched_file),
+            _ => self.text("path").or_else(|| self.text("file_path")),
+        }
+    }
+
+    /// The command a shell tool ran: `command`, or `run_commands`' list joined.
+    fn command(&self) -> Option<String> {
+        if let Some(command) = self.text("command") {
+            return Some(command);
+        }
+        let commands = self.text("commands")?;
+        match serde_json::from_str::<Vec<Value>>(&commands) {
+            Ok(list) => Some(
+                list.iter()
+                    .map(|c| {
+                        c.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| c.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            Err(_) => Some(commands),
+        }
+    }
+}
+
+impl ClineEvent {
+    /// Parses the JSON Cline writes to a hook's stdin.
+    pub fn parse(input: &[u8]) -> Result<ClineEvent> {
+        super::event::parse_payload(input)
+    }
+
+    /// Whether the event is a tool that cannot have changed the worktree.
+    fn is_read_only_tool(&self) -> bool {
+        let tool = self
+            .post_tool_use
+            .as_ref()
+            .and_then(|t| t.tool_name.as_deref());
+        tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool))
+    }
+
+    /// The event in the terms every agent's hooks share. The worktree is the workspace
+    /// root holding the file the tool names (absolute in Cline's newer tools), else the
+    /// first root.
+    pub fn into_event(self) -> AgentEvent {
+        let event = self.hook_name.clone().or_else(|| {
+            let name = match (&self.user_prompt_submit, &self.post_tool_use) {
+                (Some(_), _) => "UserPromptSubmit",
+                (None, Some(_)) => "PostToolUse",
+                (None, None) => return None,
+            };
+            Some(name.to_string())
+        });
+        let tool = self.post_tool_use.unwrap_or_default();
+        let step = match event.as_deref() {
+            Some("UserPromptSubmit") => Step::Prompt,
+            Some("PostToolUse") => Step::Tool {
+                failed: tool.success != Some(true),
+            },
+            _ => Step::Other,
+        };
+        let file = tool.file();
+        let cwd = workspace_root(
+            &self.workspace_roots,
+            file.as_deref().map(Path::new).filter(|f| f.is_absolute()),
+        );
+        AgentEvent {
+            agent: "cline",
+            session: self.task_id,
+            event,
+            step,
+            prompt: self.user_prompt_submit.and_then(|p| p.prompt),
+            command: tool.command(),
+            tool: tool.tool_name,
+            tool_use_id: None,
+            prompt_id: None,
+            subagent: None,
+            file,
+            cwd,
+            transcript: None,
+        }
+    }
+}
+
+/// Saves a checkpoint for the Cline hook event in `input`, in the workspace root it
+/// names (or `fallback_dir`; Cline runs a hook in its workspace root); see
+/// [`super::event::run`]. A tool that only reads gets no checkpoint. Also returns what
+/// the hook must print, [`CLINE_REPLY`], after every event whatever became of the save.
+pub fn run_cline(
+    input: &[u8],
+    fallback_dir: &Path,
+) -> (Result<Option<CheckpointId>>, &'static str) {
+    let event = ClineEvent::parse(input);
+    if event.as_ref().is_ok_and(ClineEvent::is_read_only_tool) {
+        return (Ok(None), CLINE_REPLY);
+    }
+    let saved = super::event::run(event.map(ClineEvent::into_event), fallback_dir);
+    (saved, CLINE_REPLY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(payload: Value) -> AgentEvent {
+        ClineEvent::parse(payload.to_string().as_bytes())
+            .unwrap()
+            .into_event()
+    }
+
+    #[test]
+    fn tools_give_their_file_or_command_and_a_missing_success_is_a_failure() {
+        let edit = event(json!({"hookName": "PostToolUse", "taskId": "t",
+            "workspaceRoots": ["/a", "/b"],
+            "postToolUse": {"toolName": "editor", "parameters": {"path": "/b/x.rs"}, "success": true}}));
+        assert_eq!(edit.step, Step::Tool { failed: false });
+        assert_eq!(edit.cwd.as_deref(), Some(Path::new("/b")));
+        assert_eq!(edit.file.as_deref(), Some("/b/x.rs"));
+        let run = event(json!({"hookName": "PostToolUse", "workspaceRoots": ["/a"],
+            "postToolUse": {"toolName": "run_commands",
+                "parameters": {"commands": "[\"make\",\"make test\"]"}}}));
+        assert_eq!(run.step, Step::Tool { failed: true });
+        assert_eq!(run.command.as_deref(), Some("make; make test"));
+        let patch = event(json!({"postToolUse": {"toolName": "apply_patch",
+            "parameters": {"input": "*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch"},
+            "success": true}}));
+        assert_eq!(patch.event.as_deref(), Some("PostToolUse"));
+        assert_eq!(patch.file.as_deref(), Some("n.txt"));
+    }
+}
