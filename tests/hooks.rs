@@ -321,3 +321,42 @@ fn a_bad_config_value_never_fails_the_hook() {
     let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
     assert!(logged.contains("checkpoint.hookLockTimeout"), "{logged}");
 }
+
+/// Settings of every JSON shape a user may have — tabs, one line, exponents, integers
+/// past 64 bits, decimals that are not exact in binary, unknown keys — come back from
+/// install and uninstall byte for byte, and install changes nothing but adds our hooks.
+#[test]
+fn every_json_shape_round_trips_through_install_and_uninstall() {
+    let shapes = [
+        "{\n\t\"model\": \"opus\",\n\t\"limits\": {\"tokens\": 1e3, \"big\": 123456789012345678901234567890, \"ratio\": 0.1000000000000000055511151231257827}\n}\n",
+        "{\"env\":{\"A\":\"1\"},\"n\":-0.0,\"x\":1E-7,\"unknown\":[true,null,{}]}",
+        "{\n  \"permissions\": {\n    \"deny\": []\n  },\n  \"weird\": 2.50\n}",
+    ];
+    for shape in shapes {
+        let r = Repo::new();
+        r.write(".claude/settings.json", shape.as_bytes());
+        r.ok(&["hooks", "install", "claude", "--shared"]);
+        let installed = std::fs::read_to_string(settings(&r)).unwrap();
+        for number in [
+            "1e3",
+            "123456789012345678901234567890",
+            "0.1000000000000000055511151231257827",
+            "1E-7",
+            "2.50",
+            "-0.0",
+        ] {
+            if shape.contains(number) {
+                assert!(
+                    installed.contains(number),
+                    "{number} rewritten: {installed}"
+                );
+            }
+        }
+        r.ok(&["hooks", "uninstall", "claude", "--shared"]);
+        assert_eq!(
+            std::fs::read_to_string(settings(&r)).unwrap(),
+            shape,
+            "uninstall must restore the file byte for byte"
+        );
+    }
+}

@@ -1,12 +1,15 @@
 //! An agent's JSON settings file, read and written back so that a rewrite changes only
-//! what the caller changed: keys keep their order (serde_json's `preserve_order`), the
-//! indentation or one-line style is kept, and so are a trailing newline, the file's
-//! permissions and a symlink to it. What the settings mean is the agent module's
-//! business.
+//! what the caller changed: keys keep their order (serde_json's `preserve_order`), every
+//! top-level entry the caller did not change is written back as the exact text it was
+//! read as (numbers such as `1e3` or integers past 64 bits included), the indentation or
+//! one-line style is kept, and so are a trailing newline, the file's permissions and a
+//! symlink to it. What the settings mean is the agent module's business.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::{Error, Result};
@@ -20,6 +23,8 @@ pub(super) struct SettingsFile {
     /// The settings as read; edit a copy and [`write`](SettingsFile::write) it.
     pub(super) value: Value,
     layout: Layout,
+    /// Each top-level entry's text as read, written back as it was when left unchanged.
+    raw: BTreeMap<String, Box<RawValue>>,
     trailing_newline: bool,
     mode: Option<u32>,
 }
@@ -42,6 +47,7 @@ impl SettingsFile {
                 target,
                 value: Value::Object(Map::new()),
                 layout: Layout::Indented(b"  ".to_vec()),
+                raw: BTreeMap::new(),
                 trailing_newline: true,
                 mode,
             });
@@ -49,6 +55,8 @@ impl SettingsFile {
         let value = serde_json::from_slice(&text).map_err(|e| {
             Error::InvalidArgument(format!("{} is not valid JSON: {e}", target.display()))
         })?;
+        // Only an object has entries to keep; anything else is refused by the callers.
+        let raw = serde_json::from_slice(&text).unwrap_or_default();
         let body = text.trim_ascii_end();
         let layout = match body.iter().position(|&b| b == b'\n') {
             Some(newline) => Layout::Indented(
@@ -65,6 +73,7 @@ impl SettingsFile {
             target,
             value,
             layout,
+            raw,
             trailing_newline: text.ends_with(b"\n"),
             mode,
         })
@@ -72,14 +81,29 @@ impl SettingsFile {
 
     /// Writes `value` in the file's layout, atomically.
     pub(super) fn write(&self, value: &Value) -> Result<()> {
-        let mut text = match &self.layout {
-            Layout::Indented(indent) => {
-                render(value, serde_json::ser::PrettyFormatter::with_indent(indent))
+        let encoding = |e: serde_json::Error| {
+            Error::InvalidArgument(format!("cannot encode the settings: {e}"))
+        };
+        let mut text = match value.as_object() {
+            Some(entries) => {
+                let mut kept = Vec::with_capacity(entries.len());
+                for (key, entry) in entries {
+                    let text = match self.raw.get(key) {
+                        Some(raw)
+                            if serde_json::from_str::<Value>(raw.get()).ok().as_ref()
+                                == Some(entry) =>
+                        {
+                            raw.clone()
+                        }
+                        _ => self.layout.nested(entry).map_err(encoding)?,
+                    };
+                    kept.push((key.as_str(), text));
+                }
+                self.layout.render(&Entries(kept))
             }
-            Layout::Compact => render(value, serde_json::ser::CompactFormatter),
-            Layout::Spaced => render(value, SpacedFormatter),
+            None => self.layout.render(value),
         }
-        .map_err(|e| Error::InvalidArgument(format!("cannot encode the settings: {e}")))?;
+        .map_err(encoding)?;
         if self.trailing_newline {
             text.push(b'\n');
         }
@@ -233,15 +257,53 @@ pub(super) fn take_from_hooks<'e>(
 }
 
 fn render(
-    value: &Value,
+    value: &impl serde::Serialize,
     formatter: impl serde_json::ser::Formatter,
 ) -> serde_json::Result<Vec<u8>> {
     let mut text = Vec::new();
-    serde::Serialize::serialize(
-        value,
-        &mut serde_json::Serializer::with_formatter(&mut text, formatter),
-    )?;
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut text, formatter,
+    ))?;
     Ok(text)
+}
+
+/// Top-level entries in order, each as JSON text.
+struct Entries<'a>(Vec<(&'a str, Box<RawValue>)>);
+
+impl serde::Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(key, text)| (key, text)))
+    }
+}
+
+impl Layout {
+    /// `value` in this layout.
+    fn render(&self, value: &impl serde::Serialize) -> serde_json::Result<Vec<u8>> {
+        match self {
+            Layout::Indented(indent) => {
+                render(value, serde_json::ser::PrettyFormatter::with_indent(indent))
+            }
+            Layout::Compact => render(value, serde_json::ser::CompactFormatter),
+            Layout::Spaced => render(value, SpacedFormatter),
+        }
+    }
+
+    /// `value` as the text of a top-level entry: rendered, and in an indented file each
+    /// line after the first indented one level, as it stands one level deep.
+    fn nested(&self, value: &Value) -> serde_json::Result<Box<RawValue>> {
+        let text = String::from_utf8(self.render(value)?).map_err(serde::ser::Error::custom)?;
+        let text = match self {
+            Layout::Indented(indent) => {
+                let indent = String::from_utf8_lossy(indent);
+                text.replace('\n', &format!("\n{indent}"))
+            }
+            Layout::Compact | Layout::Spaced => text,
+        };
+        RawValue::from_string(text)
+    }
 }
 
 /// How a settings file is laid out.
