@@ -7,15 +7,6 @@ mod common;
 use common::*;
 use serde_json::json;
 
-fn parents(r: &Repo, rev: &str) -> Vec<String> {
-    r.json_of(&["show", rev])["parents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn dropping_relinks_children_moves_tips_and_leaves_the_worktree_alone() {
     let r = Repo::new();
@@ -38,7 +29,7 @@ fn dropping_relinks_children_moves_tips_and_leaves_the_worktree_alone() {
         "{dropped}"
     );
     assert_eq!(r.log_ids(true), [c3.clone(), c1.clone()]);
-    assert_eq!(parents(&r, &c3), std::slice::from_ref(&c1));
+    assert_eq!(r.parents(&c3), std::slice::from_ref(&c1));
     assert_eq!(r.ok(&["verify"]).code, 0);
 
     // The tip: the branch moves back; the worktree stays as it is.

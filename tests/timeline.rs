@@ -31,15 +31,6 @@ fn table_sizes(repo: &Repo) -> [u64; 3] {
     ]
 }
 
-fn parents(repo: &Repo, rev: &str) -> Vec<String> {
-    repo.json_of(&["show", rev])["parents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn restore_then_save_branches_the_dag_and_keeps_the_abandoned_line() {
     let repo = Repo::new();
@@ -56,7 +47,7 @@ fn restore_then_save_branches_the_dag_and_keeps_the_abandoned_line() {
     let c4 = repo.save_forced("c4");
 
     // The new checkpoint's parent is the restored one, not the old tip.
-    assert_eq!(parents(&repo, &c4), [c1.as_str()]);
+    assert_eq!(repo.parents(&c4), [c1.as_str()]);
     // The current line is c4 and c1 only; --all still has the abandoned c2 and c3.
     assert_eq!(log_ids(&repo, &[]), [c4.clone(), c1.clone()]);
     let all = log_ids(&repo, &["--all"]);
@@ -76,7 +67,7 @@ fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
     repo.write("f.txt", b"unsaved\n");
     let out = repo.json_of(&["restore", &c1]);
     let safety = out["safety_checkpoint"].as_str().unwrap().to_string();
-    assert_eq!(parents(&repo, &safety), [c1.as_str()]);
+    assert_eq!(repo.parents(&safety), [c1.as_str()]);
     assert_eq!(
         repo.json_of(&["show", &safety])["message"],
         format!("before restore to {}", &c1[..7])
@@ -104,13 +95,13 @@ fn fork_switch_and_branch_move_the_worktree_and_keep_every_tip() {
     assert_eq!(repo.branches(), ["*fork-1", "main"]);
     // The old branch kept its tip, which is now the safety save of the unsaved work.
     assert_eq!(repo.id("main"), safety);
-    assert_eq!(parents(&repo, &safety), [c2.as_str()]);
+    assert_eq!(repo.parents(&safety), [c2.as_str()]);
 
     // Saving continues on the fork.
     repo.write("c.txt", b"on the fork\n");
     let f1 = repo.save_forced("f1");
     assert_eq!(repo.json_of(&["show", &f1])["branch"], "fork-1");
-    assert_eq!(parents(&repo, &f1), [c1.as_str()]);
+    assert_eq!(repo.parents(&f1), [c1.as_str()]);
     assert_eq!(repo.id("fork-1"), f1);
 
     // switch back: the worktree is main's tip, unsaved work included.

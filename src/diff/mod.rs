@@ -4,8 +4,9 @@
 //! diff into hunks as git does, as typed values the binary lays out and colours.
 
 use crate::model::tree::{too_deep, Budget, Entry, Node, MAX_DEPTH};
-use crate::storage::TreeReader;
-use crate::{Result, TreeId};
+use crate::model::Checkpoint;
+use crate::storage::{Snapshot, TreeReader};
+use crate::{CheckpointId, Result, TreeId};
 
 pub mod content;
 pub mod unified;
@@ -108,6 +109,33 @@ impl PathFilter {
                 p.starts_with(dir) || self.covers(within)
             })
     }
+}
+
+/// The root tree of checkpoint `id`, with `reader` told that the tree may expand to no
+/// more than the record says ([`TreeReader::expect`]).
+pub fn checkpoint_root(
+    snapshot: &Snapshot,
+    reader: &TreeReader<'_>,
+    id: CheckpointId,
+) -> Result<TreeId> {
+    let record = snapshot.checkpoint(id)?;
+    reader.expect(&record);
+    Ok(record.tree)
+}
+
+/// What `record` changed against its first parent (everything, for a first checkpoint),
+/// each side bounded by its record.
+pub fn changes_from_parent(
+    snapshot: &Snapshot,
+    reader: &TreeReader<'_>,
+    record: &Checkpoint,
+) -> Result<Vec<Change>> {
+    reader.expect(record);
+    let parent = match record.parents.first() {
+        Some(&parent) => Some(checkpoint_root(snapshot, reader, parent)?),
+        None => None,
+    };
+    diff_trees(reader, parent, Some(record.tree), &PathFilter::default())
 }
 
 /// The changes from tree `old` to tree `new` (`None` is an empty tree), sorted by path.

@@ -472,10 +472,11 @@ fn scan_store<'s, S: StoreRead>(
         Some("true".into()),
         &mut warnings,
     )?;
+    // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
+    let read = store.snapshot()?;
     let mut found = {
         let _span = crate::trace::span("walk");
-        let interrupted = store.snapshot()?.interrupted_restore()?.is_some();
-        walk::walk(repo, interrupted)?
+        walk::walk(repo, read.interrupted_restore()?.is_some())?
     };
     crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
@@ -496,7 +497,6 @@ fn scan_store<'s, S: StoreRead>(
         progress.begin("Saving", found.entries.len() as u64, bytes);
     }
 
-    let read = store.snapshot()?;
     let chunks = read.chunks()?;
     let StatCacheMatch { cached, stale } = match_stat_cache(&read, &found.entries)?;
     let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());

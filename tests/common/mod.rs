@@ -472,6 +472,17 @@ impl Repo {
         self.json(&all)
     }
 
+    /// The full ids of the parents of the checkpoint `rev` names.
+    #[track_caller]
+    pub fn parents(&self, rev: &str) -> Vec<String> {
+        self.json_of(&["show", rev])["parents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// The full id a revision names.
     #[track_caller]
     pub fn id(&self, rev: &str) -> String {

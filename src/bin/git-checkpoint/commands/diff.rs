@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::ui::patch::{self, FileSummary, Format};
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::ops::save::look;
 use git_checkpoint::CheckpointId;
 
@@ -87,15 +87,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     };
     // Checked against the store, and each checkpoint's side bounded by its record.
     let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;
-    let tree_of = |id: Option<CheckpointId>| -> anyhow::Result<Option<git_checkpoint::TreeId>> {
-        Ok(match id {
-            Some(id) => {
-                let record = read.checkpoint(id)?;
-                tree_reader.expect(&record);
-                Some(record.tree)
-            }
-            None => None,
-        })
+    let tree_of = |id: Option<CheckpointId>| {
+        id.map(|id| checkpoint_root(&read, &tree_reader, id))
+            .transpose()
     };
     let old_tree = tree_of(from)?;
     let new_tree = match &snapshot {

@@ -6,7 +6,7 @@ use crate::ui::graph;
 use crate::ui::output::{
     format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
 };
-use git_checkpoint::diff::{diff_trees, size_delta, PathFilter};
+use git_checkpoint::diff::{changes_from_parent, size_delta};
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::log::{self, LogQuery};
@@ -114,21 +114,7 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let colour = context.colour();
     let mut out = Vec::new();
     for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
-        reader.expect(&entry.record);
-        let parent_tree = match entry.record.parents.first() {
-            Some(&parent) => {
-                let parent = read.checkpoint(parent)?;
-                reader.expect(&parent);
-                Some(parent.tree)
-            }
-            None => None,
-        };
-        let changes = diff_trees(
-            &reader,
-            parent_tree,
-            Some(entry.record.tree),
-            &PathFilter::default(),
-        )?;
+        let changes = changes_from_parent(&read, &reader, &entry.record)?;
         let mut line = String::new();
         if let Some(rows) = &rows {
             line += &rows[i].node.render(colour);

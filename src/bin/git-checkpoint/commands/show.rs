@@ -5,8 +5,8 @@ use std::io::Write;
 use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
 use crate::ui::patch::{self, FileSummary, Format};
 use git_checkpoint::clock::rfc3339;
+use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{diff_trees, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
@@ -61,21 +61,7 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     // Checked against the store, and each side bounded by its record: a crafted tree
     // that expands past it is an error, not a walk without end.
     let tree_reader = read.checked_trees(None)?;
-    tree_reader.expect(&record);
-    let parent_tree = match record.parents.first() {
-        Some(&parent) => {
-            let parent = read.checkpoint(parent)?;
-            tree_reader.expect(&parent);
-            Some(parent.tree)
-        }
-        None => None,
-    };
-    let changes = diff_trees(
-        &tree_reader,
-        parent_tree,
-        Some(record.tree),
-        &PathFilter::default(),
-    )?;
+    let changes = changes_from_parent(&read, &tree_reader, &record)?;
     let chunks = read.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;

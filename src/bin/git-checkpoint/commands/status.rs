@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::ui::output::{colour_wanted, paint, style};
-use git_checkpoint::diff::{diff_trees, PathFilter};
+use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::format::path::quote_path;
 use git_checkpoint::ops::save::{look, show};
 
@@ -62,14 +62,9 @@ fn render(context: &Context) -> anyhow::Result<Output> {
     let interrupted = context.warn_interrupted_restore(&read)?;
     // The checkpoint's side is bounded by its record; status reads no content.
     let reader = read.trees(Some(&snapshot.trees))?;
-    let current_tree = match current {
-        Some(id) => {
-            let record = read.checkpoint(id)?;
-            reader.expect(&record);
-            Some(record.tree)
-        }
-        None => None,
-    };
+    let current_tree = current
+        .map(|id| checkpoint_root(&read, &reader, id))
+        .transpose()?;
     let changes = diff_trees(
         &reader,
         current_tree,
