@@ -21,7 +21,8 @@
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),
 //! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
-//! compaction step).
+//! compaction step), `log-line-sent` (a line of `log` handed to the output, the next
+//! not yet made).
 
 /// Pauses or aborts if the environment names `point`, in builds with the `test-hooks`
 /// feature only (`cargo test` turns it on), so that no variable can stop or slow an

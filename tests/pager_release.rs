@@ -95,7 +95,11 @@ fn history() -> Repo {
 
 /// While `args` sits in a stalled pager, a save and a hook both save at once.
 fn writers_are_not_held_up_by(args: &str) {
-    let repo = history();
+    writers_are_not_held_up_in(history(), args);
+}
+
+/// As [`writers_are_not_held_up_by`], in `repo`.
+fn writers_are_not_held_up_in(repo: Repo, args: &str) {
     let mut paged = Paged::start(&repo, args);
 
     repo.write("a.txt", b"three\n");
@@ -145,6 +149,21 @@ fn writers_are_not_held_up_by(args: &str) {
 #[test]
 fn log_in_a_stalled_pager_holds_no_store() {
     writers_are_not_held_up_by("log");
+}
+
+/// `log` streams its lines to the pager as it makes them; a log longer than a pipe holds
+/// fills the pipe to a pager that does not read while lines are still to be made. The
+/// store is still closed once the last line is made, not once the pager has taken it.
+#[test]
+fn a_log_longer_than_the_pipe_in_a_stalled_pager_holds_no_store() {
+    let repo = history();
+    // 12 lines of 12 KiB each: well past the 64 KiB a pipe holds.
+    let long = "long message ".repeat(1000);
+    for i in 0..12 {
+        repo.write("a.txt", format!("long {i}\n").as_bytes());
+        repo.save(&format!("{i} {long}"));
+    }
+    writers_are_not_held_up_in(repo, "log --graph --all");
 }
 
 #[test]

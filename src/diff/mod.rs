@@ -3,7 +3,10 @@
 //! [`content`] reads what a change holds on each side and [`unified`] groups its line
 //! diff into hunks as git does, as typed values the binary lays out and colours.
 
-use crate::model::tree::{too_deep, Budget, Entry, Node, MAX_DEPTH};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::model::tree::{too_deep, Budget, Entry, Node, Tree, MAX_DEPTH};
 use crate::model::Checkpoint;
 use crate::storage::{Snapshot, TreeReader};
 use crate::{CheckpointId, Result, TreeId};
@@ -130,12 +133,85 @@ pub fn changes_from_parent(
     reader: &TreeReader<'_>,
     record: &Checkpoint,
 ) -> Result<Vec<Change>> {
+    changes_from_parent_in(snapshot, reader, record, None)
+}
+
+fn changes_from_parent_in(
+    snapshot: &Snapshot,
+    reader: &TreeReader<'_>,
+    record: &Checkpoint,
+    memo: Option<&mut TreeMemo>,
+) -> Result<Vec<Change>> {
     reader.expect(record);
     let parent = match record.parents.first() {
         Some(&parent) => Some(checkpoint_root(snapshot, reader, parent)?),
         None => None,
     };
-    diff_trees(reader, parent, Some(record.tree), &PathFilter::default())
+    diff_trees_in(
+        reader,
+        parent,
+        Some(record.tree),
+        &PathFilter::default(),
+        memo,
+    )
+}
+
+/// Each checkpoint's changes against its first parent, for a run of checkpoints listed
+/// children first (as `log` lists them). A checkpoint's parent is usually the next one
+/// listed, so the trees one diff reads on its old side are the trees the next reads on
+/// its new side: those are kept from one diff to the next and read (and checked) once,
+/// which halves the reading of a long line. Only the last diff's trees are kept, so the
+/// memory does not grow with the run.
+pub struct LineDiffs<'r, 'a> {
+    reader: &'r TreeReader<'a>,
+    memo: TreeMemo,
+}
+
+impl<'r, 'a> LineDiffs<'r, 'a> {
+    /// Diffs that read trees through `reader`.
+    pub fn new(reader: &'r TreeReader<'a>) -> Self {
+        LineDiffs {
+            reader,
+            memo: TreeMemo::default(),
+        }
+    }
+
+    /// What `record` changed against its first parent, as [`changes_from_parent`].
+    pub fn changes_from_parent(
+        &mut self,
+        snapshot: &Snapshot,
+        record: &Checkpoint,
+    ) -> Result<Vec<Change>> {
+        self.memo.next_diff();
+        changes_from_parent_in(snapshot, self.reader, record, Some(&mut self.memo))
+    }
+}
+
+/// The trees read by the diff in progress and by the one before it.
+#[derive(Default)]
+struct TreeMemo {
+    previous: HashMap<TreeId, Rc<Tree>>,
+    current: HashMap<TreeId, Rc<Tree>>,
+}
+
+impl TreeMemo {
+    /// Forgets the trees of the diff before the last one.
+    fn next_diff(&mut self) {
+        self.previous = std::mem::take(&mut self.current);
+    }
+
+    /// Tree `id` (checked by `read` when it is not kept), kept for the next diff.
+    fn get(&mut self, id: TreeId, read: impl FnOnce() -> Result<Tree>) -> Result<Rc<Tree>> {
+        if let Some(tree) = self.current.get(&id) {
+            return Ok(tree.clone());
+        }
+        let tree = match self.previous.get(&id) {
+            Some(tree) => tree.clone(),
+            None => Rc::new(read()?),
+        };
+        self.current.insert(id, tree.clone());
+        Ok(tree)
+    }
 }
 
 /// The changes from tree `old` to tree `new` (`None` is an empty tree), sorted by path.
@@ -152,6 +228,16 @@ pub fn diff_trees(
     new: Option<TreeId>,
     filter: &PathFilter,
 ) -> Result<Vec<Change>> {
+    diff_trees_in(reader, old, new, filter, None)
+}
+
+fn diff_trees_in(
+    reader: &TreeReader<'_>,
+    old: Option<TreeId>,
+    new: Option<TreeId>,
+    filter: &PathFilter,
+    memo: Option<&mut TreeMemo>,
+) -> Result<Vec<Change>> {
     let budget = |id: Option<TreeId>| -> Result<Option<Budget>> {
         Ok(match id {
             Some(id) => reader.budget(id)?,
@@ -160,6 +246,7 @@ pub fn diff_trees(
     };
     let mut walk = Walk {
         reader,
+        memo,
         filter,
         root: new.or(old).unwrap_or_default(),
         old_budget: budget(old)?,
@@ -167,27 +254,20 @@ pub fn diff_trees(
         out: Vec::new(),
     };
     if old != new {
-        let old = entries(reader, old, false)?;
-        let new = entries(reader, new, false)?;
-        walk.dirs(old, new, b"", 0)?;
+        let old = walk.tree(old, false)?;
+        let new = walk.tree(new, false)?;
+        walk.dirs(&old.entries, &new.entries, b"", 0)?;
     }
     let mut out = walk.out;
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
-/// The entries of tree `id` (none for `None`); a subdirectory's tree must not be empty.
-fn entries(reader: &TreeReader<'_>, id: Option<TreeId>, subtree: bool) -> Result<Vec<Entry>> {
-    Ok(match id {
-        Some(id) if subtree => reader.get_subtree(id)?.entries,
-        Some(id) => reader.get(id)?.entries,
-        None => Vec::new(),
-    })
-}
-
 /// One diff in progress.
 struct Walk<'r, 'a> {
     reader: &'r TreeReader<'a>,
+    /// Trees kept from the diff before, and for the next.
+    memo: Option<&'r mut TreeMemo>,
     filter: &'r PathFilter,
     /// A root, to name in errors.
     root: TreeId,
@@ -197,15 +277,34 @@ struct Walk<'r, 'a> {
 }
 
 impl Walk<'_, '_> {
+    /// Tree `id` (empty for `None`), checked by the reader; a subdirectory's tree must
+    /// not be empty, whether it is read now or was kept.
+    fn tree(&mut self, id: Option<TreeId>, subtree: bool) -> Result<Rc<Tree>> {
+        let Some(id) = id else {
+            return Ok(Rc::default());
+        };
+        let reader = self.reader;
+        let read = || match subtree {
+            true => reader.get_subtree(id),
+            false => reader.get(id),
+        };
+        match self.memo.as_deref_mut() {
+            // A kept tree was checked when read; only the emptiness of a subdirectory
+            // depends on where it is met.
+            Some(memo) => {
+                let tree = memo.get(id, read)?;
+                if subtree && tree.entries.is_empty() {
+                    return reader.get_subtree(id).map(Rc::new);
+                }
+                Ok(tree)
+            }
+            None => read().map(Rc::new),
+        }
+    }
+
     /// Compares two directories' entries (both sorted, as the reader checked), which lie
     /// `depth` directories below the roots at `prefix`.
-    fn dirs(
-        &mut self,
-        old: Vec<Entry>,
-        new: Vec<Entry>,
-        prefix: &[u8],
-        depth: usize,
-    ) -> Result<()> {
+    fn dirs(&mut self, old: &[Entry], new: &[Entry], prefix: &[u8], depth: usize) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(too_deep(self.root));
         }
@@ -255,9 +354,9 @@ impl Walk<'_, '_> {
             let mut dir = path.clone();
             dir.push(b'/');
             if self.filter.may_cover_below(&dir) {
-                let old = entries(self.reader, old_dir, true)?;
-                let new = entries(self.reader, new_dir, true)?;
-                self.dirs(old, new, &dir, depth + 1)?;
+                let old = self.tree(old_dir, true)?;
+                let new = self.tree(new_dir, true)?;
+                self.dirs(&old.entries, &new.entries, &dir, depth + 1)?;
             }
         }
         let (old_leaf, new_leaf) = (leaf(old), leaf(new));

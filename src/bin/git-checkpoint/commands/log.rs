@@ -1,17 +1,17 @@
 //! `git checkpoint log`
 
-use std::io::Write;
+use std::sync::mpsc::{self, Sender};
 
 use crate::ui::graph;
 use crate::ui::output::{
     format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
 };
-use git_checkpoint::diff::{changes_from_parent, size_delta};
+use crate::ui::pager::{self, Pager};
+use git_checkpoint::diff::{size_delta, LineDiffs};
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::session::Session;
-use git_checkpoint::ops::log::{self, LogQuery};
-
-use git_checkpoint::storage::StoreRead;
+use git_checkpoint::ops::log::{self, LogEntry, LogQuery};
+use git_checkpoint::storage::{Snapshot, StoreRead};
 
 use super::{Context, Output};
 
@@ -53,17 +53,35 @@ pub struct Args {
 }
 
 /// Runs `log`.
+///
+/// The text list streams: each line goes out as soon as it is made, so the first screen
+/// shows at once however long the history. Lines are made on this thread with the store
+/// open and handed to a writer thread over a channel that never blocks, so the store is
+/// closed as soon as the last line is made, whether or not a pager (or a terminal that
+/// does not take the output) has read them: a pager left open never keeps a save or an
+/// agent's hook waiting for the store.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let output = render(context, args)?;
-    context.emit(output)
+    if context.json || context.quiet {
+        let output = render_json(context, args)?;
+        return context.emit(output);
+    }
+    let pager = Pager::command(&context.repo);
+    std::thread::scope(|scope| {
+        let (lines, received) = mpsc::channel();
+        let writer = scope.spawn(move || pager::stream(pager.as_deref(), received));
+        let made = render_text(context, args, &lines);
+        drop(lines);
+        let written = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread writing the output failed"))?;
+        made?;
+        Ok(written?)
+    })
 }
 
-/// Everything `log` prints, made while the store is open: each line's change summary
-/// needs a diff, so all are made before anything is shown.
-fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
-    let store = context.open_read_store()?;
-    let read = store.snapshot()?;
-    let mut meta = args.meta;
+/// The checkpoints `args` asks for, read through `read`.
+fn entries(read: &Snapshot, args: &Args) -> anyhow::Result<Vec<LogEntry>> {
+    let mut meta = args.meta.clone();
     if let Some(prefix) = &args.session {
         let session = Session::find(&read.checkpoints()?, prefix)?;
         meta.push(("session".to_string(), session));
@@ -73,28 +91,44 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         limit: args.max_count,
         meta,
     };
-    let entries = log::log(&read, &query)?;
-    let pinned = read.pins()?;
-    if context.json {
-        let list = entries
-            .iter()
-            .map(|e| {
-                Ok(CheckpointJson {
-                    pinned: pinned.contains(&e.id),
-                    ..CheckpointJson::new(e.id, read.short_id(e.id)?, &e.record)
-                })
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        return Output::json(&list);
-    }
-    if context.quiet {
+    Ok(log::log(read, &query)?)
+}
+
+/// The JSON list (or nothing, with `-q`), made while the store is open.
+fn render_json(context: &Context, args: Args) -> anyhow::Result<Output> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let entries = entries(&read, &args)?;
+    if !context.json {
         return Ok(Output::Nothing);
     }
+    let pinned = read.pins()?;
+    let list = entries
+        .iter()
+        .map(|e| {
+            Ok(CheckpointJson {
+                pinned: pinned.contains(&e.id),
+                ..CheckpointJson::new(e.id, read.short_id(e.id)?, &e.record)
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Output::json(&list)
+}
+
+/// Makes the text list line by line with the store open, sending each line (with the
+/// graph rows after it) to `out` as soon as it is made; stops early, without an error,
+/// once nothing receives them (the reader went away).
+fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::Result<()> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let entries = entries(&read, &args)?;
+    let pinned = read.pins()?;
     let head = read.head()?;
     let branches = read.branches()?;
-    // Each side of each diff is bounded by its record (see `expect` below); log reads no
+    // Each side of each diff is bounded by its record (see `expect`); log reads no
     // content, so it does not add up chunk lengths.
     let reader = read.trees(None)?;
+    let mut diffs = LineDiffs::new(&reader);
     let now = git_checkpoint::clock::now_ns();
     let ages: Vec<String> = entries
         .iter()
@@ -112,9 +146,8 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     };
 
     let colour = context.colour();
-    let mut out = Vec::new();
     for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
-        let changes = changes_from_parent(&read, &reader, &entry.record)?;
+        let changes = diffs.changes_from_parent(&read, &entry.record)?;
         let mut line = String::new();
         if let Some(rows) = &rows {
             line += &rows[i].node.render(colour);
@@ -142,12 +175,17 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             style::DIM,
             colour,
         );
-        writeln!(out, "{line}")?;
+        line += "\n";
         if let Some(rows) = &rows {
             for row in &rows[i].after {
-                writeln!(out, "{}", row.render(colour))?;
+                line += &row.render(colour);
+                line += "\n";
             }
         }
+        if out.send(line.into_bytes()).is_err() {
+            break;
+        }
+        git_checkpoint::fault::point("log-line-sent");
     }
-    Ok(Output::Paged(out))
+    Ok(())
 }

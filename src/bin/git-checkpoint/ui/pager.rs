@@ -5,6 +5,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 
 use git_checkpoint::git::repo::Repo;
 
@@ -19,16 +20,25 @@ impl Pager {
     /// a pager is configured. A pager that cannot be started is skipped silently, as the
     /// output is still shown.
     pub fn start(repo: &Repo) -> Option<Pager> {
+        Pager::spawn(&Pager::command(repo)?)
+    }
+
+    /// The pager to start, if stdout is a terminal and a pager is configured.
+    pub fn command(repo: &Repo) -> Option<String> {
         if !std::io::stdout().is_terminal() {
             return None;
         }
-        let command = choose(
+        choose(
             std::env::var("GIT_PAGER").ok().as_deref(),
             repo.config("core.pager"),
             std::env::var("PAGER").ok().as_deref(),
-        )?;
+        )
+    }
+
+    /// Starts `command` (from [`Pager::command`]) and points stdout at it.
+    pub fn spawn(command: &str) -> Option<Pager> {
         let mut shell = Command::new("sh");
-        shell.arg("-c").arg(&command).stdin(Stdio::piped());
+        shell.arg("-c").arg(command).stdin(Stdio::piped());
         if std::env::var_os("LESS").is_none() {
             shell.env("LESS", "FRX");
         }
@@ -68,6 +78,30 @@ impl Drop for Pager {
             let _ = rustix::stdio::dup2_stdout(&null);
         }
         let _ = self.child.wait();
+    }
+}
+
+/// Writes the output that arrives on `chunks`, in order, as it arrives, until every
+/// sender is gone: through the pager `command` if there is one, started with the first
+/// chunk (so that nothing is paged when nothing comes). Whatever has arrived while a
+/// write was under way goes out in the next write, so a long output takes few writes and
+/// the first lines are not held back behind the rest.
+pub fn stream(command: Option<&str>, chunks: Receiver<Vec<u8>>) -> std::io::Result<()> {
+    let Ok(mut pending) = chunks.recv() else {
+        return Ok(());
+    };
+    let _pager = command.and_then(Pager::spawn);
+    let mut out = std::io::stdout().lock();
+    loop {
+        while let Ok(more) = chunks.try_recv() {
+            pending.extend_from_slice(&more);
+        }
+        out.write_all(&pending)?;
+        out.flush()?;
+        match chunks.recv() {
+            Ok(next) => pending = next,
+            Err(_) => return Ok(()),
+        }
     }
 }
 
