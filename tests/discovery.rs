@@ -213,6 +213,32 @@ fn linked_worktree_and_path_relative_restore_from_its_subdirectory() {
 }
 
 #[test]
+fn linked_worktree_of_a_bare_repository() {
+    let sb = Sandbox::new();
+    let source = committed(&sb, "source");
+    let bare = sb.root.join("bare.git");
+    sb.git(
+        &sb.root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            source.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let linked = sb.root.join("linked");
+    sb.git(&bare, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+    // The common config says `core.bare = true`; git ignores that in a linked worktree.
+    let found = assert_finds_as_git(&sb, &linked.join("sub"), Env::default());
+    assert_eq!(found.common_dir, bare.to_str().unwrap());
+    sb.ok_in(&linked, &["save", "-m", "one"]);
+    assert!(bare
+        .join("worktrees/linked/checkpoint/store.redb")
+        .is_file());
+}
+
+#[test]
 fn submodule_checkout() {
     let sb = Sandbox::new();
     let upstream = committed(&sb, "upstream");
@@ -440,29 +466,20 @@ fn config_layers_includes_and_command_line_read_as_git_reads_them() {
         ),
     )
     .unwrap();
-    fs::write(
-        sb.home.join("included.inc"),
-        "[checkpoint \"gc\"]\n\tkeep = 7\n[checkpoint.GC]\n\tkeepDaily = 3\n",
-    )
-    .unwrap();
-    fs::write(sb.home.join("by-home.inc"), "[checkpoint]\n\tbyHome = 1\n").unwrap();
-    fs::write(
-        sb.home.join("linked-only.inc"),
-        "[checkpoint]\n\tlinkedOnly = 1\n",
-    )
-    .unwrap();
-    fs::write(sb.home.join("icase.inc"), "[checkpoint]\n\ticase = 1\n").unwrap();
-    fs::write(
-        sb.home.join("feature.inc"),
-        "[checkpoint]\n\tdefaultBranch = feat\n",
-    )
-    .unwrap();
-    fs::write(
-        sb.home.join("main.inc"),
-        "[checkpoint]\n\tdefaultBranch = on-main\n",
-    )
-    .unwrap();
-    fs::write(sb.home.join("never.inc"), "[checkpoint]\n\tnever = 1\n").unwrap();
+    for (name, text) in [
+        (
+            "included.inc",
+            "[checkpoint \"gc\"]\n\tkeep = 7\n[checkpoint.GC]\n\tkeepDaily = 3\n",
+        ),
+        ("by-home.inc", "[checkpoint]\n\tbyHome = 1\n"),
+        ("linked-only.inc", "[checkpoint]\n\tlinkedOnly = 1\n"),
+        ("icase.inc", "[checkpoint]\n\ticase = 1\n"),
+        ("feature.inc", "[checkpoint]\n\tdefaultBranch = feat\n"),
+        ("main.inc", "[checkpoint]\n\tdefaultBranch = on-main\n"),
+        ("never.inc", "[checkpoint]\n\tnever = 1\n"),
+    ] {
+        fs::write(sb.home.join(name), text).unwrap();
+    }
     let local = repo.join(".git/config");
     let mut text = fs::read_to_string(&local).unwrap();
     text.push_str(
@@ -726,4 +743,59 @@ fn hot_path_commands_start_no_git_process() {
             );
         }
     }
+}
+
+#[test]
+fn reftable_and_sha256_repositories_record_gits_head() {
+    let sb = Sandbox::new();
+    for (name, format) in [
+        ("reftable", "--ref-format=reftable"),
+        ("sha256", "--object-format=sha256"),
+    ] {
+        let dir = sb.root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        sb.git(&dir, &["init", "-q", "-b", "main", format]);
+        fs::write(dir.join("a.txt"), "a\n").unwrap();
+        sb.git(&dir, &["add", "-A"]);
+        sb.git(&dir, &["commit", "-q", "-m", "first"]);
+        let head = sb.git(&dir, &["rev-parse", "HEAD"]).trim().to_string();
+        assert_finds_as_git(&sb, &dir, Env::default());
+        assert_eq!(
+            recorded_head(&sb, &dir, name).as_deref(),
+            Some(head.as_str()),
+            "{name}"
+        );
+    }
+}
+
+/// Whether this process runs as root (only root can make a repository another user owns).
+fn is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("id -u");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+#[test]
+fn repository_owned_by_another_user_is_refused_as_git_refuses_it() {
+    if !is_root() {
+        eprintln!("skipped: only root can give a repository to another user");
+        return;
+    }
+    let sb = Sandbox::new();
+    let dir = committed(&sb, "repo");
+    let chown = Command::new("chown")
+        .args(["-R", "nobody"])
+        .arg(&dir)
+        .status()
+        .expect("chown");
+    assert!(chown.success());
+    let out = sb.run_in(&dir, &["status"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("dubious ownership"), "{out}");
+    // With git's exception for it, the tool works there too.
+    fs::write(
+        sb.home.join(".gitconfig"),
+        format!("[safe]\n\tdirectory = {}\n", dir.display()),
+    )
+    .unwrap();
+    sb.ok_in(&dir, &["status"]);
 }

@@ -264,8 +264,9 @@ fn common_dir(git_dir: &Path) -> Option<PathBuf> {
 }
 
 /// What discovery reads from the repository's own config (git's
-/// `check_repository_format`): never from includes, and `core.bare` / `core.worktree`
-/// also from `config.worktree` when that is on.
+/// `check_repository_format`): never from includes; `core.bare` and `core.worktree`
+/// are ignored in a linked worktree (the common config is the main worktree's) unless
+/// `extensions.worktreeConfig` is on, and then `config.worktree` may override them.
 #[derive(Default)]
 struct Format {
     bare: bool,
@@ -291,7 +292,9 @@ const V1_EXTENSIONS: &[&[u8]] = &[
 impl Format {
     fn read(git_dir: &Path, common_dir: &Path) -> Option<Format> {
         let mut format = Format::default();
-        let mut version = 0;
+        // No version at all: git versions differ on what such a repository's
+        // `core.bare` means, so git decides.
+        let mut version = None;
         let mut extensions = Vec::new();
         let mut entries = Vec::new();
         read_file(&common_dir.join("config"), &mut entries)?;
@@ -299,11 +302,13 @@ impl Format {
             let value = value.as_deref();
             match key.as_slice() {
                 b"core.repositoryformatversion" => {
-                    version = std::str::from_utf8(value?)
-                        .ok()?
-                        .trim()
-                        .parse::<u32>()
-                        .ok()?;
+                    version = Some(
+                        std::str::from_utf8(value?)
+                            .ok()?
+                            .trim()
+                            .parse::<u32>()
+                            .ok()?,
+                    );
                 }
                 b"core.bare" => format.bare = parse_bool(value)?,
                 b"core.worktree" => {
@@ -317,11 +322,16 @@ impl Format {
                 }
             }
         }
+        let version = version?;
         let known = |name: &[u8]| {
             V0_EXTENSIONS.contains(&name) || (version == 1 && V1_EXTENSIONS.contains(&name))
         };
         if version > 1 || !extensions.iter().all(|name| known(name)) {
             return None;
+        }
+        if git_dir != common_dir && !format.worktree_config {
+            format.bare = false;
+            format.worktree = None;
         }
         if format.worktree_config {
             let mut entries = Vec::new();
