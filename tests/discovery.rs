@@ -40,7 +40,12 @@ struct Env<'a> {
     unset: &'a [&'a str],
 }
 
-impl Env<'_> {
+impl<'a> Env<'a> {
+    /// Only these variables set.
+    fn with(set: &'a [(&'a str, &'a str)]) -> Self {
+        Env { set, unset: &[] }
+    }
+
     fn apply(&self, cmd: &mut Command) {
         for (k, v) in self.set {
             cmd.env(k, v);
@@ -96,21 +101,24 @@ fn traced(sb: &Sandbox, cwd: &Path, env: Env, dash_c: Option<&Path>) -> Trace {
     }
 }
 
+/// git run in `cwd` with `env`, whatever its exit code.
+fn git_with(sb: &Sandbox, cwd: &Path, args: &[&str], env: Env) -> common::Out {
+    let mut cmd = sb.git_cmd(cwd, args);
+    env.apply(&mut cmd);
+    run_cmd(cmd, DEFAULT_TIMEOUT)
+}
+
 /// What `git rev-parse` finds from `cwd` with `env`.
 fn git_finds(sb: &Sandbox, cwd: &Path, env: Env) -> Found {
-    let mut cmd = sb.git_cmd(
-        cwd,
-        &[
-            "rev-parse",
-            "--show-toplevel",
-            "--absolute-git-dir",
-            "--path-format=absolute",
-            "--git-common-dir",
-            "--show-prefix",
-        ],
-    );
-    env.apply(&mut cmd);
-    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    let asks = [
+        "rev-parse",
+        "--show-toplevel",
+        "--absolute-git-dir",
+        "--path-format=absolute",
+        "--git-common-dir",
+        "--show-prefix",
+    ];
+    let out = git_with(sb, cwd, &asks, env);
     assert_eq!(out.code, 0, "git rev-parse in {}\n{out}", cwd.display());
     let lines: Vec<&str> = out.stdout.lines().collect();
     Found {
@@ -133,6 +141,17 @@ fn assert_finds_as_git(sb: &Sandbox, cwd: &Path, env: Env) -> Found {
     trace.found
 }
 
+/// A save from `cwd` makes its store in `git_dir`, where the tool keeps it.
+#[track_caller]
+fn saves_into(sb: &Sandbox, cwd: &Path, git_dir: &Path) {
+    sb.ok_in(cwd, &["save", "-m", "here"]);
+    assert!(
+        git_dir.join("checkpoint/store.redb").is_file(),
+        "no store in {}",
+        git_dir.display()
+    );
+}
+
 /// A repository at `<sandbox>/<rel>` with one commit and a subdirectory `sub/`.
 fn committed(sb: &Sandbox, rel: &str) -> PathBuf {
     let dir = sb.init_repo(rel);
@@ -152,8 +171,7 @@ fn plain_repository_at_the_top_and_in_a_subdirectory() {
     assert_eq!(found.prefix, "");
     let found = assert_finds_as_git(&sb, &dir.join("sub"), Env::default());
     assert_eq!(found.prefix, "sub/");
-    sb.ok_in(&dir.join("sub"), &["save", "-m", "one"]);
-    assert!(dir.join(".git/checkpoint/store.redb").is_file());
+    saves_into(&sb, &dir.join("sub"), &dir.join(".git"));
 }
 
 #[test]
@@ -178,8 +196,7 @@ fn separate_git_dir_through_a_git_file() {
     let found = assert_finds_as_git(&sb, &wt.join("sub"), Env::default());
     assert_eq!(found.git_dir, sep.to_str().unwrap());
     fs::write(wt.join("sub/a.txt"), "a\n").unwrap();
-    sb.ok_in(&wt.join("sub"), &["save", "-m", "one"]);
-    assert!(sep.join("checkpoint/store.redb").is_file());
+    saves_into(&sb, &wt.join("sub"), &sep);
     assert!(!wt.join(".git/checkpoint").exists());
 }
 
@@ -196,10 +213,7 @@ fn linked_worktree_and_path_relative_restore_from_its_subdirectory() {
     );
     assert_eq!(found.common_dir, main.join(".git").to_str().unwrap());
     let sub = linked.join("sub");
-    sb.ok_in(&sub, &["save", "-m", "one"]);
-    assert!(main
-        .join(".git/worktrees/linked/checkpoint/store.redb")
-        .is_file());
+    saves_into(&sb, &sub, &main.join(".git/worktrees/linked"));
     assert!(!main.join(".git/checkpoint").exists());
     fs::write(sub.join("file.txt"), "changed\n").unwrap();
     fs::write(linked.join("top.txt"), "changed too\n").unwrap();
@@ -232,10 +246,7 @@ fn linked_worktree_of_a_bare_repository() {
     // The common config says `core.bare = true`; git ignores that in a linked worktree.
     let found = assert_finds_as_git(&sb, &linked.join("sub"), Env::default());
     assert_eq!(found.common_dir, bare.to_str().unwrap());
-    sb.ok_in(&linked, &["save", "-m", "one"]);
-    assert!(bare
-        .join("worktrees/linked/checkpoint/store.redb")
-        .is_file());
+    saves_into(&sb, &linked, &bare.join("worktrees/linked"));
 }
 
 #[test]
@@ -263,10 +274,7 @@ fn submodule_checkout() {
         found.git_dir,
         outer.join(".git/modules/mod").to_str().unwrap()
     );
-    sb.ok_in(&module, &["save", "-m", "one"]);
-    assert!(outer
-        .join(".git/modules/mod/checkpoint/store.redb")
-        .is_file());
+    saves_into(&sb, &module, &outer.join(".git/modules/mod"));
 }
 
 #[test]
@@ -279,35 +287,14 @@ fn git_dir_and_work_tree_from_the_environment() {
         ("GIT_DIR", elsewhere.to_str().unwrap()),
         ("GIT_WORK_TREE", repo.to_str().unwrap()),
     ];
-    let found = assert_finds_as_git(
-        &sb,
-        &repo.join("sub"),
-        Env {
-            set: &env,
-            unset: &[],
-        },
-    );
+    let found = assert_finds_as_git(&sb, &repo.join("sub"), Env::with(&env));
     assert_eq!(found.prefix, "sub/");
     // Relative forms are relative to the current directory.
     let env = [("GIT_DIR", "../../elsewhere.git"), ("GIT_WORK_TREE", "..")];
-    assert_finds_as_git(
-        &sb,
-        &repo.join("sub"),
-        Env {
-            set: &env,
-            unset: &[],
-        },
-    );
+    assert_finds_as_git(&sb, &repo.join("sub"), Env::with(&env));
     // `GIT_DIR` alone: the current directory is the top of the worktree.
     let env = [("GIT_DIR", elsewhere.to_str().unwrap())];
-    let found = assert_finds_as_git(
-        &sb,
-        &repo.join("sub"),
-        Env {
-            set: &env,
-            unset: &[],
-        },
-    );
+    let found = assert_finds_as_git(&sb, &repo.join("sub"), Env::with(&env));
     assert_eq!(found.root, repo.join("sub").to_str().unwrap());
 }
 
@@ -330,14 +317,7 @@ fn core_worktree_names_the_worktree() {
         ],
     );
     let env = [("GIT_DIR", elsewhere.to_str().unwrap())];
-    let found = assert_finds_as_git(
-        &sb,
-        &repo.join("sub"),
-        Env {
-            set: &env,
-            unset: &[],
-        },
-    );
+    let found = assert_finds_as_git(&sb, &repo.join("sub"), Env::with(&env));
     assert_eq!(found.root, repo.to_str().unwrap());
     assert_eq!(found.prefix, "sub/");
     // Without GIT_DIR there is no repository here any more.
@@ -394,17 +374,8 @@ fn bare_repository_and_no_repository_fail_with_gits_wording() {
 /// `git config -z --get-regexp` of the keys the tool reads, as the tool's trace prints
 /// its map (keys lower case, the last value winning).
 fn git_config_map(sb: &Sandbox, cwd: &Path, env: Env) -> String {
-    let mut cmd = sb.git_cmd(
-        cwd,
-        &[
-            "config",
-            "-z",
-            "--get-regexp",
-            r"^(checkpoint\..*|core\.excludesfile|core\.pager|extensions\.objectformat)$",
-        ],
-    );
-    env.apply(&mut cmd);
-    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    let pattern = r"^(checkpoint\..*|core\.excludesfile|core\.pager|extensions\.objectformat)$";
+    let out = git_with(sb, cwd, &["config", "-z", "--get-regexp", pattern], env);
     let mut map = BTreeMap::new();
     for record in out.stdout_raw.split(|&b| b == 0).filter(|r| !r.is_empty()) {
         let text = String::from_utf8_lossy(record);
