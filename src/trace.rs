@@ -9,6 +9,13 @@ fn enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var_os("GIT_CHECKPOINT_TRACE").is_some_and(|v| !v.is_empty()))
 }
 
+/// Prints one line of facts (not a timing) when tracing is on: which way a phase went.
+pub fn note(what: std::fmt::Arguments) {
+    if enabled() {
+        eprintln!("trace: {what}");
+    }
+}
+
 /// A timed phase; prints its duration when dropped, if tracing is on.
 pub struct Span {
     name: &'static str,

@@ -1,5 +1,7 @@
-//! Finding the worktree and asking git for what git alone knows: its directories,
-//! configuration and HEAD. Each question is one `git` process; none runs per file.
+//! Finding the worktree and what git knows about it: its directories, configuration
+//! and HEAD. Each is read in-process where the reader is certain to answer as git
+//! would ([`crate::git::discover`], [`crate::git::config`], [`crate::git::refs`]), so a
+//! command starts no process; anything else is one `git` process, never one per file.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -7,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::git::Settings;
+use crate::git::{config, discover, refs, Settings};
 use crate::{Error, Result};
 
 /// The worktree a command runs in.
@@ -100,6 +102,30 @@ impl Repo {
     /// Finds the worktree containing `dir`, as git does. Outside a worktree, or in a bare
     /// repository, fails with [`Error::NotAWorktree`] and git's own wording.
     pub fn discover(dir: &Path) -> Result<Repo> {
+        if let Some(found) = discover::find(dir) {
+            let (config, how) = match config::read(&found, &|key| is_read_key(key)) {
+                Some(entries) => (config_map(entries), "in-process"),
+                None => (read_config(dir)?, "git"),
+            };
+            let settings = Settings::from_config(&config);
+            let repo = Repo {
+                root: found.root,
+                git_dir: found.git_dir,
+                common_dir: found.common_dir,
+                prefix: found.prefix,
+                config,
+                settings,
+            };
+            trace_found("in-process", how, &repo);
+            return Ok(repo);
+        }
+        let repo = Repo::discover_with_git(dir)?;
+        trace_found("git", "git", &repo);
+        Ok(repo)
+    }
+
+    /// [`Repo::discover`] by asking git, for what the in-process reader leaves to it.
+    fn discover_with_git(dir: &Path) -> Result<Repo> {
         // The config read does not depend on the answer, so both git calls run at once.
         let (out, config) = std::thread::scope(|scope| {
             let config = scope.spawn(|| read_config(dir));
@@ -184,15 +210,18 @@ impl Repo {
     }
 
     /// Where the real repository's HEAD points now. The branch comes from the HEAD file
-    /// itself; only the commit needs git.
+    /// itself; the commit from the refs, or from git when they are not plain files.
     pub fn git_head(&self) -> GitHead {
-        let commit = git(
-            &self.root,
-            &["rev-parse", "-q", "--verify", "HEAD^{commit}"],
-        )
-        .ok()
-        .map(|b| String::from_utf8_lossy(&trim_newline(b)).into_owned())
-        .filter(|s| !s.is_empty());
+        let commit = match refs::head_commit(&self.git_dir, &self.common_dir, self.hex_len()) {
+            Some(commit) => commit,
+            None => git(
+                &self.root,
+                &["rev-parse", "-q", "--verify", "HEAD^{commit}"],
+            )
+            .ok()
+            .map(|b| String::from_utf8_lossy(&trim_newline(b)).into_owned())
+            .filter(|s| !s.is_empty()),
+        };
         let head_file = std::fs::read(self.git_dir.join("HEAD")).unwrap_or_default();
         let branch = match trim_newline(head_file).strip_prefix(b"ref: refs/heads/") {
             // The reftable backend keeps a placeholder here; ask git instead.
@@ -212,12 +241,8 @@ impl Repo {
     /// file is read directly when [`crate::git::index`] knows its form, else git lists it.
     pub fn tracked_paths(&self) -> Result<Vec<Vec<u8>>> {
         if std::env::var_os("GIT_INDEX_FILE").is_none() {
-            let hash_len = match self.config("extensions.objectformat") {
-                Some(format) if format.eq_ignore_ascii_case("sha256") => 32,
-                _ => 20,
-            };
             if let Ok(paths) =
-                crate::git::index::tracked_paths(&self.git_dir.join("index"), hash_len)
+                crate::git::index::tracked_paths(&self.git_dir.join("index"), self.hex_len() / 2)
             {
                 return Ok(paths);
             }
@@ -228,6 +253,14 @@ impl Repo {
             .filter(|p| !p.is_empty())
             .map(<[u8]>::to_vec)
             .collect())
+    }
+
+    /// How many hex digits an object id has in this repository.
+    fn hex_len(&self) -> usize {
+        match self.config("extensions.objectformat") {
+            Some(format) if format.eq_ignore_ascii_case("sha256") => 64,
+            _ => 40,
+        }
     }
 
     /// The excludes file git uses: `core.excludesFile`, or the XDG default.
@@ -244,6 +277,54 @@ impl Repo {
             },
         }
     }
+}
+
+/// The config keys this tool reads: the same set as [`read_config`]'s pattern.
+fn is_read_key(key: &[u8]) -> bool {
+    key.starts_with(b"checkpoint.")
+        || matches!(
+            key,
+            b"core.excludesfile" | b"core.pager" | b"extensions.objectformat"
+        )
+}
+
+/// Entries in the order git reads them, as the map [`read_config`] makes of git's
+/// output: keys lower case, no value as empty, the last value of a key winning.
+fn config_map(entries: Vec<config::Entry>) -> HashMap<String, String> {
+    entries
+        .into_iter()
+        .map(|(key, value)| {
+            let key = String::from_utf8_lossy(&key).to_ascii_lowercase();
+            (
+                key,
+                String::from_utf8_lossy(&value.unwrap_or_default()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The config map in key order, formatted only when a trace line prints it.
+struct SortedConfig<'a>(&'a HashMap<String, String>);
+
+impl std::fmt::Debug for SortedConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().collect::<std::collections::BTreeMap<_, _>>())
+            .finish()
+    }
+}
+
+/// With `GIT_CHECKPOINT_TRACE`, which way discovery and the config read went and what
+/// they found.
+fn trace_found(discovery: &str, how: &str, repo: &Repo) {
+    crate::trace::note(format_args!(
+        "discover: {discovery}, config: {how}; root={} git-dir={} common-dir={} prefix={}",
+        repo.root.display(),
+        repo.git_dir.display(),
+        repo.common_dir.display(),
+        String::from_utf8_lossy(&repo.prefix)
+    ));
+    crate::trace::note(format_args!("config: {:?}", SortedConfig(&repo.config)));
 }
 
 /// Reads the config keys this tool uses in one git call, so includes and the
