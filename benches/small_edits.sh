@@ -38,6 +38,7 @@ mkdir -p "$HOME" "$work/tree"
 git config --global user.name bench
 git config --global user.email bench@example.invalid
 git config --global init.defaultBranch main
+git config --global gc.auto 0 # "loose" means loose: no automatic gc during the commits
 
 (cd "$tree" && tar --exclude=./.git -cf - .) | (cd "$work/tree" && tar -xf -)
 cd "$work/tree"
