@@ -258,7 +258,14 @@ impl Crafter {
         let mut packs = self.txn().open_table(PACKS).unwrap();
         let mut writer = PackWriter::new(&packs).unwrap();
         writer
-            .add(&mut index, &mut packs, id, &encode_chunk(data, 3), raw_len)
+            .add(
+                &mut index,
+                &mut packs,
+                id,
+                &encode_chunk(data, 3),
+                raw_len,
+                None,
+            )
             .unwrap();
         writer.finish(&mut packs).unwrap();
         id

@@ -1,8 +1,10 @@
 //! Content: cutting it into chunks (FastCDC v2020), naming each chunk by a keyed BLAKE3
 //! hash, and the stored form of a chunk (zstd, or raw where zstd does not pay).
 //!
-//! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd. Where
-//! stored chunks are kept is the storage layer's concern (`storage/pack.rs`).
+//! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd, 2 = a zstd
+//! delta: a frame compressed with another chunk's content (its base) as zstd's reference
+//! prefix, which only that content decodes. Which chunk is the base is recorded where the
+//! chunk is indexed (`storage/pack.rs`), as is where stored chunks are kept.
 
 use std::cell::RefCell;
 
@@ -58,6 +60,12 @@ impl ChunkParams {
 
 const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
+const CODEC_DELTA: u8 = 2;
+/// The longest chain of delta bases one chunk may need: a read decodes at most this
+/// many other chunks first (docs/design.md invariant 18).
+pub const MAX_DELTA_DEPTH: u8 = 4;
+/// zstd's window for deltas: the base and the chunk, each at most 258,048 bytes, fit.
+const DELTA_WINDOW_LOG: u32 = 20;
 /// zstd must save at least 3% for a chunk to be stored compressed.
 const MIN_SAVING_PERCENT: usize = 3;
 
@@ -150,12 +158,37 @@ pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
     }
 }
 
+/// The stored form of `data` as a delta against `base` (another chunk's content), if zstd
+/// manages it; the caller compares it with [`encode_chunk`]'s and keeps the smaller.
+pub fn encode_delta(data: &[u8], base: &[u8], level: i32) -> Option<Vec<u8>> {
+    use zstd::zstd_safe::{CCtx, CParameter};
+    // A context per delta: a reference prefix must outlive the context that holds it.
+    let mut cctx = CCtx::try_create()?;
+    cctx.set_parameter(CParameter::CompressionLevel(level))
+        .ok()?;
+    cctx.set_parameter(CParameter::WindowLog(DELTA_WINDOW_LOG))
+        .ok()?;
+    cctx.set_parameter(CParameter::ContentSizeFlag(true)).ok()?;
+    cctx.ref_prefix(base).ok()?;
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len()) + 2);
+    out.extend_from_slice(&[FORMAT_VERSION, CODEC_DELTA]);
+    let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len()));
+    cctx.compress2(&mut frame, data).ok()?;
+    out.extend_from_slice(&frame);
+    Some(out)
+}
+
+/// Whether a stored chunk is a delta, which needs its base's content to decode.
+pub fn is_delta(stored: &[u8]) -> bool {
+    matches!(stored, [FORMAT_VERSION, CODEC_DELTA, ..])
+}
+
 /// The length of a stored chunk's content, from its header alone (zstd frames record
 /// it), without decompressing; `None` when the header does not say.
 pub fn raw_len(stored: &[u8]) -> Option<u64> {
     match stored {
         [FORMAT_VERSION, CODEC_RAW, payload @ ..] => Some(payload.len() as u64),
-        [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
+        [FORMAT_VERSION, CODEC_ZSTD | CODEC_DELTA, payload @ ..] => {
             zstd::zstd_safe::get_frame_content_size(payload)
                 .ok()
                 .flatten()
@@ -167,8 +200,27 @@ pub fn raw_len(stored: &[u8]) -> Option<u64> {
 /// Decodes a stored chunk into `out` (appending) and checks it against its id, so a
 /// damaged store can never hand back wrong bytes.
 pub fn decode_chunk(hasher: &Hasher, id: ChunkId, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    decode_chunk_on(hasher, id, stored, None, out)
+}
+
+/// [`decode_chunk`] for a chunk that may be a delta: `base` is its base's content, which
+/// a delta needs and any other chunk ignores.
+pub fn decode_chunk_on(
+    hasher: &Hasher,
+    id: ChunkId,
+    stored: &[u8],
+    base: Option<&[u8]>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let start = out.len();
     match stored {
+        [FORMAT_VERSION, CODEC_DELTA, payload @ ..] => {
+            let base = base.ok_or_else(|| {
+                Error::Corrupt(format!("chunk {id} is a delta, read without its base"))
+            })?;
+            decode_delta(hasher, payload, base, out)
+                .map_err(|e| Error::Corrupt(format!("chunk {id} does not decompress: {e}")))?;
+        }
         [FORMAT_VERSION, CODEC_RAW, payload @ ..] => out.extend_from_slice(payload),
         [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
             let capacity = hasher.params.max;
@@ -198,6 +250,26 @@ pub fn decode_chunk(hasher: &Hasher, id: ChunkId, stored: &[u8], out: &mut Vec<u
             "chunk {id} does not match its hash"
         )));
     }
+    Ok(())
+}
+
+/// Decompresses a delta frame against `base` into `out` (appending), at most a chunk's
+/// largest size: a crafted frame cannot make it allocate more.
+fn decode_delta(
+    hasher: &Hasher,
+    payload: &[u8],
+    base: &[u8],
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), String> {
+    use zstd::zstd_safe::{DCtx, DParameter};
+    let mut dctx = DCtx::try_create().ok_or("cannot create a zstd decompressor")?;
+    let error = |code| zstd::zstd_safe::get_error_name(code).to_string();
+    dctx.set_parameter(DParameter::WindowLogMax(DELTA_WINDOW_LOG))
+        .map_err(error)?;
+    dctx.ref_prefix(base).map_err(error)?;
+    let mut data = Vec::with_capacity(hasher.params.max);
+    dctx.decompress(&mut data, payload).map_err(error)?;
+    out.extend_from_slice(&data);
     Ok(())
 }
 

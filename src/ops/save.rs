@@ -25,7 +25,7 @@ use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
-use crate::storage::pack::ReadChunks;
+use crate::storage::pack::{Delta, LastPack, ReadChunks};
 use crate::storage::{Packer, Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
@@ -344,7 +344,9 @@ fn store_attachments(
                 if stored.is_ok() {
                     stored = match sink.contains(id) {
                         Ok(true) => Ok(()),
-                        Ok(false) => sink.add(id, &chunk::encode_chunk(piece, level), piece.len()),
+                        Ok(false) => {
+                            sink.add(id, &chunk::encode_chunk(piece, level), piece.len(), None)
+                        }
                         Err(e) => Err(e),
                     };
                 }
@@ -683,8 +685,10 @@ struct NewChunk {
     id: ChunkId,
     /// Its content's length.
     raw_len: usize,
-    /// Its stored form ([`chunk::encode_chunk`]).
+    /// Its stored form ([`chunk::encode_chunk`] or [`chunk::encode_delta`]).
     stored: Vec<u8>,
+    /// The base it is compressed against, if it is a delta.
+    delta: Option<Delta>,
 }
 
 /// Sends new chunks to the writer.
@@ -730,10 +734,12 @@ impl ScanContext<'_> {
         // A change during the read shows in the metadata, except within one tick of the
         // filesystem's coarse clock: a file modified since the scan began (not "settled")
         // is therefore read twice and taken only if both reads agree.
+        // The version the last save stored, whose chunks new ones may be deltas of.
+        let previous = cached.as_ref().map_or(&[][..], |c| c.chunks.as_slice());
         let mut stat = entry.stat;
         let mut first_read: Option<Vec<ChunkId>> = None;
         for attempt in 1..=READ_ATTEMPTS {
-            let (chunk_ids, after) = match self.read_file(&full, &stat, buf) {
+            let (chunk_ids, after) = match self.read_file(&full, &stat, previous, buf) {
                 Ok(read) => read,
                 // Gone, replaced by another file, or by a symlink (O_NOFOLLOW: ELOOP).
                 Err(Error::Io { error, .. })
@@ -783,10 +789,12 @@ impl ScanContext<'_> {
 
     /// Reads, chunks and (in store mode) stores one file; returns its chunk ids and its
     /// metadata after the read, which differs from `before` if it changed meanwhile.
+    /// `previous` is the file's last stored version's chunks (empty if none).
     fn read_file(
         &self,
         path: &std::path::Path,
         before: &FileStat,
+        previous: &[ChunkId],
         buf: &mut Vec<u8>,
     ) -> Result<(Vec<ChunkId>, FileStat)> {
         // Not through a symlink, and never blocking on a FIFO put in the file's place;
@@ -811,7 +819,7 @@ impl ScanContext<'_> {
             let mut failed = None;
             self.hasher.for_each_chunk(buf, |piece| {
                 if failed.is_none() {
-                    match self.keep_chunk(piece) {
+                    match self.keep_chunk(piece, counterpart(previous, ids.len())) {
                         Ok(id) => ids.push(id),
                         Err(e) => failed = Some(e),
                     }
@@ -825,30 +833,74 @@ impl ScanContext<'_> {
             let stream = fastcdc::v2020::StreamCDC::new(&mut file, p.min, p.avg, p.max);
             for piece in stream {
                 let piece = piece.map_err(|e| Error::io(path, std::io::Error::other(e)))?;
-                ids.push(self.keep_chunk(&piece.data)?);
+                ids.push(self.keep_chunk(&piece.data, counterpart(previous, ids.len()))?);
             }
         }
         let after = file.metadata().map_err(|e| Error::io(path, e))?;
         Ok((ids, FileStat::from_metadata(&after)))
     }
 
-    /// Names a chunk and, if the store lacks it, sends it compressed to the writer.
-    fn keep_chunk(&self, piece: &[u8]) -> Result<ChunkId> {
+    /// Names a chunk and, if the store lacks it, sends it compressed to the writer: as a
+    /// delta of `previous` (the chunk in its place in the file's last stored version)
+    /// where that is smaller.
+    fn keep_chunk(&self, piece: &[u8], previous: Option<ChunkId>) -> Result<ChunkId> {
         let id = self.hasher.chunk_id(piece);
         if let Some((tx, level)) = &self.tx {
             let known = self.chunks.contains(id)?;
             let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
             if fresh {
+                let full = chunk::encode_chunk(piece, *level);
+                // A base that cannot be read is only a saving missed: the chunk is
+                // stored whole, and verify reports the damage.
+                let delta = match previous {
+                    Some(base) => self.encode_delta(piece, base, *level).unwrap_or(None),
+                    None => None,
+                };
+                let (stored, delta) = match delta {
+                    Some((stored, delta)) if stored.len() < full.len() => (stored, Some(delta)),
+                    _ => (full, None),
+                };
                 tx.send(NewChunk {
                     id,
                     raw_len: piece.len(),
-                    stored: chunk::encode_chunk(piece, *level),
+                    stored,
+                    delta,
                 })
                 .map_err(|_| Error::Store("the chunk writer stopped".into()))?;
             }
         }
         Ok(id)
     }
+
+    /// `piece` compressed against stored chunk `base`, unless the store lacks `base` or
+    /// its chain of bases is already as deep as a read may go (then the chunk is stored
+    /// whole and starts a new chain).
+    fn encode_delta(
+        &self,
+        piece: &[u8],
+        base: ChunkId,
+        level: i32,
+    ) -> Result<Option<(Vec<u8>, Delta)>> {
+        if !self.chunks.contains(base)? {
+            return Ok(None);
+        }
+        let depth = self.chunks.delta_of(base)?.map_or(0, |d| d.depth) + 1;
+        if depth > chunk::MAX_DELTA_DEPTH {
+            return Ok(None);
+        }
+        let mut content = Vec::new();
+        self.chunks
+            .read(self.hasher, base, &mut content, &mut LastPack::default())?;
+        Ok(chunk::encode_delta(piece, &content, level)
+            .map(|stored| (stored, Delta { base, depth })))
+    }
+}
+
+/// The chunk of a file's previous version (`previous`) in the place of its new chunk
+/// number `index`: the same number, or the last for a file that grew. Edits move few
+/// content-defined cut points, so this is mostly the chunk the new one was edited from.
+fn counterpart(previous: &[ChunkId], index: usize) -> Option<ChunkId> {
+    previous.get(index).or(previous.last()).copied()
 }
 
 fn file_node(stat: &FileStat, chunks: Vec<ChunkId>, keep_permissions: bool) -> Node {
@@ -889,7 +941,7 @@ fn write_chunks(
                     break;
                 };
                 bytes += chunk.stored.len();
-                sink.add(chunk.id, &chunk.stored, chunk.raw_len)?;
+                sink.add(chunk.id, &chunk.stored, chunk.raw_len, chunk.delta)?;
             }
             Ok(bytes)
         })?;

@@ -3,7 +3,9 @@
 //! Every chunk has an entry in the chunk index ([`CHUNKS`], keyed by its id). The entry is
 //! either the stored chunk itself (`[FORMAT_VERSION, codec, ...]`, as stores written
 //! before packs hold them, and attachments), or its place in a pack:
-//! `[PACKED, pack, offset, stored length, content length]`. A pack ([`PACKS`], keyed by
+//! `[PACKED, pack, offset, stored length, content length]`, or, for a delta (a chunk
+//! compressed against another chunk's content, its base),
+//! `[PACKED_DELTA, pack, offset, stored length, content length, depth, base id]`. A pack ([`PACKS`], keyed by
 //! a sequence number) is stored chunks laid end to end, one redb value of at most
 //! [`PACK_CAPACITY`] bytes.
 //!
@@ -18,13 +20,19 @@
 //! a range inside it. [`PackWriter`] inserts a pack and the entries that point into it in
 //! one transaction; gc moves a pack's live chunks to a new pack, repoints their entries
 //! and deletes the old pack in one transaction too.
+//!
+//! Invariant (docs/design.md invariant 18): a delta's base is in the index whenever the
+//! delta is, and is itself a full chunk or a delta of a smaller depth, at most
+//! [`MAX_DELTA_DEPTH`] deep: reading a chunk decodes at most that many others first.
+//! [`remove_chunks`], the one place chunks leave the index, keeps every base that a
+//! chunk staying needs, and repacking carries the base along with the entry.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use redb::{ReadTransaction, ReadableTable, Table};
 
 use super::tables::{CHUNKS, PACKS};
-use crate::format::chunk::{self, Hasher};
+use crate::format::chunk::{self, Hasher, MAX_DELTA_DEPTH};
 use crate::format::codec::FORMAT_VERSION;
 use crate::{ChunkId, Error, Result};
 
@@ -34,7 +42,20 @@ pub const PACK_CAPACITY: usize = (512 << 10) - 256;
 /// First byte of an index entry that points into a pack. Stored chunks start with
 /// [`FORMAT_VERSION`] instead.
 const PACKED: u8 = 0xB1;
+/// First byte of an index entry that points into a pack at a delta.
+const PACKED_DELTA: u8 = 0xB2;
 const LOCATION_BYTES: usize = 21;
+const DELTA_LOCATION_BYTES: usize = LOCATION_BYTES + 17;
+
+/// What a delta is compressed against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delta {
+    /// The base chunk, whose content decodes this one.
+    pub base: ChunkId,
+    /// How many chunks a read decodes first: 1 for a base that is a full chunk, one
+    /// more than the base's own depth otherwise; at most [`MAX_DELTA_DEPTH`].
+    pub depth: u8,
+}
 
 /// Where a chunk is kept in a pack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,16 +68,26 @@ pub struct Location {
     pub len: u32,
     /// The length of the chunk's content, once decoded.
     pub raw_len: u32,
+    /// The base, if the chunk is stored as a delta.
+    pub delta: Option<Delta>,
 }
 
 impl Location {
-    fn encode(&self) -> [u8; LOCATION_BYTES] {
-        let mut out = [0u8; LOCATION_BYTES];
-        out[0] = PACKED;
-        out[1..9].copy_from_slice(&self.pack.to_le_bytes());
-        out[9..13].copy_from_slice(&self.offset.to_le_bytes());
-        out[13..17].copy_from_slice(&self.len.to_le_bytes());
-        out[17..21].copy_from_slice(&self.raw_len.to_le_bytes());
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(DELTA_LOCATION_BYTES);
+        out.push(if self.delta.is_some() {
+            PACKED_DELTA
+        } else {
+            PACKED
+        });
+        out.extend_from_slice(&self.pack.to_le_bytes());
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.extend_from_slice(&self.raw_len.to_le_bytes());
+        if let Some(delta) = self.delta {
+            out.push(delta.depth);
+            out.extend_from_slice(&delta.base.0.to_le_bytes());
+        }
         out
     }
 }
@@ -76,20 +107,38 @@ impl<'a> Entry<'a> {
         match value {
             [FORMAT_VERSION, ..] => Ok(Entry::Inline(value)),
             [PACKED, rest @ ..] if rest.len() == LOCATION_BYTES - 1 => {
-                let u32_at =
-                    |i: usize| u32::from_le_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]);
-                let mut pack = [0u8; 8];
-                pack.copy_from_slice(&rest[..8]);
-                Ok(Entry::Packed(Location {
-                    pack: u64::from_le_bytes(pack),
-                    offset: u32_at(8),
-                    len: u32_at(12),
-                    raw_len: u32_at(16),
-                }))
+                Ok(Entry::Packed(parse_location(rest, None)))
+            }
+            [PACKED_DELTA, rest @ ..] if rest.len() == DELTA_LOCATION_BYTES - 1 => {
+                let depth = rest[LOCATION_BYTES - 1];
+                if !(1..=MAX_DELTA_DEPTH).contains(&depth) {
+                    return Err(Error::Corrupt(format!(
+                        "chunk {id}: its index entry records a delta of depth {depth} \
+                         (at most {MAX_DELTA_DEPTH})"
+                    )));
+                }
+                let mut base = [0u8; 16];
+                base.copy_from_slice(&rest[LOCATION_BYTES..]);
+                let base = ChunkId(u128::from_le_bytes(base));
+                if base == id {
+                    return Err(Error::Corrupt(format!("chunk {id} is a delta of itself")));
+                }
+                Ok(Entry::Packed(parse_location(
+                    rest,
+                    Some(Delta { base, depth }),
+                )))
             }
             _ => Err(Error::Corrupt(format!(
                 "chunk {id}: its index entry is not one this build reads"
             ))),
+        }
+    }
+
+    /// The base, if the chunk is stored as a delta.
+    pub fn delta(&self) -> Option<Delta> {
+        match self {
+            Entry::Inline(_) => None,
+            Entry::Packed(at) => at.delta,
         }
     }
 
@@ -107,6 +156,20 @@ impl<'a> Entry<'a> {
             Entry::Inline(stored) => chunk::raw_len(stored),
             Entry::Packed(at) => Some(u64::from(at.raw_len)),
         }
+    }
+}
+
+/// The fixed fields of a packed entry, after its first byte.
+fn parse_location(rest: &[u8], delta: Option<Delta>) -> Location {
+    let u32_at = |i: usize| u32::from_le_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]);
+    let mut pack = [0u8; 8];
+    pack.copy_from_slice(&rest[..8]);
+    Location {
+        pack: u64::from_le_bytes(pack),
+        offset: u32_at(8),
+        len: u32_at(12),
+        raw_len: u32_at(16),
+        delta,
     }
 }
 
@@ -188,7 +251,17 @@ where
         result
     }
 
-    /// Reads chunk `id` and appends its verified content to `out`.
+    /// The base of chunk `id` if it is stored as a delta; `None` for a full chunk or
+    /// one the index lacks.
+    pub fn delta_of(&self, id: ChunkId) -> Result<Option<Delta>> {
+        match self.index.get(id.0)? {
+            Some(value) => Ok(Entry::parse(id, value.value())?.delta()),
+            None => Ok(None),
+        }
+    }
+
+    /// Reads chunk `id` and appends its verified content to `out`; a delta's bases are
+    /// read (and verified) first.
     pub fn read<'a>(
         &'a self,
         hasher: &Hasher,
@@ -196,10 +269,53 @@ where
         out: &mut Vec<u8>,
         last: &mut LastPack<'a>,
     ) -> Result<()> {
+        self.read_below(hasher, id, out, last, MAX_DELTA_DEPTH + 1)
+    }
+
+    /// [`Self::read`] of a chunk whose depth must be below `limit`: each base down a
+    /// chain must be shallower than the delta that names it, so that a crafted chain
+    /// (a cycle, or one deeper than it says) ends in an error after a few reads.
+    fn read_below<'a>(
+        &'a self,
+        hasher: &Hasher,
+        id: ChunkId,
+        out: &mut Vec<u8>,
+        last: &mut LastPack<'a>,
+        limit: u8,
+    ) -> Result<()> {
+        let base = match self.delta_of(id)? {
+            Some(delta) if delta.depth >= limit => {
+                return Err(Error::Corrupt(format!(
+                    "chunk {id}: its chain of delta bases is deeper than its index entries \
+                     say (a cycle, or more than {MAX_DELTA_DEPTH} deep)"
+                )))
+            }
+            Some(delta) => {
+                let mut base = Vec::new();
+                self.read_below(hasher, delta.base, &mut base, last, delta.depth)
+                    .map_err(|e| {
+                        Error::Corrupt(format!(
+                            "chunk {id}: its delta base {}: {}",
+                            delta.base,
+                            corrupt_message(e)
+                        ))
+                    })?;
+                Some(base)
+            }
+            None => None,
+        };
         self.with_stored(id, last, |stored| {
-            chunk::decode_chunk(hasher, id, stored, out)
+            chunk::decode_chunk_on(hasher, id, stored, base.as_deref(), out)
         })?
         .ok_or_else(|| Error::Corrupt(format!("chunk {id} is missing")))
+    }
+}
+
+/// The text of an error, without the `Corrupt` wrapper's own words, to nest in another.
+fn corrupt_message(e: Error) -> String {
+    match e {
+        Error::Corrupt(message) => message,
+        other => other.to_string(),
     }
 }
 
@@ -229,8 +345,9 @@ impl PackWriter {
         })
     }
 
-    /// Adds chunk `id` (stored form `stored`, content length `raw_len`) to the open pack
-    /// and indexes it there, first closing the pack if the chunk does not fit.
+    /// Adds chunk `id` (stored form `stored`, content length `raw_len`, compressed
+    /// against `delta`'s base if given) to the open pack and indexes it there, first
+    /// closing the pack if the chunk does not fit.
     pub fn add(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
@@ -238,6 +355,7 @@ impl PackWriter {
         id: ChunkId,
         stored: &[u8],
         raw_len: usize,
+        delta: Option<Delta>,
     ) -> Result<()> {
         if self.buf.len() + stored.len() > PACK_CAPACITY {
             self.finish(packs)?;
@@ -248,6 +366,7 @@ impl PackWriter {
             offset: u32::try_from(self.buf.len()).map_err(|_| too_big())?,
             len: u32::try_from(stored.len()).map_err(|_| too_big())?,
             raw_len: u32::try_from(raw_len).map_err(|_| too_big())?,
+            delta,
         };
         self.buf.extend_from_slice(stored);
         index.insert(id.0, location.encode().as_slice())?;
@@ -265,15 +384,17 @@ impl PackWriter {
     }
 }
 
-/// Removes chunks `ids` from the index, then deletes each pack that no longer holds a
+/// Removes chunks `ids` from the index, except those a chunk that stays needs as a
+/// delta base, then deletes each pack that no longer holds a
 /// live chunk, and rewrites each that lost at least half its bytes: its live chunks move
 /// to new packs, their entries with them, and it is deleted. All in `txn`, so a crash
 /// leaves either the old packs and entries or the new ones.
 pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()> {
     let mut index = txn.open_table(CHUNKS)?;
     let mut packs = txn.open_table(PACKS)?;
+    let ids = without_needed_bases(&index, ids)?;
     let mut dead: BTreeMap<u64, u64> = BTreeMap::new();
-    for &id in ids {
+    for &id in &ids {
         if let Some(value) = index.remove(id.0)? {
             if let Entry::Packed(at) = Entry::parse(id, value.value())? {
                 *dead.entry(at.pack).or_default() += u64::from(at.len);
@@ -311,12 +432,52 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()
                 let stored = data.get(start..start + at.len as usize).ok_or_else(|| {
                     Error::Corrupt(format!("chunk {id}: lies outside its pack {pack}"))
                 })?;
-                writer.add(&mut index, &mut packs, id, stored, at.raw_len as usize)?;
+                writer.add(
+                    &mut index,
+                    &mut packs,
+                    id,
+                    stored,
+                    at.raw_len as usize,
+                    at.delta,
+                )?;
             }
         }
         packs.remove(pack)?;
     }
     writer.finish(&mut packs)
+}
+
+/// `ids` less every chunk that a chunk staying in `index` needs to decode: the bases of
+/// the deltas that stay, theirs in turn, down each chain.
+fn without_needed_bases(
+    index: &impl ReadableTable<u128, &'static [u8]>,
+    ids: &[ChunkId],
+) -> Result<Vec<ChunkId>> {
+    let doomed: HashSet<ChunkId> = ids.iter().copied().collect();
+    let mut bases: HashMap<ChunkId, ChunkId> = HashMap::new();
+    let mut needed: Vec<ChunkId> = Vec::new();
+    for item in index.iter()? {
+        let (key, value) = item?;
+        let id = ChunkId(key.value());
+        if let Some(delta) = Entry::parse(id, value.value())?.delta() {
+            if doomed.contains(&id) {
+                bases.insert(id, delta.base);
+            } else {
+                needed.push(delta.base);
+            }
+        }
+    }
+    let mut spared = HashSet::new();
+    while let Some(base) = needed.pop() {
+        if doomed.contains(&base) && spared.insert(base) {
+            needed.extend(bases.get(&base));
+        }
+    }
+    Ok(ids
+        .iter()
+        .copied()
+        .filter(|id| !spared.contains(id))
+        .collect())
 }
 
 #[cfg(test)]
@@ -330,11 +491,30 @@ mod tests {
             offset: 123_456,
             len: 65_000,
             raw_len: 258_048,
+            delta: None,
         };
         match Entry::parse(ChunkId(1), &at.encode()).unwrap() {
             Entry::Packed(back) => assert_eq!(back, at),
             other => panic!("{other:?}"),
         }
+        let delta = Location {
+            delta: Some(Delta {
+                base: ChunkId(u128::MAX - 5),
+                depth: MAX_DELTA_DEPTH,
+            }),
+            ..at
+        };
+        match Entry::parse(ChunkId(1), &delta.encode()).unwrap() {
+            Entry::Packed(back) => assert_eq!(back, delta),
+            other => panic!("{other:?}"),
+        }
+        for depth in [0, MAX_DELTA_DEPTH + 1] {
+            let mut bad = delta.encode();
+            bad[LOCATION_BYTES] = depth;
+            assert!(Entry::parse(ChunkId(1), &bad).is_err());
+        }
+        assert!(Entry::parse(ChunkId(u128::MAX - 5), &delta.encode()).is_err());
+        assert!(Entry::parse(ChunkId(1), &delta.encode()[..37]).is_err());
         assert!(Entry::parse(ChunkId(1), &at.encode()[..20]).is_err());
         assert!(Entry::parse(ChunkId(1), &[0xff, 1, 2]).is_err());
         assert!(matches!(

@@ -3,7 +3,7 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::pack::{self, PackWriter};
+use super::pack::{self, Delta, PackWriter};
 use super::records;
 use super::tables::*;
 use crate::format::chunk::Hasher;
@@ -265,8 +265,24 @@ impl ChunkSink<'_, '_> {
         Ok(self.index.get(id.0)?.is_some())
     }
 
-    /// Adds chunk `id`, stored form `stored`, of `raw_len` content bytes.
-    pub fn add(&mut self, id: ChunkId, stored: &[u8], raw_len: usize) -> Result<()> {
-        self.writer.add(self.index, self.packs, id, stored, raw_len)
+    /// Adds chunk `id`, stored form `stored`, of `raw_len` content bytes; `delta` names
+    /// the base a delta was compressed against, which must be in the store.
+    pub fn add(
+        &mut self,
+        id: ChunkId,
+        stored: &[u8],
+        raw_len: usize,
+        delta: Option<Delta>,
+    ) -> Result<()> {
+        if let Some(delta) = delta {
+            if !self.contains(delta.base)? {
+                return Err(Error::Store(format!(
+                    "chunk {id}: its delta base {} is not in the store",
+                    delta.base
+                )));
+            }
+        }
+        self.writer
+            .add(self.index, self.packs, id, stored, raw_len, delta)
     }
 }

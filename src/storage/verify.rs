@@ -21,7 +21,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::tables::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
 use super::Store;
-use crate::format::chunk::{self, Hasher};
+use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::tree::{chunk_sum_mismatch, tree_problem, Node, Tree, TreeProblem, MAX_DEPTH};
@@ -265,10 +265,14 @@ fn check_records(
     let mut chunk_ids: HashMap<ChunkId, (u64, Option<u64>)> = HashMap::new();
     // In pack order, so that each reading thread goes through the packs in sequence.
     let mut in_pack_order = Vec::new();
+    let mut deltas = Vec::new();
     for item in chunks_table.iter()? {
         let (key, value) = item?;
         let id = ChunkId(key.value());
         let entry = pack::Entry::parse(id, value.value());
+        if let Some(delta) = entry.as_ref().ok().and_then(pack::Entry::delta) {
+            deltas.push((id, delta.base));
+        }
         let lengths = match &entry {
             Ok(entry) => (entry.stored_len(), entry.raw_len()),
             Err(_) => (0, None),
@@ -283,6 +287,17 @@ fn check_records(
     in_pack_order.sort_unstable();
     report.chunks = chunk_ids.len();
     let mut bad_chunks: HashSet<ChunkId> = HashSet::new();
+    // Without reading data, a delta whose base is gone is still found: it cannot decode.
+    // (Reading finds it too, with the rest of the chain's damage.)
+    for (id, base) in deltas.into_iter().filter(|_| !read_data) {
+        if !chunk_ids.contains_key(&base) {
+            findings.add(
+                format!("chunk {id}"),
+                format!("its delta base {base} is missing"),
+            );
+            bad_chunks.insert(id);
+        }
+    }
     if read_data {
         let chunks = ReadChunks::open(&txn)?;
         let ids: Vec<ChunkId> = in_pack_order.iter().map(|(_, id)| *id).collect();
@@ -434,24 +449,22 @@ fn read_chunks(
             || (Vec::new(), LastPack::default()),
             |(buf, last), &id| -> Result<_> {
                 buf.clear();
-                let read = chunks.with_stored(id, last, |stored| {
-                    let mut bad = chunk::decode_chunk(hasher, id, stored, buf).err();
+                let (stored_len, recorded) = lengths.get(&id).copied().unwrap_or((0, None));
+                // Through the reader restore uses, so that a delta is checked with the
+                // bases it needs (and a missing or damaged base is this chunk's damage).
+                let (len, bad) = match chunks.read(hasher, id, buf, last) {
                     // Files' sizes are checked against the recorded lengths: they must
                     // be the content's.
-                    let recorded = lengths.get(&id).and_then(|(_, raw)| *raw);
-                    if let Some(n) = recorded.filter(|&n| bad.is_none() && n != buf.len() as u64) {
-                        bad = Some(Error::Corrupt(format!(
-                            "holds {} bytes, but its index entry records {n}",
-                            buf.len()
-                        )));
-                    }
-                    Ok((stored.len() as u64, bad))
-                });
-                let (len, bad) = match read {
-                    Ok(Some(read)) => read,
-                    Ok(None) => {
-                        return Ok((0, Some((id, "vanished while it was read".to_string()))))
-                    }
+                    Ok(()) => match recorded.filter(|&n| n != buf.len() as u64) {
+                        Some(n) => (
+                            stored_len,
+                            Some(Error::Corrupt(format!(
+                                "holds {} bytes, but its index entry records {n}",
+                                buf.len()
+                            ))),
+                        ),
+                        None => (stored_len, None),
+                    },
                     // A missing pack or a range outside it: this chunk is damaged.
                     Err(e @ Error::Corrupt(_)) => (0, Some(e)),
                     Err(e) => return Err(e),
