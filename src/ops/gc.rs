@@ -120,6 +120,12 @@ fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push(format!("branch {name}"));
     }
+    for (name, tip) in snapshot.remote_branches()? {
+        protected
+            .entry(tip)
+            .or_default()
+            .push(format!("fetched branch {name}"));
+    }
     if let Some(current) = snapshot.current()? {
         protected.entry(current).or_default().push("HEAD".into());
     }

@@ -18,9 +18,10 @@ use super::{Context, Output};
 /// List checkpoints, newest first.
 ///
 /// Without --all: the current checkpoint and its ancestors. With --all: every checkpoint
-/// in the store, including the safety checkpoints made before restores and the lines a
-/// restore left behind. Each line: short id, age, branch labels (HEAD -> the current
-/// branch), message, and what changed against the parent ([files +grown -shrunk]).
+/// in the store, including the safety checkpoints made before restores, the lines a
+/// restore left behind, and the checkpoints `fetch` brought in. Each line: short id, age,
+/// branch labels (HEAD -> the current branch, <remote>/<branch> for fetched ones),
+/// message, and what changed against the parent ([files +grown -shrunk]).
 /// Children always come before parents, and each line of history is listed in one run.
 /// On a terminal the output is coloured and paged (GIT_PAGER, core.pager, PAGER, less).
 ///
@@ -91,7 +92,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         return Ok(Output::Nothing);
     }
     let head = read.head()?;
-    let branches = read.branches()?;
+    let mut branches = read.branches()?;
+    // Fetched branches label their tips as `<remote>/<branch>`, as git labels
+    // remote-tracking branches.
+    branches.extend(read.remote_branches()?);
     // Each side of each diff is bounded by its record (see `expect` below); log reads no
     // content, so it does not add up chunk lengths.
     let reader = read.trees(None)?;
