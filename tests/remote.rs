@@ -218,6 +218,17 @@ fn round_trip_restores_every_checkpoint_byte_for_byte() {
         std::fs::read(&store).unwrap() == before,
         "an empty fetch wrote the store"
     );
+
+    // gc keeps what fetched branches name, as it keeps local branch tips.
+    repo.sb.ok_in(&clone, &["gc", "--keep", "1"]);
+    for (rev, index) in [("origin/main", 1), ("origin/side", 3)] {
+        let kept = show(rev);
+        assert_eq!(
+            kept["message"].as_str(),
+            Some(saved[index].1.as_str()),
+            "{rev}"
+        );
+    }
 }
 
 #[test]
