@@ -219,6 +219,14 @@ fn round_trip_restores_every_checkpoint_byte_for_byte() {
         "an empty fetch wrote the store"
     );
 
+    // drop refuses a fetched tip: the fetched branch mirrors the remote.
+    let refused = repo.sb.run_in(&clone, &["drop", "origin/side"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(
+        refused.stderr.contains("fetched branch origin/side"),
+        "{refused}"
+    );
+
     // gc keeps what fetched branches name, as it keeps local branch tips.
     repo.sb.ok_in(&clone, &["gc", "--keep", "1"]);
     for (rev, index) in [("origin/main", 1), ("origin/side", 3)] {

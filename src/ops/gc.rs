@@ -206,6 +206,15 @@ pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Pl
                 "checkpoint {short} is the target of an interrupted restore; finish it first (git checkpoint restore {short})"
             )));
         }
+        // A fetched branch mirrors the remote; moving it here would make it lie.
+        if let Some(why) = protected
+            .iter()
+            .find(|why| why.starts_with("fetched branch "))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint {short} is the tip of {why}; it mirrors the remote, so it stays"
+            )));
+        }
     }
     // The nearest first-parent ancestor of `tip` that stays.
     let survivor = |tip: CheckpointId| -> Option<CheckpointId> {
