@@ -152,6 +152,12 @@ fn round_trip_restores_every_checkpoint_byte_for_byte() {
         sb: common::Sandbox::new(),
         dir: clone.clone(),
     };
+    let by_url = repo.sb.run_in(&clone, &["fetch", bare.to_str().unwrap()]);
+    assert_eq!(by_url.code, 1, "{by_url}");
+    assert!(
+        by_url.stderr.contains("not a configured remote"),
+        "{by_url}"
+    );
     let fetched = parse_json(&repo.sb.ok_in(&clone, &["fetch", "--json"]), "fetch");
     assert_eq!(fetched["imported"], 4, "{fetched}");
     let original_of = |name: &str| {
@@ -208,6 +214,8 @@ fn round_trip_restores_every_checkpoint_byte_for_byte() {
     let log = repo.sb.ok_in(&clone, &["log", "--graph", "--all"]).stdout;
     assert!(log.contains("origin/main"), "{log}");
     assert!(log.contains("origin/side"), "{log}");
+    let shown = repo.sb.ok_in(&clone, &["show", "origin/side"]).stdout;
+    assert!(shown.contains("origin/side"), "{shown}");
 
     // An unchanged remote: nothing happens, the store file stays byte-identical.
     let store = clone.join(".git/checkpoint/store.redb");
@@ -429,4 +437,103 @@ fn export_makes_a_branch_with_the_checkpoint_tree_and_recorded_parent() {
     assert!(again.stderr.contains("already exists"), "{again}");
     assert_eq!(rev("attempt"), made["commit"].as_str().unwrap());
     assert_eq!(status(), status_before);
+}
+
+/// A `git daemon` serving the sandbox on 127.0.0.1, stopped when dropped.
+struct Daemon(std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn round_trip_through_git_daemon_on_localhost() {
+    let (repo, _bare) = with_remote();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = repo.sb.root.to_str().unwrap().to_string();
+    let mut cmd = repo.sb.git_cmd(
+        &repo.sb.root,
+        &[
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={base}"),
+            &base,
+        ],
+    );
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _daemon = Daemon(cmd.spawn().expect("git daemon"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "git daemon did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("git://127.0.0.1:{port}/remote.git");
+    repo.git(&["remote", "set-url", "origin", &url]);
+
+    fill(&repo);
+    repo.save("over the wire");
+    let expected = {
+        let mut snap = repo.snapshot();
+        snap.remove(b"noise.log".as_slice());
+        snap
+    };
+    repo.write("README", b"second\n");
+    repo.save("second");
+    repo.ok(&["push"]);
+
+    let clone = repo.sb.root.join("wire-clone");
+    repo.sb
+        .git(&repo.sb.root, &["clone", "-q", &url, "wire-clone"]);
+    let fetched = parse_json(&repo.sb.ok_in(&clone, &["fetch", "--json"]), "fetch");
+    assert_eq!(fetched["imported"], 2, "{fetched}");
+    repo.sb
+        .ok_in(&clone, &["restore", "--no-save", "origin/main~1"]);
+    assert_snap_eq(&expected, &snapshot(&clone, true), "over git://");
+    assert!(repo
+        .sb
+        .ok_in(&clone, &["fetch"])
+        .stdout
+        .contains("up to date"));
+}
+
+#[test]
+fn a_fetched_commit_with_an_unsafe_name_is_refused_and_adds_nothing() {
+    let (repo, bare) = with_remote();
+    // A hostile remote: a checkpoint commit whose tree writes into a `.Git` directory.
+    let message = "x\n\nCheckpoint-Id: 0000000000000000000000000000abcd\nCheckpoint-Time: 0\n";
+    let mut stream = format!(
+        "commit refs/checkpoints/main\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\ndata {}\n{message}",
+        message.len()
+    );
+    stream.push_str("M 100644 inline \".Git/hooks/post-checkout\"\ndata 3\nhi\n\n");
+    let out = common::run_cmd_with_input(
+        repo.sb.git_cmd(&bare, &["fast-import", "--quiet"]),
+        Some(stream.as_bytes()),
+        common::DEFAULT_TIMEOUT,
+    );
+    assert_eq!(out.code, 0, "{out}");
+
+    let refused = repo.run(&["fetch"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(
+        refused.stderr.contains(".Git/hooks/post-checkout"),
+        "{refused}"
+    );
+    assert_eq!(repo.log_ids(true), Vec::<String>::new());
+    assert_eq!(repo.run(&["show", "origin/main"]).code, 1);
 }

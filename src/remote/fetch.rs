@@ -43,6 +43,14 @@ pub fn fetch<E: From<crate::Error>>(
     branches: &[String],
     level: i32,
 ) -> std::result::Result<FetchReport, E> {
+    // Fetched branches are kept under the remote's name, so a URL will not do.
+    let configured = super::run_git(&repo.root, &["remote", "get-url", remote], b"")?;
+    if !configured.ok {
+        return Err(crate::Error::InvalidArgument(format!(
+            "'{remote}' is not a configured remote; fetch keeps branches under a remote's name (git remote add <name> <url>)"
+        ))
+        .into());
+    }
     let mut args = vec![
         "fetch".to_string(),
         "--quiet".into(),

@@ -83,8 +83,8 @@ pub fn import(
                 return Err(bad_tree(sha, "an ls-tree line it cannot read"));
             };
             if !path.split(|&b| b == b'/').all(is_safe_name) {
-                return Err(Error::UnsafeName(format!(
-                    "{} (in commit {sha})",
+                return Err(Error::InvalidArgument(format!(
+                    "refusing to import commit {sha}: its path {:?} is not safe to restore",
                     String::from_utf8_lossy(path)
                 )));
             }

@@ -57,6 +57,14 @@ impl Snapshot<'_> {
         }
     }
 
+    /// Every local branch, then every fetched branch (`<remote>/<branch>`), with their
+    /// tips: what `log` and `show` label checkpoints with.
+    pub fn branches_and_fetched(&self) -> Result<Vec<(String, CheckpointId)>> {
+        let mut all = self.branches()?;
+        all.extend(self.remote_branches()?);
+        Ok(all)
+    }
+
     /// The tip of fetched branch `name` (`<remote>/<branch>`), if it exists.
     pub fn remote_branch(&self, name: &str) -> Result<Option<CheckpointId>> {
         let Some(table) = self.optional(REMOTE_BRANCHES)? else {

@@ -92,10 +92,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         return Ok(Output::Nothing);
     }
     let head = read.head()?;
-    let mut branches = read.branches()?;
     // Fetched branches label their tips as `<remote>/<branch>`, as git labels
     // remote-tracking branches.
-    branches.extend(read.remote_branches()?);
+    let branches = read.branches_and_fetched()?;
     // Each side of each diff is bounded by its record (see `expect` below); log reads no
     // content, so it does not add up chunk lengths.
     let reader = read.trees(None)?;
