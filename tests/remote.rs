@@ -537,3 +537,39 @@ fn a_fetched_commit_with_an_unsafe_name_is_refused_and_adds_nothing() {
     assert_eq!(repo.log_ids(true), Vec::<String>::new());
     assert_eq!(repo.run(&["show", "origin/main"]).code, 1);
 }
+
+#[test]
+fn fetched_content_is_stored_once_beside_local_content() {
+    let (repo, bare) = with_remote();
+    let data = common::pseudo_random(1 << 20, 7);
+    repo.write("data.bin", &data);
+    repo.write("small.txt", b"from the pushing side\n");
+    repo.save("with data");
+    repo.ok(&["push"]);
+
+    let clone = repo.sb.root.join("dedup-clone");
+    repo.sb.git(
+        &repo.sb.root,
+        &["clone", "-q", bare.to_str().unwrap(), "dedup-clone"],
+    );
+    std::fs::write(clone.join("data.bin"), &data).unwrap();
+    repo.sb.ok_in(&clone, &["save", "-m", "local copy"]);
+    let stored = |what: &str| {
+        parse_json(&repo.sb.ok_in(&clone, &["stats", "--json"]), what)["stored_chunk_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = stored("before");
+    assert!(before >= 1 << 20, "the local copy is stored: {before}");
+    repo.sb.ok_in(&clone, &["fetch"]);
+    let grew = stored("after") - before;
+    assert!(
+        grew < 4096,
+        "the fetched copy of data.bin was stored again: +{grew} bytes"
+    );
+    let shown = parse_json(
+        &repo.sb.ok_in(&clone, &["show", "--json", "origin/main"]),
+        "show",
+    );
+    assert_eq!(shown["bytes"], (data.len() + 22) as u64, "{shown}");
+}

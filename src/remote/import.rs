@@ -70,7 +70,7 @@ pub fn import(
             b"",
         )?;
         let mut files: Vec<(Vec<u8>, Node)> = Vec::new();
-        let mut new_blobs: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut batch = BlobBatch::default();
         let mut links: Vec<(Vec<u8>, String)> = Vec::new();
         let mut regular: Vec<(Vec<u8>, bool, String)> = Vec::new();
         for item in listing.split(|&b| b == 0).filter(|i| !i.is_empty()) {
@@ -91,8 +91,11 @@ pub fn import(
             match mode {
                 "120000" => links.push((path.to_vec(), object.to_string())),
                 "100644" | "100755" => {
-                    if !blobs.contains_key(object) && !new_blobs.iter().any(|(s, _)| s == object) {
-                        new_blobs.push((object.to_string(), cat.get(object, "blob")?));
+                    if !blobs.contains_key(object) && batch.names.insert(object.to_string()) {
+                        batch.bytes += batch.push(object, cat.get(object, "blob")?);
+                        if batch.bytes >= BATCH_BYTES {
+                            batch.store(&txn, store, level, &mut blobs)?;
+                        }
                     }
                     regular.push((path.to_vec(), mode == "100755", object.to_string()));
                 }
@@ -104,11 +107,7 @@ pub fn import(
                 }
             }
         }
-        let sizes: Vec<u64> = new_blobs.iter().map(|(_, b)| b.len() as u64).collect();
-        let stored = store_attachments(&txn, &store.hasher, new_blobs, level)?;
-        for (attachment, size) in stored.into_iter().zip(sizes) {
-            blobs.insert(attachment.name, (size, attachment.chunks));
-        }
+        batch.store(&txn, store, level, &mut blobs)?;
         for (path, executable, object) in regular {
             let (size, chunks) = blobs
                 .get(&object)
@@ -146,6 +145,50 @@ pub fn import(
     }
     txn.commit()?;
     Ok((found, todo.len()))
+}
+
+/// How much new blob content an import holds before it stores it: bounds its memory
+/// (to this and the largest blob) while still filling packs as a save does.
+const BATCH_BYTES: usize = 64 << 20;
+
+/// New blobs read and not yet stored, by object id.
+#[derive(Default)]
+struct BlobBatch {
+    blobs: Vec<(String, Vec<u8>)>,
+    /// Every blob queued since the last store, so none is read twice.
+    names: std::collections::HashSet<String>,
+    bytes: usize,
+}
+
+impl BlobBatch {
+    /// Queues `content` as blob `object`; returns its length.
+    fn push(&mut self, object: &str, content: Vec<u8>) -> usize {
+        let len = content.len();
+        self.blobs.push((object.to_string(), content));
+        len
+    }
+
+    /// Cuts and stores the queued blobs ([`store_attachments`]: the path every stored
+    /// byte takes) and records each one's size and chunks in `known`.
+    fn store(
+        &mut self,
+        txn: &crate::storage::Transaction<'_>,
+        store: &Store,
+        level: i32,
+        known: &mut HashMap<String, (u64, Vec<ChunkId>)>,
+    ) -> Result<()> {
+        let blobs = std::mem::take(&mut self.blobs);
+        let sizes: Vec<u64> = blobs.iter().map(|(_, b)| b.len() as u64).collect();
+        for (stored, size) in store_attachments(txn, &store.hasher, blobs, level)?
+            .into_iter()
+            .zip(sizes)
+        {
+            known.insert(stored.name, (size, stored.chunks));
+        }
+        self.names.clear();
+        self.bytes = 0;
+        Ok(())
+    }
 }
 
 fn bad_tree(sha: &str, what: &str) -> Error {
