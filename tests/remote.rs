@@ -573,3 +573,40 @@ fn fetched_content_is_stored_once_beside_local_content() {
     );
     assert_eq!(shown["bytes"], (data.len() + 22) as u64, "{shown}");
 }
+
+#[test]
+fn the_readme_post_commit_hook_records_each_commit() {
+    let repo = Repo::new();
+    let hook = repo.git_dir().join("hooks/post-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let script = readme
+        .split("```sh\n")
+        .filter_map(|block| block.split("```").next())
+        .find(|block| block.contains("--meta commit="))
+        .expect("the README's post-commit hook");
+    common::write_file(&hook, script.as_bytes(), true);
+    let bin_dir = Path::new(common::BIN).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let commit = |message: &str| {
+        let mut cmd = repo.sb.git_cmd(&repo.dir, &["commit", "-q", "-m", message]);
+        cmd.env("PATH", &path);
+        let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+        assert_eq!(out.code, 0, "{out}");
+        repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+    };
+    repo.write("a.txt", b"one\n");
+    repo.git(&["add", "a.txt"]);
+    let first = commit("first");
+    repo.write("notes.txt", b"untracked notes\n");
+    repo.write("a.txt", b"two\n");
+    repo.git(&["add", "a.txt"]);
+    let second = commit("second");
+    for sha in [&first, &second] {
+        let found = repo.json(&["log", "--json", "--all", "--meta", &format!("commit={sha}")]);
+        let list = found.as_array().unwrap();
+        assert_eq!(list.len(), 1, "{sha}: {found}");
+        assert_eq!(list[0]["git_head"].as_str(), Some(sha.as_str()), "{found}");
+    }
+}
