@@ -29,6 +29,7 @@ pub mod git;
 pub mod model;
 pub mod ops;
 pub mod progress;
+pub mod remote;
 pub mod storage;
 pub mod trace;
 pub mod worktree;

@@ -1,6 +1,7 @@
 //! The revision language that names checkpoints.
 //!
-//! Revisions: a full id or a unique hex prefix of 4+ digits, a branch name, `@` for the
+//! Revisions: a full id or a unique hex prefix of 4+ digits, a branch name, a fetched
+//! branch `<remote>/<branch>` (a local branch of the same name wins), `@` for the
 //! current checkpoint, each optionally followed by `~N` (N-th first-parent ancestor;
 //! `~` alone means `~1`, and suffixes chain: `@~2~1`). Resolving one against a store is
 //! the storage layer's `Snapshot::resolve`.

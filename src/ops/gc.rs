@@ -120,6 +120,12 @@ fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push(format!("branch {name}"));
     }
+    for (name, tip) in snapshot.remote_branches()? {
+        protected
+            .entry(tip)
+            .or_default()
+            .push(format!("fetched branch {name}"));
+    }
     if let Some(current) = snapshot.current()? {
         protected.entry(current).or_default().push("HEAD".into());
     }
@@ -198,6 +204,15 @@ pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Pl
         if protected.iter().any(|why| why == "interrupted restore") {
             return Err(Error::InvalidArgument(format!(
                 "checkpoint {short} is the target of an interrupted restore; finish it first (git checkpoint restore {short})"
+            )));
+        }
+        // A fetched branch mirrors the remote; moving it here would make it lie.
+        if let Some(why) = protected
+            .iter()
+            .find(|why| why.starts_with("fetched branch "))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint {short} is the tip of {why}; it mirrors the remote, so it stays"
             )));
         }
     }

@@ -327,7 +327,7 @@ fn read_attachments(paths: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>> {
 
 /// Stores attachment content as chunks, through the same packs as file content, and
 /// returns the records.
-fn store_attachments(
+pub(crate) fn store_attachments(
     txn: &Transaction,
     hasher: &Hasher,
     attachments: Vec<(String, Vec<u8>)>,

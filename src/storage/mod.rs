@@ -7,6 +7,7 @@ mod engine_errors;
 pub mod pack;
 pub mod reach;
 mod records;
+mod remote;
 mod snapshot;
 pub mod stats;
 mod store;

@@ -106,6 +106,7 @@ pub(super) fn resolve(
     checkpoints: &impl ReadableTable<u128, &'static [u8]>,
     state: &impl ReadableTable<&'static str, &'static [u8]>,
     branches: &impl ReadableTable<&'static str, u128>,
+    remote_branch: &dyn Fn(&str) -> Result<Option<CheckpointId>>,
     rev: &str,
 ) -> Result<CheckpointId> {
     let parsed = crate::model::revision::parse(rev)?;
@@ -115,6 +116,8 @@ pub(super) fn resolve(
         current(state, branches)?.ok_or(Error::NoCheckpoints)?
     } else if let Some(tip) = branches.get(parsed.base)? {
         CheckpointId(tip.value())
+    } else if let Some(tip) = remote_branch(parsed.base)? {
+        tip
     } else {
         resolve_prefix(checkpoints, rev, parsed.base)?
     };

@@ -108,6 +108,7 @@ impl<'s> Snapshot<'s> {
             &self.txn.open_table(CHECKPOINTS)?,
             &self.txn.open_table(STATE)?,
             &self.txn.open_table(BRANCHES)?,
+            &|name| self.remote_branch(name),
             rev,
         )
     }

@@ -22,3 +22,15 @@ pub(super) const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("sta
 pub(super) const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");
 /// Pinned checkpoints.
 pub(super) const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
+/// Exported checkpoints: checkpoint id to the git commit (40 or 64 hex digits) that is
+/// its export, or that it was imported from (docs/design.md, "Sharing through git").
+pub(super) const COMMIT_OF: TableDefinition<u128, &[u8]> = TableDefinition::new("commit_of");
+/// The reverse of [`COMMIT_OF`]: git commit (hex digits) to checkpoint id.
+pub(super) const CHECKPOINT_OF: TableDefinition<&[u8], u128> =
+    TableDefinition::new("checkpoint_of");
+/// Imported checkpoints: local id to the id the checkpoint had in the store it was
+/// saved in.
+pub(super) const ORIGINS: TableDefinition<u128, u128> = TableDefinition::new("origins");
+/// Fetched branches, `<remote>/<branch>`, to the checkpoint their tip was imported as.
+pub(super) const REMOTE_BRANCHES: TableDefinition<&str, u128> =
+    TableDefinition::new("remote_branches");

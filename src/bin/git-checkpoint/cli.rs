@@ -83,6 +83,9 @@ pub enum Command {
     Stats(commands::stats::Args),
     Sessions(commands::sessions::Args),
     Drop(commands::drop::Args),
+    Push(commands::push::Args),
+    Fetch(commands::fetch::Args),
+    Export(commands::export::Args),
 }
 
 #[cfg(test)]

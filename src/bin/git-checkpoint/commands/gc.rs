@@ -20,7 +20,8 @@ use super::{print_json, Context};
 /// hours, days, weeks, months or years that have one (--keep-hourly …, with restic's
 /// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
 /// everything made within a duration of the newest checkpoint (--keep-within); every
-/// branch tip; the current checkpoint; pinned checkpoints (see `pin`). Every other
+/// branch tip, fetched ones (<remote>/<branch>) too; the current checkpoint; pinned
+/// checkpoints (see `pin`). Every other
 /// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
 /// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
 /// deleted and the store file is compacted, so the disk space goes back to the system.

@@ -18,9 +18,10 @@ use super::{Context, Output};
 /// List checkpoints, newest first.
 ///
 /// Without --all: the current checkpoint and its ancestors. With --all: every checkpoint
-/// in the store, including the safety checkpoints made before restores and the lines a
-/// restore left behind. Each line: short id, age, branch labels (HEAD -> the current
-/// branch), message, and what changed against the parent ([files +grown -shrunk]).
+/// in the store, including the safety checkpoints made before restores, the lines a
+/// restore left behind, and the checkpoints `fetch` brought in. Each line: short id, age,
+/// branch labels (HEAD -> the current branch, <remote>/<branch> for fetched ones),
+/// message, and what changed against the parent ([files +grown -shrunk]).
 /// Children always come before parents, and each line of history is listed in one run.
 /// On a terminal the output is coloured and paged (GIT_PAGER, core.pager, PAGER, less).
 ///
@@ -124,7 +125,9 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     let entries = entries(&read, &args)?;
     let pinned = read.pins()?;
     let head = read.head()?;
-    let branches = read.branches()?;
+    // Fetched branches label their tips as `<remote>/<branch>`, as git labels
+    // remote-tracking branches.
+    let branches = read.branches_and_fetched()?;
     // Each side of each diff is bounded by its record (see `expect`); log reads no
     // content, so it does not add up chunk lengths.
     let reader = read.trees(None)?;

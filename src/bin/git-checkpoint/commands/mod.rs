@@ -6,12 +6,15 @@ pub mod branch;
 pub mod completions;
 pub mod diff;
 pub mod drop;
+pub mod export;
+pub mod fetch;
 pub mod fork;
 pub mod gc;
 pub mod hooks;
 pub mod install_man;
 pub mod log;
 pub mod pin;
+pub mod push;
 pub mod restore;
 pub mod save;
 pub mod sessions;
@@ -217,6 +220,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats(args) => stats::run(&context, args),
         Command::Sessions(args) => sessions::run(&context, args),
         Command::Drop(args) => drop::run(&context, args),
+        Command::Push(args) => push::run(&context, args),
+        Command::Fetch(args) => fetch::run(&context, args),
+        Command::Export(args) => export::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }

@@ -75,7 +75,7 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         return Ok(Output::Nothing);
     }
     let head = read.head()?;
-    let branches = read.branches()?;
+    let branches = read.branches_and_fetched()?;
     let now = git_checkpoint::clock::now_ns();
 
     let colour = context.colour();

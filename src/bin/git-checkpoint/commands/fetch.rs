@@ -1,0 +1,78 @@
+//! `git checkpoint fetch`
+
+use git_checkpoint::remote::fetch::fetch;
+use git_checkpoint::remote::remote_name;
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Fetch checkpoint branches from a git remote and add their checkpoints to the store.
+///
+/// Fetches refs/checkpoints/* (or the branches named) with your own `git fetch` into
+/// refs/checkpoints-remote/<remote>/, and imports the checkpoints not yet in the store,
+/// keeping the ids they had where they were saved. Each branch is then a revision,
+/// <remote>/<branch>, for log, diff, show, restore and fork; `log --all` lists them.
+/// Fetching an unchanged remote changes nothing.
+///
+/// Examples:
+///
+///   git checkpoint fetch
+///
+///   git checkpoint fetch origin ci/1234 && git checkpoint fork origin/ci/1234
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The remote (default: checkpoint.remote, else origin).
+    remote: Option<String>,
+    /// Branches to fetch (default: all).
+    branches: Vec<String>,
+}
+
+/// Runs `fetch`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let remote = remote_name(&context.repo, args.remote.as_deref());
+    let report = fetch(
+        &context.repo,
+        || context.open_read_store(),
+        || context.open_store(),
+        &remote,
+        &args.branches,
+        context.compression_level()?,
+    )?;
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    if context.json {
+        let mut branches = Vec::new();
+        for b in &report.branches {
+            branches.push(serde_json::json!({
+                "name": b.name,
+                "tip": b.tip.hex(),
+                "original_id": read.origin(b.tip)?.map(|id| id.hex()),
+                "changed": b.changed,
+            }));
+        }
+        return print_json(&serde_json::json!({
+            "remote": remote,
+            "imported": report.imported,
+            "branches": branches,
+            "removed": report.removed,
+        }));
+    }
+    if report.imported == 0
+        && report.removed.is_empty()
+        && report.branches.iter().all(|b| !b.changed)
+    {
+        context.say(&format!("{remote}: up to date"));
+        return Ok(());
+    }
+    context.say(&format!(
+        "Fetched {} new checkpoint(s) from {remote}",
+        report.imported
+    ));
+    for b in report.branches.iter().filter(|b| b.changed) {
+        context.say(&format!("  {} -> {}", b.name, read.short_id(b.tip)?));
+    }
+    for name in &report.removed {
+        context.say(&format!("  {name} (gone from the remote; forgotten)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `fetch`: bring a remote's `refs/checkpoints/*` into `refs/checkpoints-remote/<remote>/`
+//! with the user's own `git fetch`, import the new commits, and record each branch's tip
+//! as `<remote>/<branch>` in the store.
+
+use super::{git_ok, import, missing_commits, remote_ref, tracking_ref};
+use crate::git::repo::Repo;
+use std::collections::HashMap;
+
+use crate::storage::{ReadStore, Snapshot, Store, StoreRead};
+use crate::{CheckpointId, Result};
+
+/// One fetched branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchedBranch {
+    /// `<remote>/<branch>`, as revisions name it.
+    pub name: String,
+    /// Its tip in this store.
+    pub tip: CheckpointId,
+    /// Whether its tip moved (or it is new).
+    pub changed: bool,
+}
+
+/// What a fetch did.
+#[derive(Clone, Debug, Default)]
+pub struct FetchReport {
+    /// Each branch fetched.
+    pub branches: Vec<FetchedBranch>,
+    /// Checkpoints imported.
+    pub imported: usize,
+    /// Branches gone from the remote, forgotten here.
+    pub removed: Vec<String>,
+}
+
+/// Fetches `branches` (all when empty) of `remote`. The store is first only read
+/// (`open_read`); it is opened for writing (`open_write`) only when there is something
+/// to import or a branch moved, so fetching an unchanged remote leaves it untouched.
+/// The opening functions may fail with the caller's own error type.
+pub fn fetch<E: From<crate::Error>>(
+    repo: &Repo,
+    open_read: impl FnOnce() -> std::result::Result<ReadStore, E>,
+    open_write: impl FnOnce() -> std::result::Result<Store, E>,
+    remote: &str,
+    branches: &[String],
+    level: i32,
+) -> std::result::Result<FetchReport, E> {
+    // Fetched branches are kept under the remote's name, so a URL will not do.
+    let configured = super::run_git(&repo.root, &["remote", "get-url", remote], b"")?;
+    if !configured.ok {
+        return Err(crate::Error::InvalidArgument(format!(
+            "'{remote}' is not a configured remote; fetch keeps branches under a remote's name (git remote add <name> <url>)"
+        ))
+        .into());
+    }
+    let mut args = vec![
+        "fetch".to_string(),
+        "--quiet".into(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+    ];
+    if branches.is_empty() {
+        args.push("--prune".into());
+        args.push(remote.to_string());
+        args.push(format!("+refs/checkpoints/*:{}", tracking_ref(remote, "*")));
+    } else {
+        args.push(remote.to_string());
+        for branch in branches {
+            args.push(format!(
+                "+{}:{}",
+                remote_ref(branch),
+                tracking_ref(remote, branch)
+            ));
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    git_ok(&repo.root, &args, b"")?;
+
+    let prefix = tracking_ref(remote, "");
+    let listing = git_ok(
+        &repo.root,
+        &["for-each-ref", "--format=%(objectname) %(refname)", &prefix],
+        b"",
+    )?;
+    let mut tips: Vec<(String, String)> = String::from_utf8_lossy(&listing)
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .filter_map(|(sha, name)| {
+            let branch = name.strip_prefix(&prefix)?;
+            Some((branch.to_string(), sha.to_string()))
+        })
+        .filter(|(branch, _)| branches.is_empty() || branches.contains(branch))
+        .collect();
+    tips.sort();
+
+    let read = open_read()?;
+    // What the store has already imported from this remote bounds the walk.
+    let known: Vec<String> = {
+        let snapshot = read.snapshot()?;
+        let mut known = Vec::new();
+        for (name, tip) in snapshot.remote_branches()? {
+            if name.starts_with(&format!("{remote}/")) {
+                known.extend(snapshot.commit_of(tip)?);
+            }
+        }
+        let missing = missing_commits(repo, &known)?;
+        known.retain(|sha| !missing.contains(sha));
+        known
+    };
+    let commits = if tips.is_empty() {
+        Vec::new()
+    } else {
+        let mut args = vec!["rev-list", "--topo-order", "--reverse"];
+        args.extend(tips.iter().map(|(_, sha)| sha.as_str()));
+        let not: Vec<String> = known.iter().map(|sha| format!("^{sha}")).collect();
+        args.extend(not.iter().map(String::as_str));
+        String::from_utf8_lossy(&git_ok(&repo.root, &args, b"")?)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let mut wanted = commits;
+    wanted.extend(tips.iter().map(|(_, sha)| sha.clone()));
+    let mut found = HashMap::new();
+    {
+        let snapshot = read.snapshot()?;
+        for sha in &wanted {
+            if let Some(id) = snapshot.checkpoint_of(sha)? {
+                found.insert(sha.clone(), id);
+            }
+        }
+        if wanted.iter().all(|sha| found.contains_key(sha)) {
+            let report = changes(&snapshot, remote, branches, &tips, &found, 0)?;
+            if report.branches.iter().all(|b| !b.changed) && report.removed.is_empty() {
+                return Ok(report);
+            }
+        }
+    }
+    drop(read);
+    let store = open_write()?;
+    let (found, imported) = import::import(repo, &store, &wanted, level)?;
+    let report = changes(
+        &store.snapshot()?,
+        remote,
+        branches,
+        &tips,
+        &found,
+        imported,
+    )?;
+    if report.branches.iter().any(|b| b.changed) || !report.removed.is_empty() {
+        let txn = store.transaction()?;
+        for branch in report.branches.iter().filter(|b| b.changed) {
+            txn.set_remote_branch(&branch.name, branch.tip)?;
+        }
+        for name in &report.removed {
+            txn.remove_remote_branch(name)?;
+        }
+        txn.commit()?;
+    }
+    Ok(report)
+}
+
+/// How the fetched `tips` (branch, commit) differ from the store's `<remote>/*`
+/// branches, with `found` giving each commit's checkpoint. With every branch fetched,
+/// branches the remote no longer has are to be removed.
+fn changes(
+    snapshot: &Snapshot,
+    remote: &str,
+    branches: &[String],
+    tips: &[(String, String)],
+    found: &HashMap<String, CheckpointId>,
+    imported: usize,
+) -> Result<FetchReport> {
+    let mut report = FetchReport {
+        imported,
+        ..FetchReport::default()
+    };
+    for (branch, sha) in tips {
+        let name = format!("{remote}/{branch}");
+        let Some(&tip) = found.get(sha) else {
+            continue;
+        };
+        let changed = snapshot.remote_branch(&name)? != Some(tip);
+        report.branches.push(FetchedBranch { name, tip, changed });
+    }
+    if branches.is_empty() {
+        for (name, _) in snapshot.remote_branches()? {
+            let gone = name
+                .strip_prefix(&format!("{remote}/"))
+                .is_some_and(|branch| !tips.iter().any(|(b, _)| b == branch));
+            if gone {
+                report.removed.push(name);
+            }
+        }
+    }
+    Ok(report)
+}

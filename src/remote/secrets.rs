@@ -1,0 +1,115 @@
+//! The guard before a branch is first published: files that look like secrets (private
+//! keys, `.env`-style files, common token formats) are refused unless named with
+//! `--allow`. It looks at names and at the first [`SCAN_LIMIT`] bytes of content.
+
+/// How much of a file's content is searched for key headers and tokens.
+pub const SCAN_LIMIT: usize = 1 << 20;
+
+/// Why `path` with content `content` (its first [`SCAN_LIMIT`] bytes) looks like a
+/// secret, if it does.
+pub fn looks_secret(path: &[u8], content: &[u8]) -> Option<&'static str> {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    if name == ".env"
+        || (name.starts_with(".env.")
+            && ![".env.example", ".env.sample", ".env.template", ".env.dist"]
+                .contains(&name.as_str()))
+        || name.ends_with(".env")
+    {
+        return Some("an environment file");
+    }
+    if [
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+    ]
+    .contains(&name.as_str())
+    {
+        return Some("an SSH private key");
+    }
+    let text = &content[..content.len().min(SCAN_LIMIT)];
+    if has_private_key_header(text) {
+        return Some("a private key");
+    }
+    token_kind(text)
+}
+
+/// Whether `text` holds a PEM or OpenSSH private key header
+/// (`-----BEGIN ... PRIVATE KEY-----`).
+fn has_private_key_header(text: &[u8]) -> bool {
+    let begin = b"-----BEGIN ";
+    let mut rest = text;
+    while let Some(at) = find(rest, begin) {
+        let after = &rest[at + begin.len()..];
+        let line_end = after
+            .iter()
+            .position(|&b| b == b'\n' || b == b'-')
+            .unwrap_or(after.len());
+        if after[..line_end].ends_with(b"PRIVATE KEY") {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// The kind of the first well-known access token in `text`, if any: a prefix and the
+/// number of token characters at least that follow it.
+fn token_kind(text: &[u8]) -> Option<&'static str> {
+    const TOKENS: [(&[u8], usize, &str); 9] = [
+        (b"ghp_", 30, "a GitHub token"),
+        (b"gho_", 30, "a GitHub token"),
+        (b"ghs_", 30, "a GitHub token"),
+        (b"github_pat_", 30, "a GitHub token"),
+        (b"glpat-", 20, "a GitLab token"),
+        (b"xoxb-", 20, "a Slack token"),
+        (b"xoxp-", 20, "a Slack token"),
+        (b"sk-ant-", 30, "an Anthropic API key"),
+        (b"AKIA", 16, "an AWS access key"),
+    ];
+    for (prefix, min, kind) in TOKENS {
+        let mut rest = text;
+        while let Some(at) = find(rest, prefix) {
+            let after = &rest[at + prefix.len()..];
+            let run = after
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_' || **b == b'-')
+                .count();
+            let boundary = at == 0 || !rest[at - 1].is_ascii_alphanumeric();
+            if boundary && run >= min {
+                return Some(kind);
+            }
+            rest = after;
+        }
+    }
+    None
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_headers_and_tokens() {
+        assert!(looks_secret(b".env", b"").is_some());
+        assert!(looks_secret(b"app/.env.local", b"").is_some());
+        assert!(looks_secret(b".env.example", b"A=1").is_none());
+        assert!(looks_secret(b"home/id_ed25519", b"").is_some());
+        assert!(looks_secret(b"id_ed25519.pub", b"ssh-ed25519 AAAA").is_none());
+        assert!(looks_secret(b"k.pem", b"-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n").is_some());
+        assert!(looks_secret(b"cert.pem", b"-----BEGIN CERTIFICATE-----\n").is_none());
+        assert!(looks_secret(
+            b"config.txt",
+            b"token = ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+        )
+        .is_some());
+        assert!(looks_secret(b"src/main.rs", b"fn main() { let ghp_ = 1; }").is_none());
+    }
+}
