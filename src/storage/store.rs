@@ -10,7 +10,7 @@
 //! | `trees` | tree id | [`crate::model::tree::Tree`] |
 //! | `checkpoints` | checkpoint id | [`crate::dag::Checkpoint`] |
 //! | `branches` | name | checkpoint id |
-//! | `state` | `head` | [`crate::dag::Head`] |
+//! | `state` | `head`, `restoring`, `generation` | [`crate::dag::Head`], the restore target, the commit count |
 //! | `stat_cache` | worktree path | [`crate::model::stat_cache::CacheEntry`] |
 //! | `pins` | checkpoint id | unit: pinned checkpoints, which gc never removes |
 //!
@@ -208,6 +208,31 @@ impl StoreRead for ReadStore {
 
     fn hasher(&self) -> &Hasher {
         &self.hasher
+    }
+}
+
+/// A store open for reading or for writing, as a command that writes only when it must
+/// (`save`) left it.
+pub enum OpenedStore {
+    /// Opened read-only; the file was not written.
+    Read(ReadStore),
+    /// Opened for writing.
+    Write(Store),
+}
+
+impl StoreRead for OpenedStore {
+    fn snapshot(&self) -> Result<Snapshot<'_>> {
+        match self {
+            OpenedStore::Read(store) => store.snapshot(),
+            OpenedStore::Write(store) => store.snapshot(),
+        }
+    }
+
+    fn hasher(&self) -> &Hasher {
+        match self {
+            OpenedStore::Read(store) => store.hasher(),
+            OpenedStore::Write(store) => store.hasher(),
+        }
     }
 }
 

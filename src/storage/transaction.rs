@@ -25,8 +25,14 @@ impl<'s> Transaction<'s> {
         Transaction { txn, hasher }
     }
 
-    /// Makes everything done durable and visible.
+    /// Makes everything done durable and visible, counting the commit in the store's
+    /// generation ([`super::Snapshot::generation`]).
     pub fn commit(self) -> Result<()> {
+        {
+            let mut state = self.txn.open_table(STATE)?;
+            let next = records::generation(&state)?.wrapping_add(1);
+            state.insert(records::GENERATION, next.to_le_bytes().as_slice())?;
+        }
         Ok(self.txn.commit()?)
     }
 

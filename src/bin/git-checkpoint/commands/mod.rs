@@ -50,14 +50,14 @@ pub struct Context {
 impl Context {
     /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows;
     /// a new store's HEAD names `checkpoint.defaultBranch`.
-    pub fn open_store(&self) -> anyhow::Result<Store> {
+    pub fn open_store(&self) -> git_checkpoint::Result<Store> {
         let quiet = self.quiet;
         let _span = git_checkpoint::trace::span("open store");
-        Ok(settings::open_store(&self.repo, &mut || {
+        settings::open_store(&self.repo, &mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
-        })?)
+        })
     }
 
     /// Opens the store read-only (the file stays byte-identical), waiting likewise.
