@@ -313,28 +313,30 @@ pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Re
     Ok(report)
 }
 
-/// [`save_then_gc`] for a caller that holds the store only read-only: the save looks
-/// first without the writer's lock, and a save that finds nothing changed returns then,
-/// the store file untouched (no write, no sync). Only when something changed (or
-/// `allow_empty` or attachments ask for a checkpoint) is `read` dropped and the store
-/// opened for writing with `open_for_writing`; that save goes on from the same walk,
-/// against the store as it then is, so a save another process made meanwhile is seen.
-/// Returns the report and the store as it is left open.
+/// [`save_then_gc`] that looks before it opens the store for writing: `open_read` opens
+/// it read-only, and a save that finds nothing changed returns then, the store file
+/// untouched (no write, no sync). Only when something changed (or `allow_empty` or
+/// attachments ask for a checkpoint, or there is no store yet) is the store opened for
+/// writing with `open_for_writing`, the read-only one let go first; that save goes on
+/// from the same walk, against the store as it then is, so that a save another process
+/// made meanwhile is seen (docs/design.md invariant 18). Returns the report and the
+/// store as it is left open.
 pub fn save_then_gc_if_changed(
     repo: &Repo,
-    read: ReadStore,
+    open_read: impl FnOnce() -> Result<ReadStore>,
     open_for_writing: impl FnOnce() -> Result<Store>,
     options: &SaveOptions,
 ) -> Result<(SaveReport, OpenedStore)> {
-    let walked = if options.allow_empty || !options.attach.is_empty() {
-        None
-    } else {
+    let look = !options.allow_empty && options.attach.is_empty() && repo.store_path().exists();
+    let walked = if look {
+        let read = open_read()?;
         match look_before_saving(repo, &read, options)? {
             Looked::Unchanged(report) => return Ok((report, OpenedStore::Read(read))),
             Looked::Changed(walked) => walked,
         }
+    } else {
+        None
     };
-    drop(read);
     crate::fault::point("save-looked");
     let mut store = open_for_writing()?;
     let mut report = save_walked(repo, &store, options, walked)?;
@@ -945,6 +947,12 @@ impl ScanContext<'_> {
         cached: Option<CacheEntry>,
         buf: &mut Vec<u8>,
     ) -> Result<Scanned> {
+        if let Some(hit) = cached.filter(|c| c.stat == entry.stat && entry.kind == Kind::File) {
+            return Ok(Scanned::node(
+                file_node(&entry.stat, hit.chunks, self.keep_permissions),
+                CacheChange::Keep,
+            ));
+        }
         let full = self.root.join(OsStr::from_bytes(&entry.path));
         if entry.kind == Kind::Symlink {
             return match std::fs::read_link(&full) {
@@ -956,12 +964,6 @@ impl ScanContext<'_> {
                 )),
                 Err(e) => vanished(&entry.path, e),
             };
-        }
-        if let Some(hit) = cached.as_ref().filter(|c| c.stat == entry.stat) {
-            return Ok(Scanned::node(
-                file_node(&entry.stat, hit.chunks.clone(), self.keep_permissions),
-                CacheChange::Keep,
-            ));
         }
         // A change during the read shows in the metadata, except within one tick of the
         // filesystem's coarse clock: a file modified since the scan began (not "settled")

@@ -61,9 +61,9 @@ impl Context {
     }
 
     /// Opens the store read-only (the file stays byte-identical), waiting likewise.
-    pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
+    pub fn open_read_store(&self) -> git_checkpoint::Result<ReadStore> {
         let quiet = self.quiet;
-        Ok(ReadStore::open(
+        ReadStore::open(
             &self.repo.store_path(),
             self.repo.settings.lock_timeout.get()?,
             &mut || {
@@ -76,7 +76,7 @@ impl Context {
                     "the store needs a repair that it cannot record (is its disk full?); opened for writing to read it",
                 )
             },
-        )?)
+        )
     }
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 1).

@@ -58,7 +58,6 @@ pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
 
 /// Runs `save`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let read = context.open_read_store()?;
     let options = SaveOptions {
         message: args.message,
         meta: args.meta,
@@ -70,8 +69,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     // Read-only until something is found changed: a save that changes nothing leaves
     // the store file as it was.
-    let (report, store) =
-        save_then_gc_if_changed(&context.repo, read, || context.open_store(), &options)?;
+    let (report, store) = save_then_gc_if_changed(
+        &context.repo,
+        || context.open_read_store(),
+        || context.open_store(),
+        &options,
+    )?;
     for warning in &report.warnings {
         context.warn(warning);
     }
