@@ -628,7 +628,7 @@ fn scan_store<'s, S: StoreRead>(
     )?;
     // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
     let read = store.snapshot()?;
-    let generation = read.generation()?;
+    let generation = store.generation()?;
     let leftovers_possible = read.interrupted_restore()?.is_some();
     let mut found = match walked {
         Some(walked) if walked.generation == generation => walked.found,

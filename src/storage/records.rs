@@ -16,18 +16,6 @@ use crate::{CheckpointId, Error, Result};
 pub(super) const HEAD: &str = "head";
 /// The `state` key of the target of a restore in progress (docs/design.md invariant 6).
 pub(super) const RESTORING: &str = "restoring";
-/// The `state` key of the count of commits made through [`super::Transaction`]: a reader
-/// that sees it unchanged knows that nothing was committed in between.
-pub(super) const GENERATION: &str = "generation";
-
-/// The store's commit count ([`GENERATION`]); 0 in a store that has none yet, or whose
-/// record is not 8 bytes (the next commit rewrites it).
-pub(super) fn generation(state: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<u64> {
-    Ok(state
-        .get(GENERATION)?
-        .and_then(|v| <[u8; 8]>::try_from(v.value()).ok())
-        .map_or(0, u64::from_le_bytes))
-}
 
 /// Reads a checkpoint record.
 pub(super) fn load(

@@ -91,12 +91,6 @@ impl<'s> Snapshot<'s> {
         records::pins(&self.txn.open_table(PINS)?)
     }
 
-    /// How many commits the store has seen: equal in two snapshots only if nothing was
-    /// committed between them (a save that let go of the store checks this).
-    pub fn generation(&self) -> Result<u64> {
-        records::generation(&self.txn.open_table(STATE)?)
-    }
-
     /// The target of a restore that started and did not finish, if any.
     pub fn interrupted_restore(&self) -> Result<Option<CheckpointId>> {
         records::restoring(&self.txn.open_table(STATE)?)
