@@ -11,7 +11,8 @@
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none
-//! read yet), `save-batch-committed` (a full batch of
+//! read yet), `save-looked` (a save's read-only look found a change and let go of the
+//! store, which it has not yet opened for writing), `save-batch-committed` (a full batch of
 //! chunks committed, more may follow), `save-chunks-written` (all chunks written,
 //! checkpoint not yet), `restore-mid-delete` (half the deletions of a restore done),
 //! `restore-mid-write` (half the files of a restore staged under

@@ -26,7 +26,7 @@ use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
 use crate::storage::pack::{Delta, LastPack, ReadChunks};
-use crate::storage::{Packer, Snapshot, Store, StoreRead, Transaction};
+use crate::storage::{OpenedStore, Packer, ReadStore, Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
@@ -173,6 +173,8 @@ pub struct Scan<'s> {
     cache_updates: CacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
     chunk_txn: Option<Transaction<'s>>,
+    /// The rest of the walk, kept by a scan given a read limit.
+    walk_rest: Option<WalkRest>,
 }
 
 /// The result of [`save`].
@@ -210,16 +212,26 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    save_walked(repo, store, options, None)
+}
+
+/// [`save`], over the walk `walked` when a read-only look already made one.
+fn save_walked(
+    repo: &Repo,
+    store: &Store,
+    options: &SaveOptions,
+    walked: Option<Walked>,
+) -> Result<SaveReport> {
     let attachments = read_attachments(&options.attach)?;
-    let mut snapshot = scan_with_progress(
+    let mut snapshot = complete(scan_store(
         repo,
         store,
-        ScanMode::Store {
-            level: options.compression_level,
-            skip_unreadable: options.skip_unreadable,
-        },
+        Some(store),
+        save_mode(options),
         options.progress.as_deref(),
-    )?;
+        walked,
+        None,
+    )?)?;
     crate::fault::point("save-chunks-written");
 
     let _span = crate::trace::span("commit");
@@ -299,6 +311,104 @@ pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Re
         report.gc = gc::after_save(&repo.settings, store);
     }
     Ok(report)
+}
+
+/// [`save_then_gc`] that looks before it opens the store for writing: `open_read` opens
+/// it read-only, and a save that finds nothing changed returns then, the store file
+/// untouched (no write, no sync). Only when something changed (or `allow_empty` or
+/// attachments ask for a checkpoint, or there is no store yet) is the store opened for
+/// writing with `open_for_writing`, the read-only one let go first; that save goes on
+/// from the same walk, against the store as it then is, so that a save another process
+/// made meanwhile is seen (docs/design.md invariant 20). Returns the report and the
+/// store as it is left open.
+pub fn save_then_gc_if_changed(
+    repo: &Repo,
+    open_read: impl FnOnce() -> Result<ReadStore>,
+    open_for_writing: impl FnOnce() -> Result<Store>,
+    options: &SaveOptions,
+) -> Result<(SaveReport, OpenedStore)> {
+    let look = !options.allow_empty && options.attach.is_empty() && repo.store_path().exists();
+    let walked = if look {
+        let read = open_read()?;
+        match look_before_saving(repo, &read, options)? {
+            Looked::Unchanged(report) => return Ok((report, OpenedStore::Read(read))),
+            Looked::Changed(walked) => walked,
+        }
+    } else {
+        None
+    };
+    crate::fault::point("save-looked");
+    let mut store = open_for_writing()?;
+    let mut report = save_walked(repo, &store, options, walked)?;
+    if matches!(report.outcome, SaveOutcome::Saved { .. }) {
+        report.gc = gc::after_save(&repo.settings, &mut store);
+    }
+    Ok((report, OpenedStore::Write(store)))
+}
+
+/// What [`look_before_saving`] found.
+enum Looked {
+    /// Nothing changed: the save's report.
+    Unchanged(SaveReport),
+    /// Something changed, or may have: the walk, for the save to go on from.
+    Changed(Option<Walked>),
+}
+
+/// Files and bytes a save that holds the store read-only reads itself to decide that
+/// nothing changed (files the stat cache cannot vouch for). Past either bound it leaves
+/// them to the write path, which records them in the stat cache: a no-change save
+/// therefore writes nothing and re-reads at most this much each time, until a save
+/// that writes settles them (docs/design.md invariant 9).
+const LOOK_FIRST_FILES: usize = 64;
+/// See [`LOOK_FIRST_FILES`].
+const LOOK_FIRST_BYTES: u64 = 1 << 20;
+
+/// The read-only part of [`save_then_gc_if_changed`]: walks, matches the stat cache,
+/// reads the few files it cannot vouch for, and compares the result with the current
+/// checkpoint's tree.
+fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> Result<Looked> {
+    let limit = ReadLimit {
+        files: LOOK_FIRST_FILES,
+        bytes: LOOK_FIRST_BYTES,
+    };
+    let scan = match scan_store(
+        repo,
+        read,
+        None,
+        save_mode(options),
+        None,
+        None,
+        Some(limit),
+    )? {
+        ScanEnd::Scanned(scan) => scan,
+        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(walked))),
+    };
+    let current = {
+        let _span = crate::trace::span("compare with the current checkpoint");
+        let snapshot = read.snapshot()?;
+        match snapshot.current()? {
+            Some(id) if snapshot.checkpoint(id)?.tree == scan.root => Some(id),
+            _ => None,
+        }
+    };
+    Ok(match current {
+        Some(current) => Looked::Unchanged(SaveReport {
+            outcome: SaveOutcome::Unchanged { current },
+            warnings: scan.warnings,
+            leftovers: scan.leftovers,
+            skipped: scan.skipped,
+            gc: None,
+        }),
+        None => Looked::Changed(scan.into_walked()),
+    })
+}
+
+/// The scan mode of a save with `options`.
+fn save_mode(options: &SaveOptions) -> ScanMode {
+    ScanMode::Store {
+        level: options.compression_level,
+        skip_unreadable: options.skip_unreadable,
+    }
 }
 
 /// Reads the files to attach, each named by its file name; two with one name are refused.
@@ -429,7 +539,15 @@ impl Scanned {
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
 /// changed, with a store that may be open only for reading.
 pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
-    scan_store(repo, store, None, ScanMode::HashOnly, None)
+    complete(scan_store(
+        repo,
+        store,
+        None,
+        ScanMode::HashOnly,
+        None,
+        None,
+        None,
+    )?)
 }
 
 /// Reads the worktree into trees, reporting each file to `progress`. In
@@ -442,23 +560,59 @@ pub fn scan_with_progress<'s>(
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
     let writer = matches!(mode, ScanMode::Store { .. }).then_some(store);
-    scan_store(repo, store, writer, mode, progress)
+    complete(scan_store(repo, store, writer, mode, progress, None, None)?)
 }
 
-/// [`scan_with_progress`] over any store: `writer` takes the new chunks, and is given
-/// exactly in [`ScanMode::Store`].
+/// A walk of the worktree, handed from a save's read-only look to its write path so that
+/// the worktree is walked once.
+pub struct Walked {
+    found: walk::Walk,
+    /// The store's generation the walk was made under: if anything was committed since
+    /// (another save, a restore), the worktree may have moved on and is walked again.
+    generation: u64,
+}
+
+/// At most how much a scan reads before it stops and hands its walk back
+/// ([`ScanEnd::TooMuchToRead`]).
+#[derive(Clone, Copy)]
+struct ReadLimit {
+    files: usize,
+    bytes: u64,
+}
+
+/// How [`scan_store`] ended.
+enum ScanEnd<'s> {
+    /// It scanned the worktree.
+    Scanned(Box<Scan<'s>>),
+    /// More files than its [`ReadLimit`] needed reading; it read none of them.
+    TooMuchToRead(Walked),
+}
+
+/// The scan of a [`scan_store`] given no read limit, which always ends scanned.
+fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
+    match end {
+        ScanEnd::Scanned(scan) => Ok(*scan),
+        ScanEnd::TooMuchToRead(_) => Err(Error::Store(
+            "a scan stopped at a read limit it was not given".into(),
+        )),
+    }
+}
+
+/// [`scan_with_progress`] over any store: `writer`, if given, takes the new chunks (a
+/// scan in [`ScanMode::Store`] without one reads and hashes but stores nothing: a save's
+/// read-only look). `walked` is a walk made earlier for this save, used unless something
+/// was committed to the store since. With `read_limit`, a scan that would read more files
+/// than it allows reads none and returns its walk.
 fn scan_store<'s, S: StoreRead>(
     repo: &Repo,
     store: &'s S,
     writer: Option<&'s Store>,
     mode: ScanMode,
     progress: Option<&dyn Progress>,
-) -> Result<Scan<'s>> {
+    walked: Option<Walked>,
+    read_limit: Option<ReadLimit>,
+) -> Result<ScanEnd<'s>> {
     let mut warnings = Vec::new();
-    // A look at a store it may not write (another user's, a read-only copy) has no clock:
-    // then no file counts as settled, and each changed one is read twice.
-    let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
-    let clock_ns = needed(mode, clock, i64::MIN, None, &mut warnings)?;
     let limit = crate::git::settings::DEFAULT_MAX_FILE_SIZE;
     let max_file_size = needed(
         mode,
@@ -476,9 +630,14 @@ fn scan_store<'s, S: StoreRead>(
     )?;
     // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
     let read = store.snapshot()?;
-    let mut found = {
-        let _span = crate::trace::span("walk");
-        walk::walk(repo, read.interrupted_restore()?.is_some())?
+    let generation = store.generation()?;
+    let leftovers_possible = read.interrupted_restore()?.is_some();
+    let mut found = match walked {
+        Some(walked) if walked.generation == generation => walked.found,
+        _ => {
+            let _span = crate::trace::span("walk");
+            walk::walk(repo, leftovers_possible)?
+        }
     };
     crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
@@ -488,25 +647,56 @@ fn scan_store<'s, S: StoreRead>(
             .iter()
             .map(|path| Warning::NotAFile { path: path.clone() }),
     );
-    let mut skipped = take_large_files(&mut found.entries, max_file_size);
+    let large = take_large_files(&mut found.entries, max_file_size);
+    let mut skipped: Vec<SkippedFile> = large
+        .iter()
+        .map(|entry| SkippedFile {
+            path: entry.path.clone(),
+            size: entry.stat.size,
+            reason: SkipReason::TooLarge,
+        })
+        .collect();
     warnings.extend(skipped.iter().map(|file| Warning::TooLarge {
         path: file.path.clone(),
         size: file.size,
         limit: max_file_size.unwrap_or_default(),
     }));
+
+    let StatCacheMatch { cached, stale } = match_stat_cache(&read, &found.entries)?;
+    let (to_read, bytes_to_read) = found
+        .entries
+        .iter()
+        .zip(&cached)
+        .filter(|(entry, cached)| {
+            entry.kind == Kind::File && !cached.as_ref().is_some_and(|c| c.stat == entry.stat)
+        })
+        .fold((0usize, 0u64), |(files, bytes), (entry, _)| {
+            (files + 1, bytes + entry.stat.size)
+        });
+    if read_limit.is_some_and(|limit| to_read > limit.files || bytes_to_read > limit.bytes) {
+        found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
+        return Ok(ScanEnd::TooMuchToRead(Walked { found, generation }));
+    }
+    // The clock is needed only to judge files read now. A look at a store it may not
+    // write (another user's, a read-only copy) has no clock: then no file counts as
+    // settled, and each changed one is read twice.
+    let clock_ns = if to_read == 0 {
+        i64::MIN
+    } else {
+        let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
+        needed(mode, clock, i64::MIN, None, &mut warnings)?
+    };
     if let Some(progress) = progress {
         let bytes = found.entries.iter().map(|e| e.stat.size).sum();
         progress.begin("Saving", found.entries.len() as u64, bytes);
     }
-
     let chunks = read.chunks()?;
-    let StatCacheMatch { cached, stale } = match_stat_cache(&read, &found.entries)?;
     let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
     let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
-    // In hash-only mode no sender exists, so the writer sees the channel closed at once.
-    let tx = match mode {
-        ScanMode::Store { level, .. } => Some((tx, level)),
-        ScanMode::HashOnly => {
+    // Without a writer no sender exists, so the writer sees the channel closed at once.
+    let tx = match (mode, writer) {
+        (ScanMode::Store { level, .. }, Some(_)) => Some((tx, level)),
+        _ => {
             drop(tx);
             None
         }
@@ -567,7 +757,9 @@ fn scan_store<'s, S: StoreRead>(
 
     let mut files = Vec::with_capacity(scanned.len());
     let mut cache_updates = CacheUpdates::default();
-    for (entry, result) in found.entries.into_iter().zip(scanned) {
+    // The paths move into `files`; a scan that may hand its walk back keeps the rest of
+    // each entry, and [`Scan::into_walked`] puts the paths back.
+    for (entry, result) in found.entries.iter_mut().zip(scanned) {
         let result = result?;
         let index = files.len();
         match (result.cache, &result.node) {
@@ -586,23 +778,72 @@ fn scan_store<'s, S: StoreRead>(
             }));
         }
         if let Some(node) = result.node {
-            files.push((entry.path, node));
+            files.push((std::mem::take(&mut entry.path), node));
         }
     }
     cache_updates.remove.extend(stale);
     let mut trees = PendingTrees::new();
     let (root, totals) = tree::build(store.hasher(), &files, &mut trees);
-    Ok(Scan {
+    let leftovers = std::mem::take(&mut found.leftovers);
+    let walk_rest = read_limit.map(|_| WalkRest {
+        found,
+        large,
+        generation,
+    });
+    Ok(ScanEnd::Scanned(Box::new(Scan {
         root,
         totals,
         trees,
         warnings,
-        leftovers: found.leftovers,
+        leftovers,
         skipped,
         files,
         cache_updates,
         chunk_txn: written,
-    })
+        walk_rest,
+    })))
+}
+
+/// What a scan that may hand its walk back keeps of it besides the paths in
+/// [`Scan::files`] and [`Scan::leftovers`].
+struct WalkRest {
+    /// The walk, its captured entries' paths taken (empty).
+    found: walk::Walk,
+    /// The entries left out as too large.
+    large: Vec<walk::WalkEntry>,
+    /// See [`Walked::generation`].
+    generation: u64,
+}
+
+impl Scan<'_> {
+    /// The walk this scan was made from, for a save to go on from; `None` unless the scan
+    /// was given a read limit.
+    fn into_walked(self) -> Option<Walked> {
+        let WalkRest {
+            mut found,
+            large,
+            generation,
+        } = self.walk_rest?;
+        let mut paths = self.files.into_iter().map(|(path, _)| path);
+        for entry in found.entries.iter_mut().filter(|e| e.path.is_empty()) {
+            entry.path = paths.next()?;
+        }
+        found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
+        found.leftovers = self.leftovers;
+        Some(Walked { found, generation })
+    }
+}
+
+/// Two lists of walk entries sorted by path, as one.
+fn merge_sorted(
+    mut entries: Vec<walk::WalkEntry>,
+    more: Vec<walk::WalkEntry>,
+) -> Vec<walk::WalkEntry> {
+    if !more.is_empty() {
+        entries.extend(more);
+        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    }
+    entries
 }
 
 /// Something a scan needs: a save refuses a value it cannot use, while a look at the
@@ -627,25 +868,22 @@ fn needed<T>(
     }
 }
 
-/// Takes the files larger than `limit` out of `entries`. Their stat cache entries then
-/// go as stale, so a file that shrinks below the limit is read again.
-fn take_large_files(entries: &mut Vec<walk::WalkEntry>, limit: Option<u64>) -> Vec<SkippedFile> {
+/// Takes the files larger than `limit` out of `entries`, and returns them. Their stat
+/// cache entries then go as stale, so a file that shrinks below the limit is read again.
+fn take_large_files(
+    entries: &mut Vec<walk::WalkEntry>,
+    limit: Option<u64>,
+) -> Vec<walk::WalkEntry> {
     let Some(limit) = limit else {
         return Vec::new();
     };
-    let mut skipped = Vec::new();
-    entries.retain(|entry| {
-        let large = entry.kind == Kind::File && entry.stat.size > limit;
-        if large {
-            skipped.push(SkippedFile {
-                path: entry.path.clone(),
-                size: entry.stat.size,
-                reason: SkipReason::TooLarge,
-            });
-        }
-        !large
-    });
-    skipped
+    let is_large = |entry: &walk::WalkEntry| entry.kind == Kind::File && entry.stat.size > limit;
+    if !entries.iter().any(is_large) {
+        return Vec::new();
+    }
+    let (large, kept) = std::mem::take(entries).into_iter().partition(is_large);
+    *entries = kept;
+    large
 }
 
 /// The stat cache entry of each walked file (aligned with `walked`), and removals for the
@@ -713,6 +951,15 @@ impl ScanContext<'_> {
         cached: Option<CacheEntry>,
         buf: &mut Vec<u8>,
     ) -> Result<Scanned> {
+        let cached = match cached {
+            Some(hit) if hit.stat == entry.stat && entry.kind == Kind::File => {
+                return Ok(Scanned::node(
+                    file_node(&entry.stat, hit.chunks, self.keep_permissions),
+                    CacheChange::Keep,
+                ));
+            }
+            other => other,
+        };
         let full = self.root.join(OsStr::from_bytes(&entry.path));
         if entry.kind == Kind::Symlink {
             return match std::fs::read_link(&full) {
@@ -724,12 +971,6 @@ impl ScanContext<'_> {
                 )),
                 Err(e) => vanished(&entry.path, e),
             };
-        }
-        if let Some(hit) = cached.as_ref().filter(|c| c.stat == entry.stat) {
-            return Ok(Scanned::node(
-                file_node(&entry.stat, hit.chunks.clone(), self.keep_permissions),
-                CacheChange::Keep,
-            ));
         }
         // A change during the read shows in the metadata, except within one tick of the
         // filesystem's coarse clock: a file modified since the scan began (not "settled")

@@ -18,6 +18,6 @@ pub mod verify;
 
 pub use pack::LastPack;
 pub use snapshot::{CachedEntry, Snapshot};
-pub use store::{hold_read_only, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
+pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;

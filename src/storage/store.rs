@@ -10,7 +10,7 @@
 //! | `trees` | tree id | [`crate::model::tree::Tree`] |
 //! | `checkpoints` | checkpoint id | [`crate::dag::Checkpoint`] |
 //! | `branches` | name | checkpoint id |
-//! | `state` | `head` | [`crate::dag::Head`] |
+//! | `state` | `head`, `restoring` | [`crate::dag::Head`], the restore target |
 //! | `stat_cache` | worktree path | [`crate::model::stat_cache::CacheEntry`] |
 //! | `pins` | checkpoint id | unit: pinned checkpoints, which gc never removes |
 //!
@@ -189,6 +189,10 @@ pub trait StoreRead: Sync {
     fn snapshot(&self) -> Result<Snapshot<'_>>;
     /// Names and cuts content with this store's key and parameters.
     fn hasher(&self) -> &Hasher;
+    /// The store's generation: it changes before every commit, so two reads that find it
+    /// equal, each made with the store open, saw no commit between them (none from a
+    /// build that predates it, which does not change it). 0 before the first.
+    fn generation(&self) -> Result<u64>;
 }
 
 impl StoreRead for Store {
@@ -198,6 +202,10 @@ impl StoreRead for Store {
 
     fn hasher(&self) -> &Hasher {
         &self.hasher
+    }
+
+    fn generation(&self) -> Result<u64> {
+        read_generation(&self.path)
     }
 }
 
@@ -209,12 +217,77 @@ impl StoreRead for ReadStore {
     fn hasher(&self) -> &Hasher {
         &self.hasher
     }
+
+    fn generation(&self) -> Result<u64> {
+        read_generation(&self.path)
+    }
+}
+
+/// The file beside the store holding its generation. Kept out of the store itself: a
+/// record rewritten by every commit would change how redb lays out and grows the file.
+fn generation_path(store_path: &Path) -> PathBuf {
+    store_path.with_file_name("generation")
+}
+
+/// Reads the generation ([`StoreRead::generation`]); a missing or short file reads as 0.
+fn read_generation(store_path: &Path) -> Result<u64> {
+    let path = generation_path(store_path);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(<[u8; 8]>::try_from(bytes.as_slice()).map_or(0, u64::from_le_bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+/// Gives the store a new, random generation, before a commit (so that a commit is never
+/// seen without it; a crash in between only makes a reader think there was one). Not
+/// synced: the generation matters only between processes running at the same time.
+pub(super) fn new_generation(store_path: &Path) -> Result<()> {
+    let path = generation_path(store_path);
+    let next = rand::rng().next_u64().max(1);
+    std::fs::write(&path, next.to_le_bytes()).map_err(|e| Error::io(&path, e))
+}
+
+/// A store open for reading or for writing, as a command that writes only when it must
+/// (`save`) left it.
+pub enum OpenedStore {
+    /// Opened read-only; the file was not written.
+    Read(ReadStore),
+    /// Opened for writing.
+    Write(Store),
+}
+
+impl StoreRead for OpenedStore {
+    fn snapshot(&self) -> Result<Snapshot<'_>> {
+        match self {
+            OpenedStore::Read(store) => store.snapshot(),
+            OpenedStore::Write(store) => store.snapshot(),
+        }
+    }
+
+    fn hasher(&self) -> &Hasher {
+        match self {
+            OpenedStore::Read(store) => store.hasher(),
+            OpenedStore::Write(store) => store.hasher(),
+        }
+    }
+
+    fn generation(&self) -> Result<u64> {
+        match self {
+            OpenedStore::Read(store) => store.generation(),
+            OpenedStore::Write(store) => store.generation(),
+        }
+    }
 }
 
 impl Store {
     /// A write transaction; nothing it does is seen until [`Transaction::commit`].
     pub fn transaction(&self) -> Result<Transaction<'_>> {
-        Ok(Transaction::new(self.db.begin_write()?, &self.hasher))
+        Ok(Transaction::new(
+            self.db.begin_write()?,
+            &self.hasher,
+            &self.path,
+        ))
     }
 
     /// Points HEAD of a store that has no HEAD and no branch yet at `branch`, so that its

@@ -1,6 +1,8 @@
 //! A write transaction on the store: what it writes is seen by others, and survives a
 //! crash, only once [`Transaction::commit`] returns (docs/design.md, "Commit protocols").
 
+use std::path::Path;
+
 use redb::{ReadableTable, WriteTransaction};
 
 use super::pack::{self, Delta, PackWriter};
@@ -18,15 +20,24 @@ use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 pub struct Transaction<'s> {
     pub(super) txn: WriteTransaction,
     pub(super) hasher: &'s Hasher,
+    /// The store's file, whose generation a commit changes.
+    store_path: &'s Path,
 }
 
 impl<'s> Transaction<'s> {
-    pub(super) fn new(txn: WriteTransaction, hasher: &'s Hasher) -> Self {
-        Transaction { txn, hasher }
+    pub(super) fn new(txn: WriteTransaction, hasher: &'s Hasher, store_path: &'s Path) -> Self {
+        Transaction {
+            txn,
+            hasher,
+            store_path,
+        }
     }
 
-    /// Makes everything done durable and visible.
+    /// Makes everything done durable and visible. The store's generation changes first
+    /// ([`super::store::new_generation`]), so that a process that let go of the store
+    /// sees that something may have been committed meanwhile.
     pub fn commit(self) -> Result<()> {
+        super::store::new_generation(self.store_path)?;
         Ok(self.txn.commit()?)
     }
 

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use rayon::slice::ParallelSliceMut;
 
 use super::exempt::{is_agent_settings, LinkedWorktrees};
 use crate::git::repo::Repo;
@@ -60,24 +61,39 @@ fn is_dot_git(name: &OsStr) -> bool {
 /// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
 /// interrupted, so files named as its temporary files are leftovers, not the user's.
 pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
-    std::thread::scope(|scope| {
-        let tracked = scope.spawn(|| repo.tracked_paths());
+    {
+        // Read first, so that the walk need not match tracked files against the ignore
+        // rules (as git status does not): they are captured either way.
+        let mut tracked = {
+            let _span = crate::trace::span("walk: tracked paths");
+            repo.tracked_paths()?
+        };
+        if !tracked.is_sorted() {
+            tracked.sort_unstable();
+        }
         let mut found = {
             let _span = crate::trace::span("walk: directories");
-            walk_tree(repo, leftovers_possible)?
+            walk_tree(repo, leftovers_possible, &tracked)?
         };
-        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        let tracked = tracked
-            .join()
-            .unwrap_or_else(|_| Err(Error::InvalidArgument("git ls-files panicked".into())))?;
+        // Long shared prefixes make each comparison cost: both cores sort.
+        found
+            .entries
+            .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        // Both sorted alike: one ordered pass over both finds what the walk reached (a
+        // binary search for each path cost more).
         // A tracked path the walk did not reach is deleted, or ignored although tracked,
         // which `git add -A` still records.
         let mut ignored_but_tracked = Walk::default();
+        let mut next = 0;
         for path in tracked {
-            let walked = found
+            while found
                 .entries
-                .binary_search_by(|e| e.path.as_slice().cmp(&path))
-                .is_ok();
+                .get(next)
+                .is_some_and(|e| e.path.as_slice() < path.as_slice())
+            {
+                next += 1;
+            }
+            let walked = found.entries.get(next).is_some_and(|e| e.path == path);
             // The index is a file anyone with write access to `.git` can craft: a name
             // that is not a plain component (`..`, an absolute path, `.git`) would lead
             // the save out of the worktree, and is never captured.
@@ -111,7 +127,7 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
         found.leftovers.sort_unstable();
         found.leftovers.dedup();
         Ok(found)
-    })
+    }
 }
 
 /// Whether the worktree path `path` is one of `dirs` or lies below one.
@@ -191,6 +207,8 @@ struct WalkState<'a> {
     leftovers_possible: bool,
     /// Which directories holding a `.git` file are this repository's linked worktrees.
     linked: LinkedWorktrees,
+    /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
+    tracked: &'a [Vec<u8>],
 }
 
 impl WalkState<'_> {
@@ -215,7 +233,7 @@ impl WalkState<'_> {
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
 /// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
 /// directories are not entered, as in git, so a rule inside one cannot re-include.
-fn walk_tree(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
+fn walk_tree(repo: &Repo, leftovers_possible: bool, tracked: &[Vec<u8>]) -> Result<Walk> {
     let root = repo.root.as_path();
     let mut excludes = GitignoreBuilder::new(root);
     let info_exclude = repo.common_dir.join("info").join("exclude");
@@ -241,6 +259,7 @@ fn walk_tree(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
         failed: Mutex::new(None),
         leftovers_possible,
         linked: LinkedWorktrees::of(repo),
+        tracked,
     };
     rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
     if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -336,7 +355,8 @@ fn read_dir<'s>(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(entry.path(), e)),
         };
-        if state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
+        let tracked_file = !file_type.is_dir() && state.tracked.binary_search(&rel).is_ok();
+        if !tracked_file && state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
             continue;
         }
         if file_type.is_dir() {

@@ -53,20 +53,20 @@ pub struct Context {
 impl Context {
     /// Opens the store, waiting for another process as `checkpoint.lockTimeout` allows;
     /// a new store's HEAD names `checkpoint.defaultBranch`.
-    pub fn open_store(&self) -> anyhow::Result<Store> {
+    pub fn open_store(&self) -> git_checkpoint::Result<Store> {
         let quiet = self.quiet;
         let _span = git_checkpoint::trace::span("open store");
-        Ok(settings::open_store(&self.repo, &mut || {
+        settings::open_store(&self.repo, &mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
-        })?)
+        })
     }
 
     /// Opens the store read-only (the file stays byte-identical), waiting likewise.
-    pub fn open_read_store(&self) -> anyhow::Result<ReadStore> {
+    pub fn open_read_store(&self) -> git_checkpoint::Result<ReadStore> {
         let quiet = self.quiet;
-        Ok(ReadStore::open(
+        ReadStore::open(
             &self.repo.store_path(),
             self.repo.settings.lock_timeout.get()?,
             &mut || {
@@ -79,7 +79,7 @@ impl Context {
                     "the store needs a repair that it cannot record (is its disk full?); opened for writing to read it",
                 )
             },
-        )?)
+        )
     }
 
     /// The zstd level for new chunks (`checkpoint.compression`, default 1).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::ui::output::CheckpointJson;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::ops::save::{save_then_gc, SaveOptions, SaveOutcome};
+use git_checkpoint::ops::save::{save_then_gc_if_changed, SaveOptions, SaveOutcome};
 
 use git_checkpoint::storage::StoreRead;
 
@@ -58,7 +58,6 @@ pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
 
 /// Runs `save`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let mut store = context.open_store()?;
     let options = SaveOptions {
         message: args.message,
         meta: args.meta,
@@ -68,7 +67,14 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         progress: context.progress(),
         attach: args.attach,
     };
-    let report = save_then_gc(&context.repo, &mut store, &options)?;
+    // Read-only until something is found changed: a save that changes nothing leaves
+    // the store file as it was.
+    let (report, store) = save_then_gc_if_changed(
+        &context.repo,
+        || context.open_read_store(),
+        || context.open_store(),
+        &options,
+    )?;
     for warning in &report.warnings {
         context.warn(warning);
     }
