@@ -173,6 +173,8 @@ pub struct Scan<'s> {
     cache_updates: CacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
     chunk_txn: Option<Transaction<'s>>,
+    /// The watcher's token to record once the save commits, when a watcher answered.
+    watched: Option<crate::watch::refresh::Watched>,
 }
 
 /// The result of [`save`].
@@ -280,6 +282,9 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
     } else {
         let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;
+        if let Some(watched) = &snapshot.watched {
+            watched.record(repo, snapshot.root);
+        }
     }
     Ok(SaveReport {
         outcome,
@@ -474,10 +479,8 @@ fn scan_store<'s, S: StoreRead>(
     )?;
     // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
     let read = store.snapshot()?;
-    let mut found = {
-        let _span = crate::trace::span("walk");
-        walk::walk(repo, read.interrupted_restore()?.is_some())?
-    };
+    let (mut found, watched) =
+        crate::watch::refresh::walk(repo, &read, read.interrupted_restore()?.is_some())?;
     crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
     warnings.extend(
@@ -600,6 +603,7 @@ fn scan_store<'s, S: StoreRead>(
         files,
         cache_updates,
         chunk_txn: written,
+        watched,
     })
 }
 

@@ -83,6 +83,7 @@ pub enum Command {
     Stats(commands::stats::Args),
     Sessions(commands::sessions::Args),
     Drop(commands::drop::Args),
+    Watch(commands::watch::Args),
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod status;
 pub mod switch;
 pub mod unpin;
 pub mod verify;
+pub mod watch;
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -217,6 +218,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats(args) => stats::run(&context, args),
         Command::Sessions(args) => sessions::run(&context, args),
         Command::Drop(args) => drop::run(&context, args),
+        Command::Watch(args) => watch::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }
