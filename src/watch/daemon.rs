@@ -152,7 +152,6 @@ fn dir_mask() -> WatchMask {
         | WatchMask::DELETE
         | WatchMask::MODIFY
         | WatchMask::ATTRIB
-        | WatchMask::CLOSE_WRITE
         | WatchMask::MOVED_FROM
         | WatchMask::MOVED_TO
         | WatchMask::DELETE_SELF
