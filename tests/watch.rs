@@ -51,8 +51,11 @@ fn pid_of(repo: &Repo) -> Option<u32> {
 
 /// Whether the process runs (a zombie does not count).
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
 }
 
 fn kill(pid: u32, signal: &str) {
@@ -149,6 +152,33 @@ fn create_modify_delete_through_the_watcher_match_a_walk() {
     repo.remove("b/three.txt");
     let save = watched_save(&repo, "changes");
     assert!(save.saved(), "{}", save.out);
+    // Nothing changed since: the save looks at no file at all.
+    let again = traced_save(&repo, "nothing");
+    assert!(
+        again.out.stdout.contains("Nothing changed"),
+        "{}",
+        again.out
+    );
+    assert!(
+        again.ran("watch: ask") && !again.ran("watch") && !again.ran("walk"),
+        "{}",
+        again.out
+    );
+    assert_walk_agrees(&repo, watcher);
+}
+
+#[test]
+fn a_restore_while_watched_then_a_save_matches_a_walk() {
+    let repo = Repo::new();
+    let watcher = watched_repo(&repo);
+    let before = repo.current();
+    repo.write("a/one.txt", b"changed\n");
+    repo.write("c/new.txt", b"new\n");
+    assert!(watched_save(&repo, "changed").saved());
+    repo.ok(&["restore", &before]);
+    repo.write("b/three.txt", b"after the restore\n");
+    let save = traced_save(&repo, "after the restore");
+    assert!(save.saved(), "{}", save.out);
     assert_walk_agrees(&repo, watcher);
 }
 
@@ -190,7 +220,11 @@ fn ignored_files_and_changed_ignore_rules_match_a_walk() {
     let watcher = watched_repo(&repo);
     repo.write("a/build.log", b"ignored\n");
     let save = watched_save(&repo, "ignored");
-    assert!(!save.saved(), "an ignored file made a checkpoint\n{}", save.out);
+    assert!(
+        !save.saved(),
+        "an ignored file made a checkpoint\n{}",
+        save.out
+    );
     // A new .gitignore below the top decides about files that did not change.
     repo.write("a/.gitignore", b"one.txt\n");
     let save = watched_save(&repo, "rules");

@@ -212,6 +212,17 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    if !options.allow_empty && options.attach.is_empty() {
+        if let Some(current) = crate::watch::refresh::unchanged(repo, &store.snapshot()?)? {
+            return Ok(SaveReport {
+                outcome: SaveOutcome::Unchanged { current },
+                warnings: Vec::new(),
+                leftovers: Vec::new(),
+                skipped: Vec::new(),
+                gc: None,
+            });
+        }
+    }
     let attachments = read_attachments(&options.attach)?;
     let mut snapshot = scan_with_progress(
         repo,

@@ -7,8 +7,9 @@
 //! appears (created, or moved in) is watched, and its whole subtree, *before* the event
 //! that names it is numbered: the token that first covers the new directory is handed
 //! out only once every change inside it raises an event, and the save that receives it
-//! walks the new directory whole. A directory that moves away has its watches removed,
-//! so that no event is ever journaled under a path it no longer has.
+//! walks the new directory whole. A directory moved within the worktree keeps its
+//! watches, which the re-add at its new path re-labels; one moved out of the worktree
+//! loses them (its events would only name paths that are no longer there).
 //!
 //! Lost events (the kernel queue overflowed) restart the journal under a new instance id
 //! after every directory is watched again; a directory that cannot be watched (the
@@ -283,7 +284,8 @@ impl Watcher {
         }
         let Some(name) = name else {
             if dir.is_empty()
-                && mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
+                && mask
+                    .intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
             {
                 self.exit = Some(Exit::WorktreeGone);
             }
@@ -423,4 +425,3 @@ impl Watcher {
         }
     }
 }
-

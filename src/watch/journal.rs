@@ -85,7 +85,9 @@ impl Journal {
     /// The paths changed since `token`.
     pub fn since(&self, token: Option<Token>) -> Since {
         match token {
-            Some(token) if !self.blind && token.instance == self.instance && token.seq <= self.seq => {
+            Some(token)
+                if !self.blind && token.instance == self.instance && token.seq <= self.seq =>
+            {
                 let mut paths: Vec<Vec<u8>> = self
                     .paths
                     .iter()

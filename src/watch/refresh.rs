@@ -11,9 +11,10 @@ use super::Token;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::model::tree::Node;
+use crate::model::Checkpoint;
 use crate::storage::Snapshot;
 use crate::worktree::walk::{self, Kind, Walk, WalkEntry};
-use crate::{Result, TreeId};
+use crate::{CheckpointId, Result, TreeId};
 
 /// What a save that asked the watcher records once it has committed: the token it got
 /// before it looked at the worktree, and the state of the files outside the worktree
@@ -96,6 +97,63 @@ fn fingerprint(repo: &Repo) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
+/// What the watcher said, and whether the recorded base lets a save trust it.
+struct Asked {
+    /// The token to record once the save commits.
+    watched: Watched,
+    /// The changed paths and the current checkpoint, when the recorded base is the
+    /// current checkpoint's tree and nothing outside the worktree that decides what a
+    /// walk captures changed since.
+    usable: Option<(Vec<Vec<u8>>, CheckpointId, Checkpoint)>,
+}
+
+/// Asks the watcher what changed since the recorded base; `None` if none answered.
+fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
+    let fingerprint = fingerprint(repo);
+    let recorded = read_base(repo);
+    let answer = {
+        let _span = crate::trace::span("watch: ask");
+        client::ask(repo, recorded.as_ref().map(|base| base.token))
+    };
+    let (token, paths) = match answer {
+        None => return Ok(None),
+        Some(Answer::Stale { token }) => (token, None),
+        Some(Answer::Changes { token, paths }) => (token, Some(paths)),
+    };
+    let current = match read.current()? {
+        Some(id) => Some((id, read.checkpoint(id)?)),
+        None => None,
+    };
+    let usable = match (paths, recorded, current) {
+        (Some(paths), Some(base), Some((id, current)))
+            if base.fingerprint == fingerprint && base.tree == current.tree =>
+        {
+            Some((paths, id, current))
+        }
+        _ => None,
+    };
+    Ok(Some(Asked {
+        watched: Watched { token, fingerprint },
+        usable,
+    }))
+}
+
+/// The current checkpoint, when the watcher vouches that nothing in the worktree changed
+/// since the last watched save recorded it as that checkpoint's tree: a save without
+/// attachments then has nothing to do, and need not look at any file.
+pub fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId>> {
+    if read.interrupted_restore()?.is_some() {
+        return Ok(None);
+    }
+    Ok(match ask(repo, read)? {
+        Some(Asked {
+            usable: Some((paths, id, _)),
+            ..
+        }) if paths.is_empty() => Some(id),
+        _ => None,
+    })
+}
+
 /// The worktree's files for a save or a look: through the watcher when one answers and
 /// the recorded base can be trusted, else by a walk. Also the token to record once the
 /// save has committed, when a watcher answered.
@@ -108,42 +166,18 @@ pub fn walk(
     if leftovers_possible {
         return Ok((full_walk(repo, true)?, None));
     }
-    let fingerprint = fingerprint(repo);
-    let recorded = read_base(repo);
-    let answer = {
-        let _span = crate::trace::span("watch: ask");
-        client::ask(repo, recorded.as_ref().map(|base| base.token))
+    let Some(asked) = ask(repo, read)? else {
+        return Ok((full_walk(repo, false)?, None));
     };
-    let (token, paths) = match answer {
-        None => return Ok((full_walk(repo, false)?, None)),
-        Some(Answer::Stale { token }) => (token, None),
-        Some(Answer::Changes { token, paths }) => (token, Some(paths)),
-    };
-    let current_tree = match read.current()? {
-        Some(id) => Some(read.checkpoint(id)?),
-        None => None,
-    };
-    let watched = Watched {
-        token,
-        fingerprint: fingerprint.clone(),
-    };
-    let usable = match (paths, recorded, current_tree) {
-        (Some(paths), Some(base), Some(current))
-            if base.fingerprint == fingerprint && base.tree == current.tree =>
-        {
-            Some((paths, current))
-        }
-        _ => None,
-    };
-    let Some((paths, current)) = usable else {
-        return Ok((full_walk(repo, false)?, Some(watched)));
+    let Some((paths, _, current)) = asked.usable else {
+        return Ok((full_walk(repo, false)?, Some(asked.watched)));
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
     let left_out: Vec<Vec<u8>> = current.skipped.iter().map(|s| s.path.clone()).collect();
     match refreshed(repo, read, current.tree, &paths, &left_out)? {
-        Some(found) => Ok((found, Some(watched))),
-        None => Ok((full_walk(repo, false)?, Some(watched))),
+        Some(found) => Ok((found, Some(asked.watched))),
+        None => Ok((full_walk(repo, false)?, Some(asked.watched))),
     }
 }
 
@@ -180,8 +214,12 @@ fn refreshed(
     }
     changed.sort_unstable();
     changed.dedup();
-    let mut found = walk::walk_paths(repo, false, &changed)?;
+    let mut found = {
+        let _span = crate::trace::span("watch: changed paths");
+        walk::walk_paths(repo, false, &changed)?
+    };
 
+    let span = crate::trace::span("watch: base tree");
     let mut base = Vec::new();
     read.trees(None)?.flatten(tree, b"", &mut base)?;
     let mut base: Vec<(Vec<u8>, Option<Kind>)> = base
@@ -214,6 +252,8 @@ fn refreshed(
             i += 1;
         }
     }
+    drop(span);
+    let span = crate::trace::span("watch: stat cache");
     let mut stats: Vec<Option<FileStat>> = vec![None; base.len()];
     let mut i = 0;
     read.for_each_cached(|key, entry| {
@@ -225,6 +265,8 @@ fn refreshed(
             stats[i] = entry.decode().ok().map(|e| e.stat);
         }
     })?;
+    drop(span);
+    let _span = crate::trace::span("watch: the rest");
     for (((path, kind), keep), stat) in base.into_iter().zip(keep).zip(stats) {
         if !keep {
             continue;

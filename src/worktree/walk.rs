@@ -6,11 +6,11 @@
 //! paths [`super::exempt`] names are never captured: the linked worktrees of the same
 //! repository are not entered, and the agent settings files at the top are left out.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -151,7 +151,11 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     // Paths whose tracked files must be looked up, since no listing reaches them.
     let mut only_tracked: Vec<&[u8]> = Vec::new();
     for path in changed {
-        if path.is_empty() || !path.split(|&b| b == b'/').all(crate::model::tree::is_safe_name) {
+        if path.is_empty()
+            || !path
+                .split(|&b| b == b'/')
+                .all(crate::model::tree::is_safe_name)
+        {
             continue;
         }
         let (parent, _) = split_parent(path);
@@ -420,9 +424,9 @@ impl<'a> WalkState<'a> {
         }
         Ok(WalkState {
             root,
-            excludes: excludes.build().map_err(|e| {
-                Error::InvalidArgument(format!("reading the excludes files: {e}"))
-            })?,
+            excludes: excludes
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
             found: Mutex::new(Walk::default()),
             failed: Mutex::new(None),
             leftovers_possible,

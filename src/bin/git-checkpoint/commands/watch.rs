@@ -51,7 +51,9 @@ pub struct Args {
 
 /// Reads `500ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
     let number: u64 = number
         .parse()
