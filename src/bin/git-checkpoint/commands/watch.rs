@@ -146,7 +146,6 @@ fn start_daemon(context: &Context) -> anyhow::Result<()> {
         .collect();
     let mut child = std::process::Command::new(std::env::current_exe()?)
         .args(&args)
-        .current_dir(&repo.root)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
