@@ -140,6 +140,22 @@ measure full "$scratch/empty.sh" \
 measure full-cp "rm -rf $scratch/copy" \
   -n "cp -a" "cp -a $work $scratch/copy"
 
+# The same saves with a watcher running (`watch --daemon`): nothing changed, and the
+# 10 edits, 5 adds, 5 deletes on top of the last save (no restore in between, which
+# would make the next save walk). The first save after the watcher starts walks and
+# records the token the measured saves ask about.
+$gc restore "$base_id" --no-save
+$gc watch --daemon
+trap '$gc watch --stop >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+"$scratch/mutate.sh"; $gc save
+measure unchanged-watched "true" \
+  -n "git-checkpoint" "$gc save" \
+  -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
+measure edits-watched "$scratch/mutate.sh" \
+  -n "git-checkpoint" "$gc save" \
+  -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
+$gc watch --stop
+
 python3 - "$results" "$store_first" "$shadow_loose" "$shadow_packed" "$restic_size" <<'PY'
 import json, os, sys
 results, store, loose, packed, restic = sys.argv[1:6]
@@ -148,7 +164,7 @@ def med(name):
     if not os.path.exists(path):
         return {}
     return {r["command"]: r["median"] for r in json.load(open(path))["results"]}
-t = {k: med(k) for k in ["first", "first-restic", "unchanged", "unchanged-restic", "edits", "restore20", "full", "full-cp"]}
+t = {k: med(k) for k in ["first", "first-restic", "unchanged", "unchanged-restic", "edits", "restore20", "full", "full-cp", "unchanged-watched", "edits-watched"]}
 def f(x): return "—" if x is None else f"{x*1000:.1f} ms" if x < 1 else f"{x:.2f} s"
 def ratio(a, b): return "—" if a is None or b is None else f"{a/b:.2f}×"
 g = lambda k: t[k].get("git-checkpoint")
@@ -158,6 +174,8 @@ print("|---|---|---|---|---|---|---|")
 print(f"| first save | {f(g('first'))} | {f(s('first'))} | {ratio(g('first'), s('first'))} | {f(t['first-restic'].get('restic'))} | cat: {f(t['first'].get('cat every file'))} | {ratio(g('first'), t['first'].get('cat every file'))} |")
 print(f"| save, nothing changed | {f(g('unchanged'))} | {f(s('unchanged'))} | {ratio(g('unchanged'), s('unchanged'))} | {f(t['unchanged-restic'].get('restic'))} | git status: {f(t['unchanged'].get('git status'))} | {ratio(g('unchanged'), t['unchanged'].get('git status'))} |")
 print(f"| save after 10 edits, 5 adds, 5 deletes | {f(g('edits'))} | {f(s('edits'))} | {ratio(g('edits'), s('edits'))} | | git status: {f(t['edits'].get('git status'))} | {ratio(g('edits'), t['edits'].get('git status'))} |")
+print(f"| save, nothing changed, watcher running | {f(g('unchanged-watched'))} | | | | git status: {f(t['unchanged-watched'].get('git status'))} | {ratio(g('unchanged-watched'), t['unchanged-watched'].get('git status'))} |")
+print(f"| save after 10 edits, 5 adds, 5 deletes, watcher running | {f(g('edits-watched'))} | | | | git status: {f(t['edits-watched'].get('git status'))} | {ratio(g('edits-watched'), t['edits-watched'].get('git status'))} |")
 print(f"| restore those 20 files | {f(g('restore20'))} | {f(s('restore20'))} | {ratio(g('restore20'), s('restore20'))} | | | |")
 print(f"| full restore into an emptied tree | {f(g('full'))} | {f(s('full'))} | {ratio(g('full'), s('full'))} | | cp -a: {f(t['full-cp'].get('cp -a'))} | {ratio(g('full'), t['full-cp'].get('cp -a'))} |")
 mib = lambda b: f"{int(b)/1048576:.1f} MiB" if b else "—"

@@ -8,6 +8,8 @@
 //! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats), and
 //!   [`diff`]: changes between trees, shown as git shows them; [`agents`]: the hooks that
 //!   save around AI agent steps.
+//! - [`watch`]: the per-worktree watcher and the save's side of it (the changed paths
+//!   since a token instead of a walk); it reads the store, never writes it.
 //! - [`storage`]: the redb file and its tables, behind [`storage::Snapshot`] (reads)
 //!   and [`storage::Transaction`] (writes); the only module that names redb.
 //! - [`worktree`]: the files a checkpoint holds, and writing them back through held
@@ -32,6 +34,7 @@ pub mod progress;
 pub mod remote;
 pub mod storage;
 pub mod trace;
+pub mod watch;
 pub mod worktree;
 
 pub use error::{Error, Result};

@@ -175,6 +175,8 @@ pub struct Scan<'s> {
     chunk_txn: Option<Transaction<'s>>,
     /// The rest of the walk, kept by a scan given a read limit.
     walk_rest: Option<WalkRest>,
+    /// The watcher's token to record once the save commits, when a watcher answered.
+    watched: Option<crate::watch::refresh::Watched>,
 }
 
 /// The result of [`save`].
@@ -212,6 +214,9 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
+        return Ok(report);
+    }
     save_walked(repo, store, options, None)
 }
 
@@ -292,6 +297,9 @@ fn save_walked(
     } else {
         let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;
+        if let Some(watched) = &snapshot.watched {
+            watched.record(repo, snapshot.root);
+        }
     }
     Ok(SaveReport {
         outcome,
@@ -371,6 +379,9 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
         files: LOOK_FIRST_FILES,
         bytes: LOOK_FIRST_BYTES,
     };
+    if let Some(report) = watched_unchanged(repo, &read.snapshot()?, options)? {
+        return Ok(Looked::Unchanged(report));
+    }
     let scan = match scan_store(
         repo,
         read,
@@ -391,6 +402,11 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
             _ => None,
         }
     };
+    if let (Some(_), Some(watched)) = (current, &scan.watched) {
+        // The worktree at the watcher's token is the current checkpoint's tree: the next
+        // save can start from there instead of walking.
+        watched.record(repo, scan.root);
+    }
     Ok(match current {
         Some(current) => Looked::Unchanged(SaveReport {
             outcome: SaveOutcome::Unchanged { current },
@@ -401,6 +417,28 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
         }),
         None => Looked::Changed(scan.into_walked()),
     })
+}
+
+/// The report of a save that a watcher vouches found nothing changed, made without
+/// looking at any file; `None` when the save must look (no watcher, a stale token,
+/// `--allow-empty`, an attachment).
+fn watched_unchanged(
+    repo: &Repo,
+    read: &Snapshot<'_>,
+    options: &SaveOptions,
+) -> Result<Option<SaveReport>> {
+    if options.allow_empty || !options.attach.is_empty() {
+        return Ok(None);
+    }
+    Ok(
+        crate::watch::refresh::unchanged(repo, read)?.map(|current| SaveReport {
+            outcome: SaveOutcome::Unchanged { current },
+            warnings: Vec::new(),
+            leftovers: Vec::new(),
+            skipped: Vec::new(),
+            gc: None,
+        }),
+    )
 }
 
 /// The scan mode of a save with `options`.
@@ -570,6 +608,8 @@ pub struct Walked {
     /// The store's generation the walk was made under: if anything was committed since
     /// (another save, a restore), the worktree may have moved on and is walked again.
     generation: u64,
+    /// The watcher's token the walk was made under, when a watcher answered.
+    watched: Option<crate::watch::refresh::Watched>,
 }
 
 /// At most how much a scan reads before it stops and hands its walk back
@@ -632,12 +672,9 @@ fn scan_store<'s, S: StoreRead>(
     let read = store.snapshot()?;
     let generation = store.generation()?;
     let leftovers_possible = read.interrupted_restore()?.is_some();
-    let mut found = match walked {
-        Some(walked) if walked.generation == generation => walked.found,
-        _ => {
-            let _span = crate::trace::span("walk");
-            walk::walk(repo, leftovers_possible)?
-        }
+    let (mut found, watched) = match walked {
+        Some(walked) if walked.generation == generation => (walked.found, walked.watched),
+        _ => crate::watch::refresh::walk(repo, &read, leftovers_possible)?,
     };
     crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
@@ -675,7 +712,11 @@ fn scan_store<'s, S: StoreRead>(
         });
     if read_limit.is_some_and(|limit| to_read > limit.files || bytes_to_read > limit.bytes) {
         found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
-        return Ok(ScanEnd::TooMuchToRead(Walked { found, generation }));
+        return Ok(ScanEnd::TooMuchToRead(Walked {
+            found,
+            generation,
+            watched,
+        }));
     }
     // The clock is needed only to judge files read now. A look at a store it may not
     // write (another user's, a read-only copy) has no clock: then no file counts as
@@ -801,6 +842,7 @@ fn scan_store<'s, S: StoreRead>(
         cache_updates,
         chunk_txn: written,
         walk_rest,
+        watched,
     })))
 }
 
@@ -830,7 +872,11 @@ impl Scan<'_> {
         }
         found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
         found.leftovers = self.leftovers;
-        Some(Walked { found, generation })
+        Some(Walked {
+            found,
+            generation,
+            watched: self.watched,
+        })
     }
 }
 

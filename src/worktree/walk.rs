@@ -6,10 +6,12 @@
 //! paths [`super::exempt`] names are never captured: the linked worktrees of the same
 //! repository are not entered, and the agent settings files at the top are left out.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -61,73 +63,231 @@ fn is_dot_git(name: &OsStr) -> bool {
 /// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
 /// interrupted, so files named as its temporary files are leftovers, not the user's.
 pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
-    {
-        // Read first, so that the walk need not match tracked files against the ignore
-        // rules (as git status does not): they are captured either way.
-        let mut tracked = {
-            let _span = crate::trace::span("walk: tracked paths");
-            repo.tracked_paths()?
-        };
-        if !tracked.is_sorted() {
-            tracked.sort_unstable();
-        }
-        let mut found = {
-            let _span = crate::trace::span("walk: directories");
-            walk_tree(repo, leftovers_possible, &tracked)?
-        };
-        // Long shared prefixes make each comparison cost: both cores sort.
-        found
+    // Read first, so that the walk need not match tracked files against the ignore
+    // rules (as git status does not): they are captured either way.
+    let mut tracked = {
+        let _span = crate::trace::span("walk: tracked paths");
+        repo.tracked_paths()?
+    };
+    if !tracked.is_sorted() {
+        tracked.sort_unstable();
+    }
+    let mut found = {
+        let _span = crate::trace::span("walk: directories");
+        walk_tree(repo, leftovers_possible, &tracked)?
+    };
+    // Long shared prefixes make each comparison cost: both cores sort.
+    found
+        .entries
+        .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    Ok(found)
+}
+
+/// Adds to `found` (entries sorted) each path of `tracked` it lacks that is still in the
+/// worktree, then sorts and dedups every list. A tracked path the walk did not reach is
+/// deleted, or ignored although tracked, which `git add -A` still records.
+fn add_tracked(repo: &Repo, mut tracked: Vec<Vec<u8>>, leftovers_possible: bool, found: &mut Walk) {
+    if !tracked.is_sorted() {
+        tracked.sort_unstable();
+    }
+    let mut ignored_but_tracked = Walk::default();
+    // Both sorted alike: one ordered pass over both finds what the walk reached (a
+    // binary search for each path cost more).
+    let mut next = 0;
+    for path in tracked {
+        while found
             .entries
-            .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        // Both sorted alike: one ordered pass over both finds what the walk reached (a
-        // binary search for each path cost more).
-        // A tracked path the walk did not reach is deleted, or ignored although tracked,
-        // which `git add -A` still records.
-        let mut ignored_but_tracked = Walk::default();
-        let mut next = 0;
-        for path in tracked {
-            while found
-                .entries
-                .get(next)
-                .is_some_and(|e| e.path.as_slice() < path.as_slice())
-            {
-                next += 1;
+            .get(next)
+            .is_some_and(|e| e.path.as_slice() < path.as_slice())
+        {
+            next += 1;
+        }
+        let walked = found.entries.get(next).is_some_and(|e| e.path == path);
+        // The index is a file anyone with write access to `.git` can craft: a name
+        // that is not a plain component (`..`, an absolute path, `.git`) would lead
+        // the save out of the worktree, and is never captured.
+        if walked
+            || !path
+                .split(|&b| b == b'/')
+                .all(crate::model::tree::is_safe_name)
+            || is_agent_settings(&path)
+            || inside_any(&found.linked_worktrees, &path)
+        {
+            continue;
+        }
+        let full = repo.root.join(OsStr::from_bytes(&path));
+        if let Ok(meta) = std::fs::symlink_metadata(&full) {
+            // Below a directory that is now a symlink, the path is not in the
+            // worktree at all: git reports it deleted, and so does a save.
+            if below_real_directories(&repo.root, &path) {
+                classify(path, &meta, leftovers_possible, &mut ignored_but_tracked);
             }
-            let walked = found.entries.get(next).is_some_and(|e| e.path == path);
-            // The index is a file anyone with write access to `.git` can craft: a name
-            // that is not a plain component (`..`, an absolute path, `.git`) would lead
-            // the save out of the worktree, and is never captured.
-            if walked
-                || !path
-                    .split(|&b| b == b'/')
-                    .all(crate::model::tree::is_safe_name)
-                || is_agent_settings(&path)
-                || inside_any(&found.linked_worktrees, &path)
-            {
+        }
+    }
+    if !ignored_but_tracked.entries.is_empty() {
+        found.entries.append(&mut ignored_but_tracked.entries);
+        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    }
+    found.special.append(&mut ignored_but_tracked.special);
+    found.leftovers.append(&mut ignored_but_tracked.leftovers);
+    found.entries.dedup_by(|a, b| a.path == b.path);
+    found.special.sort_unstable();
+    found.special.dedup();
+    found.leftovers.sort_unstable();
+    found.leftovers.dedup();
+}
+
+/// How a directory named by a watched path stands, for [`walk_paths`].
+#[derive(Clone)]
+enum Reach {
+    /// A real directory whose entries the walk would list, under these rules.
+    Open(Option<Arc<Rules>>),
+    /// Ignored, or below an ignored directory: only tracked files there are captured.
+    Ignored,
+    /// Gone, not a directory, or not the worktree's own (a linked worktree).
+    Out,
+}
+
+/// What a walk of the whole worktree would find at `changed` (worktree paths, each a
+/// file, a directory or nothing now) and below them: the entry point for a save that a
+/// watcher told which paths changed. Every path goes through the rules of [`walk`]:
+/// `.gitignore` files on the way down, the excludes files, the exemptions, tracked files
+/// that an ignore rule matches. A changed directory is walked whole. The entries of the
+/// result are sorted; nothing outside `changed` and their subtrees is in it.
+pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) -> Result<Walk> {
+    // No tracked list: a tracked file an ignore rule matches is looked up afterwards.
+    let state = WalkState::new(repo, leftovers_possible, &[])?;
+    let mut dirs: HashMap<Vec<u8>, Reach> = HashMap::new();
+    let mut found = Walk::default();
+    let mut subtrees = Vec::new();
+    // Paths whose tracked files must be looked up, since no listing reaches them.
+    let mut only_tracked: Vec<&[u8]> = Vec::new();
+    for path in changed {
+        if path.is_empty()
+            || !path
+                .split(|&b| b == b'/')
+                .all(crate::model::tree::is_safe_name)
+        {
+            continue;
+        }
+        let (parent, _) = split_parent(path);
+        let rules = match reach(&state, &mut dirs, parent) {
+            Reach::Open(rules) => rules,
+            Reach::Ignored => {
+                only_tracked.push(path);
                 continue;
             }
-            let full = repo.root.join(OsStr::from_bytes(&path));
-            if let Ok(meta) = std::fs::symlink_metadata(&full) {
-                // Below a directory that is now a symlink, the path is not in the
-                // worktree at all: git reports it deleted, and so does a save.
-                if below_real_directories(&repo.root, &path) {
-                    classify(path, &meta, leftovers_possible, &mut ignored_but_tracked);
-                }
+            Reach::Out => continue,
+        };
+        let full = state.root.join(OsStr::from_bytes(path));
+        let Ok(meta) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        let is_dir = meta.is_dir();
+        if state.ignores(rules.as_deref(), path, is_dir) {
+            only_tracked.push(path);
+        } else if is_dir {
+            if state.linked.is_linked(&full) {
+                found.linked_worktrees.push(path.clone());
+            } else {
+                subtrees.push((path.clone(), rules));
             }
+        } else if !is_agent_settings(path) {
+            classify(path.clone(), &meta, leftovers_possible, &mut found);
         }
-        if !ignored_but_tracked.entries.is_empty() {
-            found.entries.append(&mut ignored_but_tracked.entries);
-            found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        }
-        found.special.append(&mut ignored_but_tracked.special);
-        found.leftovers.append(&mut ignored_but_tracked.leftovers);
-        found.entries.dedup_by(|a, b| a.path == b.path);
-        found.special.sort_unstable();
-        found.special.dedup();
-        found.leftovers.sort_unstable();
-        found.leftovers.dedup();
-        Ok(found)
     }
+    let walked_subtrees: Vec<Vec<u8>> = subtrees.iter().map(|(dir, _)| dir.clone()).collect();
+    rayon::scope(|scope| {
+        for (dir, rules) in subtrees {
+            let state = &state;
+            scope.spawn(move |scope| walk_dir(scope, state, dir, rules));
+        }
+    });
+    let look_up_tracked = !only_tracked.is_empty() || state.ignored_any.load(Ordering::Relaxed);
+    let mut below = state.into_walk()?;
+    found.entries.append(&mut below.entries);
+    found.special.append(&mut below.special);
+    found.leftovers.append(&mut below.leftovers);
+    found.linked_worktrees.append(&mut below.linked_worktrees);
+    found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let tracked = if look_up_tracked {
+        let tops: HashSet<&[u8]> = only_tracked
+            .iter()
+            .copied()
+            .chain(walked_subtrees.iter().map(Vec::as_slice))
+            .collect();
+        repo.tracked_paths()?
+            .into_iter()
+            .filter(|path| at_or_below_any(&tops, path))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    Ok(found)
+}
+
+/// Whether `path` or one of the directories above it is in `tops`.
+fn at_or_below_any(tops: &HashSet<&[u8]>, path: &[u8]) -> bool {
+    tops.contains(path)
+        || path
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'/' && tops.contains(&path[..i]))
+}
+
+/// `path` split at its last slash: its directory (empty at the top) and its name.
+fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => (&path[..slash], &path[slash + 1..]),
+        None => (&[], path),
+    }
+}
+
+/// How the directory `dir` stands for a walk, found component by component from the
+/// top as a walk would come down to it; each answer is kept in `known`.
+fn reach(state: &WalkState<'_>, known: &mut HashMap<Vec<u8>, Reach>, dir: &[u8]) -> Reach {
+    if let Some(reach) = known.get(dir) {
+        return reach.clone();
+    }
+    let full = state.root.join(OsStr::from_bytes(dir));
+    let reach = if dir.is_empty() {
+        let rules = full
+            .join(".gitignore")
+            .symlink_metadata()
+            .is_ok()
+            .then(|| dir_rules(&full, 0, None))
+            .flatten();
+        Reach::Open(rules)
+    } else {
+        let (parent, _) = split_parent(dir);
+        match reach(state, known, parent) {
+            Reach::Open(rules) => match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => {
+                    if state.ignores(rules.as_deref(), dir, true) {
+                        Reach::Ignored
+                    } else if state.linked.is_linked(&full) {
+                        Reach::Out
+                    } else if full.join(".gitignore").symlink_metadata().is_ok() {
+                        Reach::Open(dir_rules(&full, dir.len() + 1, rules))
+                    } else {
+                        Reach::Open(rules)
+                    }
+                }
+                _ => Reach::Out,
+            },
+            // Below an ignored directory only tracked files count, and a walk would not
+            // have looked for a linked worktree there either.
+            Reach::Ignored => match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => Reach::Ignored,
+                _ => Reach::Out,
+            },
+            Reach::Out => Reach::Out,
+        }
+    };
+    known.insert(dir.to_vec(), reach.clone());
+    reach
 }
 
 /// Whether the worktree path `path` is one of `dirs` or lies below one.
@@ -209,6 +369,9 @@ struct WalkState<'a> {
     linked: LinkedWorktrees,
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
+    /// Whether an ignore rule left anything out: only then can a tracked file lie where
+    /// the walk did not look.
+    ignored_any: AtomicBool,
 }
 
 impl WalkState<'_> {
@@ -230,42 +393,75 @@ impl WalkState<'_> {
     }
 }
 
+/// The rules of the directory `full` (worktree path length plus slash: `prefix`), which
+/// holds a `.gitignore`, on top of those of the directories above it.
+fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<Arc<Rules>> {
+    let mut builder = GitignoreBuilder::new(full);
+    // Like git, a pattern that does not parse is skipped; the others still apply.
+    let _ = builder.add(full.join(".gitignore"));
+    match builder.build() {
+        Ok(matcher) => Some(Arc::new(Rules {
+            matcher,
+            prefix,
+            parent,
+        })),
+        Err(_) => parent,
+    }
+}
+
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
 /// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
 /// directories are not entered, as in git, so a rule inside one cannot re-include.
 fn walk_tree(repo: &Repo, leftovers_possible: bool, tracked: &[Vec<u8>]) -> Result<Walk> {
-    let root = repo.root.as_path();
-    let mut excludes = GitignoreBuilder::new(root);
-    let info_exclude = repo.common_dir.join("info").join("exclude");
-    for file in [repo.excludes_file(), Some(info_exclude)]
-        .into_iter()
-        .flatten()
-    {
-        if file.is_file() {
-            if let Some(err) = excludes.add(&file) {
-                return Err(Error::InvalidArgument(format!(
-                    "cannot read excludes file {}: {err}",
-                    file.display()
-                )));
+    let state = WalkState::new(repo, leftovers_possible, tracked)?;
+    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
+    state.into_walk()
+}
+
+impl<'a> WalkState<'a> {
+    /// The state of a walk of `repo`'s worktree: its repository-wide excludes read.
+    fn new(
+        repo: &'a Repo,
+        leftovers_possible: bool,
+        tracked: &'a [Vec<u8>],
+    ) -> Result<WalkState<'a>> {
+        let root = repo.root.as_path();
+        let mut excludes = GitignoreBuilder::new(root);
+        let info_exclude = repo.common_dir.join("info").join("exclude");
+        for file in [repo.excludes_file(), Some(info_exclude)]
+            .into_iter()
+            .flatten()
+        {
+            if file.is_file() {
+                if let Some(err) = excludes.add(&file) {
+                    return Err(Error::InvalidArgument(format!(
+                        "cannot read excludes file {}: {err}",
+                        file.display()
+                    )));
+                }
             }
         }
+        Ok(WalkState {
+            root,
+            excludes: excludes
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
+            found: Mutex::new(Walk::default()),
+            failed: Mutex::new(None),
+            leftovers_possible,
+            linked: LinkedWorktrees::of(repo),
+            tracked,
+            ignored_any: AtomicBool::new(false),
+        })
     }
-    let state = WalkState {
-        root,
-        excludes: excludes
-            .build()
-            .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
-        found: Mutex::new(Walk::default()),
-        failed: Mutex::new(None),
-        leftovers_possible,
-        linked: LinkedWorktrees::of(repo),
-        tracked,
-    };
-    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
-    if let Some(error) = state.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(error);
+
+    /// What the walk found, or the first error it met.
+    fn into_walk(self) -> Result<Walk> {
+        if let Some(error) = self.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(error);
+        }
+        Ok(self.found.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
-    Ok(state.found.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn walk_dir<'s>(
@@ -327,17 +523,7 @@ fn read_dir<'s>(
     }
     let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
     let rules = if has_gitignore {
-        let mut builder = GitignoreBuilder::new(&full);
-        // Like git, a pattern that does not parse is skipped; the others still apply.
-        let _ = builder.add(full.join(".gitignore"));
-        match builder.build() {
-            Ok(matcher) => Some(Arc::new(Rules {
-                matcher,
-                prefix,
-                parent: parent_rules,
-            })),
-            Err(_) => parent_rules,
-        }
+        dir_rules(&full, prefix, parent_rules)
     } else {
         parent_rules
     };
@@ -357,6 +543,7 @@ fn read_dir<'s>(
         };
         let tracked_file = !file_type.is_dir() && state.tracked.binary_search(&rel).is_ok();
         if !tracked_file && state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
+            state.ignored_any.store(true, Ordering::Relaxed);
             continue;
         }
         if file_type.is_dir() {

@@ -86,6 +86,7 @@ pub enum Command {
     Push(commands::push::Args),
     Fetch(commands::fetch::Args),
     Export(commands::export::Args),
+    Watch(commands::watch::Args),
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod status;
 pub mod switch;
 pub mod unpin;
 pub mod verify;
+pub mod watch;
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -223,6 +224,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Push(args) => push::run(&context, args),
         Command::Fetch(args) => fetch::run(&context, args),
         Command::Export(args) => export::run(&context, args),
+        Command::Watch(args) => watch::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }

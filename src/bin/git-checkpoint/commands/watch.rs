@@ -1,0 +1,190 @@
+//! `git checkpoint watch`
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use git_checkpoint::ops::save::{save_then_gc, SaveOptions, SaveOutcome};
+use git_checkpoint::watch::{self, client, daemon};
+
+use super::save::parse_meta;
+use super::Context;
+
+/// Watch the worktree so that a save need not walk it.
+///
+/// Runs a watcher for this worktree (inotify): it keeps a journal of the paths that
+/// change, and a save asks it which paths changed since the last save instead of
+/// looking at every file. Without a watcher, or when it cannot vouch for the journal
+/// (lost events, a changed ignore file, the index changed), a save walks as always,
+/// so a watcher only ever makes a save faster, never different.
+///
+/// The watcher runs in the foreground until interrupted, or with --daemon in the
+/// background (its pid in <git-dir>/checkpoint/watch/pid), until `watch --stop`, or
+/// until the worktree is removed. One watcher runs per worktree.
+///
+/// Examples:
+///
+///   git checkpoint watch --daemon
+///
+///   git checkpoint watch --daemon --save-after 30s --meta source=watch
+///
+///   git checkpoint watch --stop
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Run in the background and return once the watcher answers.
+    #[arg(long, conflicts_with = "stop")]
+    daemon: bool,
+    /// Stop the watcher of this worktree.
+    #[arg(long)]
+    stop: bool,
+    /// Also save once no change came for this long (e.g. 500ms, 30s, 5m).
+    #[arg(long, value_name = "duration", value_parser = parse_duration, conflicts_with = "stop")]
+    save_after: Option<Duration>,
+    /// Metadata for the checkpoints --save-after makes, as key=value (repeatable).
+    #[arg(long = "meta", value_name = "key=value", value_parser = parse_meta, requires = "save_after")]
+    meta: Vec<(String, String)>,
+    /// The message of the checkpoints --save-after makes.
+    #[arg(short, long, default_value = "saved by watch", requires = "save_after")]
+    message: String,
+}
+
+/// Reads `500ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (like 500ms, 30s, 5m)"))?;
+    let millis = match unit {
+        "ms" => Some(number),
+        "" | "s" => number.checked_mul(1000),
+        "m" => number.checked_mul(60_000),
+        "h" => number.checked_mul(3_600_000),
+        _ => None,
+    };
+    match millis {
+        Some(millis) if millis > 0 => Ok(Duration::from_millis(millis)),
+        _ => Err(format!("'{text}' is not a duration (like 500ms, 30s, 5m)")),
+    }
+}
+
+/// Runs `watch`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let repo = &context.repo;
+    if args.stop {
+        match client::stop(repo)? {
+            Some(pid) => context.say(&format!("Stopped the watcher (pid {pid})")),
+            None => context.say("No watcher was running"),
+        }
+        return Ok(());
+    }
+    if args.daemon {
+        return start_daemon(context);
+    }
+    let quiet = args.save_after.map(|after| {
+        let repo = repo.clone();
+        let options = SaveOptions {
+            message: args.message.clone(),
+            meta: args.meta.clone(),
+            compression_level: context.compression_level().unwrap_or(1),
+            ..SaveOptions::default()
+        };
+        daemon::Quiet {
+            after,
+            save: Arc::new(move || quiet_save(&repo, &options)),
+        }
+    });
+    let exit = daemon::run(repo, quiet, || {
+        context.say(&format!(
+            "Watching {} (pid {})",
+            repo.root.display(),
+            std::process::id()
+        ));
+    })?;
+    if exit == daemon::Exit::WorktreeGone {
+        context.say("The worktree is gone; the watcher stops");
+    }
+    Ok(())
+}
+
+/// One `--save-after` save, through the library like `save`; what it says goes to the
+/// watcher's stderr (its log file, for a daemon).
+fn quiet_save(repo: &git_checkpoint::git::repo::Repo, options: &SaveOptions) {
+    let result = git_checkpoint::git::settings::open_store(repo, &mut || {})
+        .and_then(|mut store| save_then_gc(repo, &mut store, options));
+    match result {
+        Ok(report) => {
+            for warning in &report.warnings {
+                eprintln!("warning: {warning}");
+            }
+            if let SaveOutcome::Saved { id, .. } = report.outcome {
+                eprintln!("saved checkpoint {}", id.hex());
+            }
+        }
+        Err(e) => eprintln!("error: the save after quiet time failed: {e}"),
+    }
+}
+
+/// Starts this same command in the foreground as a child in its own process group,
+/// detached from the terminal, and returns once it answers.
+fn start_daemon(context: &Context) -> anyhow::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let repo = &context.repo;
+    if let Some(pid) = client::running(repo) {
+        bail!("a watcher is already running on this worktree (pid {pid})");
+    }
+    let dir = watch::dir(repo);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let log = std::fs::File::create(watch::log_path(repo))
+        .with_context(|| format!("creating {}", watch::log_path(repo).display()))?;
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg != "--daemon")
+        .collect();
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("starting the watcher")?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(pid) = client::running(repo) {
+            context.say(&format!(
+                "Watching {} in the background (pid {pid})",
+                repo.root.display()
+            ));
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            let log = std::fs::read_to_string(watch::log_path(repo)).unwrap_or_default();
+            bail!("the watcher stopped ({status}): {}", log.trim());
+        }
+        if Instant::now() > deadline {
+            bail!("the watcher did not answer within 30 seconds");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_with_their_unit() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        for bad in ["", "s", "0", "1x", "-1s", "1.5s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! The watcher process: one thread that reads inotify events into the [`Journal`] and
+//! answers the socket, so that an answer always reflects every event queued before the
+//! question (inotify queues an event in the very system call that changes the file: the
+//! watcher reads the queue dry before it answers).
+//!
+//! Directories are watched one by one (inotify is not recursive). A directory that
+//! appears (created, or moved in) is watched, and its whole subtree, *before* the event
+//! that names it is numbered: the token that first covers the new directory is handed
+//! out only once every change inside it raises an event, and the save that receives it
+//! walks the new directory whole. A directory moved within the worktree keeps its
+//! watches, which the re-add at its new path re-labels; one moved out of the worktree
+//! loses them (its events would only name paths that are no longer there).
+//!
+//! Lost events (the kernel queue overflowed) restart the journal under a new instance id
+//! after every directory is watched again; a directory that cannot be watched (the
+//! `max_user_watches` limit, a permission) makes the journal blind: every token is
+//! stale, and every save walks.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use rustix::event::{PollFd, PollFlags};
+use rustix::fs::FlockOperation;
+
+use super::journal::{Journal, Since};
+use super::Token;
+use crate::git::repo::Repo;
+use crate::{Error, Result};
+
+/// How often the watcher looks whether its worktree still exists and whether a save it
+/// started has finished, when nothing else wakes it.
+const TICK: Duration = Duration::from_millis(500);
+
+/// `watch --save-after`: save once the worktree has been quiet this long.
+pub struct Quiet {
+    /// The quiet time.
+    pub after: Duration,
+    /// Makes the save; runs on its own thread, which asks this watcher like any save.
+    pub save: Arc<dyn Fn() + Send + Sync>,
+}
+
+/// Why the watcher stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// `watch --stop` asked.
+    Stopped,
+    /// The worktree's top directory went away.
+    WorktreeGone,
+}
+
+/// Runs the watcher of `repo`'s worktree until it is stopped or the worktree goes away.
+/// `ready` is called once the socket answers. Fails at once if another watcher runs.
+pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Exit> {
+    let dir = super::dir(repo);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let pid_path = super::pid_path(repo);
+    let mut pid_file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&pid_path)
+        .map_err(|e| Error::io(&pid_path, e))?;
+    if rustix::fs::flock(&pid_file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        let mut text = String::new();
+        let _ = pid_file.read_to_string(&mut text);
+        return Err(Error::InvalidArgument(format!(
+            "a watcher is already running on this worktree (pid {})",
+            text.trim()
+        )));
+    }
+    pid_file.set_len(0).map_err(|e| Error::io(&pid_path, e))?;
+    writeln!(pid_file, "{}", std::process::id()).map_err(|e| Error::io(&pid_path, e))?;
+
+    let socket = super::socket_path(repo);
+    // Holding the lock, any socket here is a dead watcher's.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).map_err(|e| Error::io(&socket, e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io(&socket, e))?;
+
+    let inotify = Inotify::init().map_err(|e| Error::io(&repo.root, e))?;
+    let root_meta = std::fs::metadata(&repo.root).map_err(|e| Error::io(&repo.root, e))?;
+    let mut watcher = Watcher {
+        root: repo.root.clone(),
+        root_id: (root_meta.dev(), root_meta.ino()),
+        git_dir: repo.git_dir.canonicalize().ok(),
+        inotify,
+        wds: HashMap::new(),
+        journal: Journal::new(),
+        exit: None,
+        last_change: None,
+    };
+    watcher.watch_tree(Vec::new());
+    ready();
+    let exit = watcher.serve(&listener, quiet);
+    let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(&pid_path);
+    drop(pid_file);
+    exit
+}
+
+/// Whether a watcher holds the pid file's lock: it runs, whatever the socket says.
+pub fn is_locked(repo: &Repo) -> bool {
+    let Ok(file) = File::open(super::pid_path(repo)) else {
+        return false;
+    };
+    rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared).is_err()
+}
+
+/// Removes the socket and pid file a watcher that died (SIGKILL, a crash) left.
+pub fn clean_up_if_dead(repo: &Repo) {
+    let Ok(file) = File::open(super::pid_path(repo)) else {
+        let _ = std::fs::remove_file(super::socket_path(repo));
+        return;
+    };
+    if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        let _ = std::fs::remove_file(super::socket_path(repo));
+        let _ = std::fs::remove_file(super::pid_path(repo));
+    }
+}
+
+struct Watcher {
+    root: PathBuf,
+    /// The top directory's device and inode: another directory made at the same path
+    /// is not the worktree this watcher watched.
+    root_id: (u64, u64),
+    /// The repository's own directory, never watched, wherever it is.
+    git_dir: Option<PathBuf>,
+    inotify: Inotify,
+    /// Each watched directory's worktree path.
+    wds: HashMap<WatchDescriptor, Vec<u8>>,
+    journal: Journal,
+    exit: Option<Exit>,
+    /// When the last change was journaled, for `--save-after`; `None` once saved.
+    last_change: Option<Instant>,
+}
+
+/// What every watched directory reports. Not `IN_ACCESS`/`IN_OPEN`: reads change nothing.
+fn dir_mask() -> WatchMask {
+    WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::MODIFY
+        | WatchMask::ATTRIB
+        | WatchMask::MOVED_FROM
+        | WatchMask::MOVED_TO
+        | WatchMask::DELETE_SELF
+        | WatchMask::MOVE_SELF
+        | WatchMask::DONT_FOLLOW
+        | WatchMask::ONLYDIR
+        | WatchMask::EXCL_UNLINK
+}
+
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
+    if !dir.is_empty() {
+        path.extend_from_slice(dir);
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
+fn is_dot_git(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b".git")
+}
+
+impl Watcher {
+    /// Watches the directory `top` (a worktree path) and every directory below it,
+    /// except repositories' own `.git` directories.
+    fn watch_tree(&mut self, top: Vec<u8>) {
+        let mut pending = vec![top];
+        while let Some(dir) = pending.pop() {
+            let full = self.root.join(OsStr::from_bytes(&dir));
+            if self.git_dir.as_deref() == Some(full.as_path()) {
+                continue;
+            }
+            match self.inotify.watches().add(&full, dir_mask()) {
+                Ok(wd) => {
+                    self.wds.insert(wd, dir.clone());
+                }
+                // Gone again, or replaced by a file: its parent's events say so.
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(libc::ENOTDIR) =>
+                {
+                    continue
+                }
+                Err(e) => {
+                    eprintln!(
+                        "git-checkpoint watch: cannot watch {}: {e}; every save walks until the watcher restarts",
+                        full.display()
+                    );
+                    self.journal.go_blind();
+                    return;
+                }
+            }
+            let Ok(entries) = std::fs::read_dir(&full) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if is_dot_git(name.as_bytes()) {
+                    continue;
+                }
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    pending.push(join(&dir, name.as_bytes()));
+                }
+            }
+        }
+    }
+
+    /// Stops watching `top` and every directory below it (moved away: their events
+    /// would carry paths they no longer have).
+    fn unwatch_tree(&mut self, top: &[u8]) {
+        let gone: Vec<WatchDescriptor> = self
+            .wds
+            .iter()
+            .filter(|(_, path)| {
+                path.strip_prefix(top)
+                    .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
+            })
+            .map(|(wd, _)| wd.clone())
+            .collect();
+        for wd in gone {
+            self.wds.remove(&wd);
+            let _ = self.inotify.watches().remove(wd);
+        }
+    }
+
+    /// Reads every queued event into the journal.
+    fn drain(&mut self) {
+        let mut buffer = vec![0u8; 256 * 1024];
+        loop {
+            let events: Vec<(WatchDescriptor, EventMask, Option<Vec<u8>>)> =
+                match self.inotify.read_events(&mut buffer) {
+                    Ok(events) => events
+                        .map(|e| (e.wd, e.mask, e.name.map(|n| n.as_bytes().to_vec())))
+                        .collect(),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        eprintln!("git-checkpoint watch: reading events: {e}");
+                        self.journal.go_blind();
+                        return;
+                    }
+                };
+            if events.is_empty() {
+                return;
+            }
+            for (wd, mask, name) in events {
+                self.event(wd, mask, name);
+            }
+        }
+    }
+
+    fn event(&mut self, wd: WatchDescriptor, mask: EventMask, name: Option<Vec<u8>>) {
+        if mask.contains(EventMask::Q_OVERFLOW) {
+            // Events were lost: nothing journaled so far can be vouched for, and a
+            // directory made meanwhile may be unwatched. Watch everything again (an
+            // existing watch is kept), then start a new instance.
+            self.watch_tree(Vec::new());
+            if !self.journal.is_blind() {
+                self.journal.restart();
+            }
+            self.last_change = Some(Instant::now());
+            return;
+        }
+        let Some(dir) = self.wds.get(&wd).cloned() else {
+            return;
+        };
+        if mask.contains(EventMask::IGNORED) {
+            self.wds.remove(&wd);
+        }
+        let Some(name) = name else {
+            if dir.is_empty()
+                && mask
+                    .intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
+            {
+                self.exit = Some(Exit::WorktreeGone);
+            }
+            return;
+        };
+        let path = join(&dir, &name);
+        if is_dot_git(&name) {
+            // A nested repository's `.git` came or went: whether its directory is a
+            // linked worktree (not captured) may have changed, so it is looked at whole.
+            // The top's own `.git` is the repository itself, never captured.
+            if !dir.is_empty() {
+                self.note(dir);
+            }
+            return;
+        }
+        if mask.contains(EventMask::ISDIR) {
+            if mask.intersects(EventMask::MOVED_FROM | EventMask::DELETE) {
+                self.unwatch_tree(&path);
+            }
+            if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
+                self.watch_tree(path.clone());
+            }
+            // A directory's own times and mode are not part of a checkpoint.
+            if mask == (EventMask::ATTRIB | EventMask::ISDIR) {
+                return;
+            }
+        }
+        self.note(path);
+    }
+
+    fn note(&mut self, path: Vec<u8>) {
+        self.journal.record(path);
+        self.last_change = Some(Instant::now());
+    }
+
+    /// Whether the worktree's top is still the directory this watcher watches.
+    fn root_present(&self) -> bool {
+        std::fs::metadata(&self.root).is_ok_and(|m| (m.dev(), m.ino()) == self.root_id)
+    }
+
+    fn serve(&mut self, listener: &UnixListener, quiet: Option<Quiet>) -> Result<Exit> {
+        let mut saving: Option<JoinHandle<()>> = None;
+        let mut last_tick = Instant::now();
+        loop {
+            let mut timeout = TICK;
+            if let (Some(quiet), Some(last)) = (&quiet, self.last_change) {
+                timeout = timeout.min(quiet.after.saturating_sub(last.elapsed()));
+            }
+            let ts = rustix::event::Timespec {
+                tv_sec: timeout.as_secs() as i64,
+                tv_nsec: i64::from(timeout.subsec_nanos()),
+            };
+            let mut fds = [
+                PollFd::new(&self.inotify, PollFlags::IN),
+                PollFd::new(listener, PollFlags::IN),
+            ];
+            match rustix::event::poll(&mut fds, Some(&ts)) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(Error::io(&self.root, e.into())),
+            }
+            self.drain();
+            loop {
+                match listener.accept() {
+                    Ok((stream, _)) => self.answer(stream),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(&self.root, e)),
+                }
+            }
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                if !self.root_present() {
+                    self.exit = Some(Exit::WorktreeGone);
+                }
+            }
+            if let Some(exit) = self.exit {
+                if let Some(save) = saving.take() {
+                    let _ = save.join();
+                }
+                return Ok(exit);
+            }
+            if saving.as_ref().is_some_and(JoinHandle::is_finished) {
+                if let Some(save) = saving.take() {
+                    let _ = save.join();
+                }
+            }
+            if let (Some(quiet), Some(last), None) = (&quiet, self.last_change, &saving) {
+                if last.elapsed() >= quiet.after {
+                    // Changes after this point set `last_change` again, and save again.
+                    self.last_change = None;
+                    let save = Arc::clone(&quiet.save);
+                    saving = Some(std::thread::spawn(move || save()));
+                }
+            }
+        }
+    }
+
+    /// Answers one connection: `since <token>|none`, `ping` or `stop`.
+    fn answer(&mut self, stream: UnixStream) {
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+        let mut line = String::new();
+        let mut reader = BufReader::new(stream.take(256));
+        if reader.read_line(&mut line).is_err() {
+            return;
+        }
+        let mut stream = reader.into_inner().into_inner();
+        let reply = match line.trim().split_once(' ').unwrap_or((line.trim(), "")) {
+            ("since", token) => {
+                // Every change made before the question is queued by now: read it all.
+                self.drain();
+                self.since(Token::decode(token))
+            }
+            ("ping", _) => format!("watching {}\n", std::process::id()).into_bytes(),
+            ("stop", _) => {
+                self.exit = Some(Exit::Stopped);
+                b"stopping\n".to_vec()
+            }
+            _ => b"unknown request\n".to_vec(),
+        };
+        let _ = stream.write_all(&reply);
+    }
+
+    fn since(&self, token: Option<Token>) -> Vec<u8> {
+        let now = self.journal.token().encode();
+        match self.journal.since(token) {
+            Since::Stale => format!("stale {now}\n").into_bytes(),
+            Since::Paths(paths) => {
+                let mut reply = format!("changes {now}\n").into_bytes();
+                for path in paths {
+                    reply.extend_from_slice(&path);
+                    reply.push(0);
+                }
+                reply
+            }
+        }
+    }
+}
