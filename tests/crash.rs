@@ -190,6 +190,112 @@ fn an_interrupted_restore_is_reported_and_finishes_when_run_again() {
     }
 }
 
+/// A restore into an emptied worktree writes every file at its own name (nothing was
+/// there to keep whole) and one that also replaces files stages only those: killed
+/// half-way through the writes, the paths that held nothing already hold the target's
+/// files (whole, but for those being written when the process died: a beginning of them),
+/// no replaced file is new yet, no temporary file stands for a path that held nothing;
+/// the restore is reported as interrupted and finishes exactly when run again.
+#[test]
+fn an_interrupted_restore_of_new_paths_leaves_whole_files_and_finishes_when_run_again() {
+    for (point, emptied) in [
+        ("restore-mid-write", true),
+        ("restore-mid-write", false),
+        ("restore-mid-rename", false),
+    ] {
+        let what = format!("{point}, emptied tree: {emptied}");
+        let repo = Repo::new();
+        fill(&repo, 40, 20_000, 5);
+        let first = repo.save("first");
+        let first_snap = repo.snapshot();
+        if emptied {
+            for d in 0..5 {
+                std::fs::remove_dir_all(repo.p(format!("d{d}"))).unwrap();
+            }
+        } else {
+            // Half the files change (replaced on restore), half are gone (new on restore).
+            for i in 0..40 {
+                let path = format!("d{}/f{i}.bin", i % 5);
+                match i % 2 {
+                    0 => repo.write(&path, &pseudo_random(20_000, 6000 + i as u64)),
+                    _ => repo.remove(&path),
+                }
+            }
+        }
+        repo.save("second");
+
+        crash_at(&repo, point, &["restore", &first]);
+        let now = repo.snapshot();
+        let (mut whole, mut partial, mut replaced_new) = (0, 0, 0);
+        for (path, node) in &now {
+            if !node.is_captured_kind() {
+                continue;
+            }
+            let name = String::from_utf8_lossy(path);
+            if name.contains(".checkpoint-tmp-") {
+                continue;
+            }
+            let index: u64 = name
+                .rsplit('f')
+                .next()
+                .unwrap()
+                .trim_end_matches(".bin")
+                .parse()
+                .unwrap();
+            let is_new_path = emptied || index % 2 == 1;
+            if is_new_path {
+                // Written at its name: whole, or (another thread was writing it when the
+                // process died) a beginning of the target's bytes, never anything else.
+                let bytes = repo.read(&*name);
+                let target = pseudo_random(20_000, 5000 + index);
+                assert!(
+                    target.starts_with(&bytes),
+                    "{what}: {name} holds other bytes"
+                );
+                match bytes.len() == target.len() {
+                    true => whole += 1,
+                    false => partial += 1,
+                }
+            } else if first_snap.get(path) == Some(node) {
+                replaced_new += 1;
+            }
+        }
+        let staged = count_temp_files(&repo.dir);
+        let new_paths = if emptied { 40 } else { 20 };
+        if point == "restore-mid-write" {
+            assert!(
+                whole >= 5,
+                "{what}: {whole} new paths written at their names"
+            );
+            assert_eq!(
+                replaced_new, 0,
+                "{what}: a replaced file is new before the renames"
+            );
+            // Temporary files stand only for replaced paths.
+            assert!(staged <= 40 - new_paths, "{what}: {staged} temporary files");
+        } else {
+            // Every new path is written and synced before the first rename.
+            assert_eq!((whole, partial), (new_paths, 0), "{what}");
+            assert!(
+                replaced_new >= 5 && staged >= 5,
+                "{what}: {replaced_new} renamed, {staged} staged"
+            );
+        }
+
+        let status = repo.json(&["status", "--json"]);
+        assert!(!status["interrupted_restore"].is_null(), "{what}: {status}");
+        repo.ok(&["restore", &first]);
+        assert_snap_eq(&first_snap, &repo.snapshot(), &what);
+        assert!(
+            no_temp_files(&repo.dir),
+            "{what}: temporary files left behind"
+        );
+        let status = repo.json(&["status", "--json"]);
+        assert!(status["interrupted_restore"].is_null(), "{what}: {status}");
+        assert_verifies(&repo, &what);
+    }
+}
+
 /// Where one killed process is stopped.
 #[derive(Debug, Clone, Copy)]
 enum KillAt {

@@ -12,8 +12,9 @@
 //! 4. Delete captured files the target lacks. Only paths that are in the current
 //!    snapshot are ever deleted, so ignored files are never touched.
 //! 5. Create missing directories and clear directories that become files.
-//! 6. Write files in parallel, each into a temporary file in its own directory; sync the
-//!    filesystem once; rename each over its target; sync once more.
+//! 6. Write files in parallel: a path that held nothing at its own name, a file that
+//!    replaces another under a temporary name beside it; sync the filesystem once; if
+//!    there were temporary names, rename each over its target and sync once more.
 //! 7. Remove directories that step 4 emptied (also when a later step failed).
 //! 8. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it),
 //!    clear the marker and drop the rewritten paths from the stat cache, in one commit.
@@ -363,7 +364,7 @@ fn apply(
     changed
 }
 
-/// Steps 4 to 6 of a restore: deletions, directories, files.
+/// Steps 4 to 6 of a restore: deletions, then directories and files.
 fn change_files(
     worktree: &Worktree,
     hasher: &Hasher,
@@ -390,26 +391,22 @@ fn change_files(
             }
         }
     }
-    // 5. Directories, and clearing the way where a directory becomes a file.
-    let groups = by_directory(
-        changes
-            .iter()
-            .filter_map(|c| Some((c.path.as_slice(), c.new.as_ref()?))),
-    );
+    // 5 and 6. Files, written in parallel in batches of one directory each (a directory
+    // is opened, and made if missing, once per batch). A path that held nothing of the
+    // current snapshot gets its file written at its own name (`O_EXCL`): there is nothing
+    // old there to keep whole. A path that held a file gets a temporary name beside it,
+    // renamed over it only once every written byte is durable, so that a crash leaves
+    // it old or new, never torn (docs/design.md, section 4, "Restore").
+    let groups = by_directory(changes.iter().filter_map(|c| {
+        Some((
+            c.path.as_slice(),
+            PlannedWrite {
+                node: c.new.as_ref()?,
+                in_place: c.old.is_none(),
+            },
+        ))
+    }));
     let writes: usize = groups.iter().map(|(_, files)| files.len()).sum();
-    for (dir_path, files) in &groups {
-        let dir = created(worktree, dir_path)?;
-        for (name, _) in files {
-            if dir.kind(name)? == Some(FileType::Directory) {
-                dir.remove_empty_tree(name)?;
-            }
-        }
-    }
-    // 6. Files, written in parallel to temporary names beside their targets, made durable
-    // with one filesystem sync (instead of one fsync per file), then renamed into place
-    // and synced once more so the renames are durable too. A crash leaves each target
-    // either old or new, never torn. Work is cut into batches of one directory each, so
-    // a directory is opened once per batch, not once per file.
     let batches: Vec<Batch> = groups
         .iter()
         .flat_map(|(dir, files)| files.chunks(BATCH_FILES).map(move |files| (*dir, files)))
@@ -418,38 +415,38 @@ fn change_files(
         let bytes = groups
             .iter()
             .flat_map(|(_, files)| files)
-            .map(|(_, node)| file_size(node));
+            .map(|(_, write)| file_size(write.node));
         progress.begin("Restoring", writes as u64, bytes.sum());
     }
     let done = AtomicUsize::new(0);
     let half = writes / 2;
-    let staged: Vec<Result<Vec<Vec<u8>>>> = batches
+    let staged: Vec<Result<(DirId, Vec<Staged>)>> = batches
         .par_iter()
         .map_init(
             || (Vec::new(), LastPack::default()),
             |(buf, last), (dir_path, files)| {
                 let dir = created(worktree, dir_path)?;
-                let mut staged: Vec<Vec<u8>> = Vec::with_capacity(files.len());
-                for &(name, node) in files.iter() {
-                    let tmp = stage_node(hasher, chunks, last, node, &dir, name, buf);
-                    let tmp = match tmp {
-                        Ok(tmp) => tmp,
+                let mut staged: Vec<Staged> = Vec::with_capacity(files.len());
+                for (name, write) in files.iter() {
+                    let placed = place_node(hasher, chunks, last, write, &dir, name, buf);
+                    let placed = match placed {
+                        Ok(placed) => placed,
                         Err(e) => {
-                            for tmp in &staged {
-                                let _ = dir.remove_file(tmp);
+                            for (placed, (name, _)) in staged.iter().zip(files.iter()) {
+                                let _ = dir.remove_file(placed.written_name(name));
                             }
                             return Err(e);
                         }
                     };
-                    staged.push(tmp);
+                    staged.push(placed);
                     if done.fetch_add(1, Ordering::Relaxed) + 1 == half {
                         crate::fault::point("restore-mid-write");
                     }
                     if let Some(progress) = progress {
-                        progress.file_done(file_size(node));
+                        progress.file_done(file_size(write.node));
                     }
                 }
-                Ok(staged)
+                Ok((dir.identity()?, staged))
             },
         )
         .collect();
@@ -457,11 +454,12 @@ fn change_files(
         progress.end();
     }
     if let Some(failed) = staged.iter().position(Result::is_err) {
-        // Take back what the other batches staged; the restore changed no file yet.
-        for ((dir_path, _), tmps) in batches.iter().zip(&staged) {
-            if let (Ok(tmps), Ok(Some(dir))) = (tmps, worktree.dir(dir_path, false)) {
-                for tmp in tmps {
-                    let _ = dir.remove_file(tmp);
+        // Take back what the other batches wrote: temporary files, and the files written
+        // at names where nothing was. The restore replaced no file.
+        for ((dir_path, files), placed) in batches.iter().zip(&staged) {
+            if let (Ok((_, placed)), Ok(Some(dir))) = (placed, worktree.dir(dir_path, false)) {
+                for (placed, (name, _)) in placed.iter().zip(files.iter()) {
+                    let _ = dir.remove_file(placed.written_name(name));
                 }
             }
         }
@@ -470,25 +468,79 @@ fn change_files(
             .nth(failed)
             .map_or(Ok(()), |r| r.map(drop));
     }
-    if writes > 0 {
-        let _span = crate::trace::span("restore: sync, rename, sync");
-        worktree.sync()?;
-        let mut renamed = 0;
-        for ((dir_path, files), tmps) in batches.iter().zip(staged.into_iter().flatten()) {
-            // Opened again: if the directory was swapped since, this fails, and the
-            // staged files stay where they were written, for the next restore to remove.
-            let dir = created(worktree, dir_path)?;
-            for ((name, _), tmp) in files.iter().zip(&tmps) {
-                if renamed == half {
-                    crate::fault::point("restore-mid-rename");
-                }
-                dir.rename(tmp, name)?;
-                renamed += 1;
-            }
-        }
+    if writes == 0 {
+        return Ok(());
+    }
+    // Every byte written (in place or under a temporary name), the new names, the
+    // deletions and the new directories made durable at once. A restore that only adds
+    // files needs no other barrier.
+    {
+        let _span = crate::trace::span("restore: sync");
         worktree.sync()?;
     }
-    Ok(())
+    // Each directory is opened again, as its path leads now: if it was swapped since
+    // (for a symlink, or another directory), this fails, and whatever was written there
+    // stays where it went, for the next restore to find. Without this, a restore that
+    // wrote only at new names would end as done with its files moved away.
+    let _span = crate::trace::span("restore: check the directories, rename, sync");
+    let renames: usize = staged
+        .iter()
+        .flatten()
+        .flat_map(|(_, placed)| placed)
+        .filter(|p| p.tmp.is_some())
+        .count();
+    let half = renames / 2;
+    let mut renamed = 0;
+    for ((dir_path, files), (written_in, placed)) in
+        batches.iter().zip(staged.into_iter().flatten())
+    {
+        let dir = created(worktree, dir_path)?;
+        if dir.identity()? != written_in {
+            return Err(Error::RestoreBlocked {
+                path: worktree.display(dir_path),
+                why: "the directory was replaced while the restore wrote into it; run the restore again".into(),
+            });
+        }
+        for ((name, _), placed) in files.iter().zip(&placed) {
+            let Some(tmp) = &placed.tmp else { continue };
+            if renamed == half {
+                crate::fault::point("restore-mid-rename");
+            }
+            dir.rename(tmp, name)?;
+            renamed += 1;
+        }
+    }
+    if renames == 0 {
+        return Ok(());
+    }
+    // The renames are made durable before the restore is recorded as done: otherwise a
+    // crash of the machine could leave temporary files, no longer leftovers once the
+    // marker is cleared, beside old files. (A sync of each directory they changed costs
+    // one journal commit each, several times this on ext4.)
+    worktree.sync()
+}
+
+/// A directory's device and inode.
+type DirId = (u64, u64);
+
+/// One file or symlink to write, and whether it may be written at its own name.
+struct PlannedWrite<'a> {
+    node: &'a Node,
+    /// The current snapshot has nothing at this path: no old content to keep whole.
+    in_place: bool,
+}
+
+/// Where [`place_node`] wrote a file.
+struct Staged {
+    /// The temporary name to rename over the target, or `None` if written in place.
+    tmp: Option<Vec<u8>>,
+}
+
+impl Staged {
+    /// The name the content now has in its directory.
+    fn written_name<'a>(&'a self, name: &'a [u8]) -> &'a [u8] {
+        self.tmp.as_deref().unwrap_or(name)
+    }
 }
 
 /// Files staged or renamed per opening of their directory.
@@ -507,7 +559,7 @@ fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
 type Directory<'p, T> = (&'p [u8], Vec<(&'p [u8], T)>);
 
 /// Up to [`BATCH_FILES`] files of one directory, written with one opening of it.
-type Batch<'a> = (&'a [u8], &'a [(&'a [u8], &'a Node)]);
+type Batch<'a> = (&'a [u8], &'a [(&'a [u8], PlannedWrite<'a>)]);
 
 /// Worktree paths, each with what goes with it, grouped by their directory: directories
 /// in byte order, each with its entries' names in the order given.
@@ -627,17 +679,59 @@ fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Resu
     Ok(())
 }
 
-/// Writes `node`, to be put in place as `name`, under a new temporary name in `dir`,
-/// which it returns.
-fn stage_node<'a>(
+/// Writes `write`'s node, to be `name` in `dir`, and says where: at `name` itself when
+/// the current snapshot has nothing there and nothing appeared since (a directory the
+/// deletions emptied gives way first); otherwise under a new temporary name beside it.
+fn place_node<'a>(
+    hasher: &Hasher,
+    chunks: &'a ReadChunks,
+    last: &mut LastPack<'a>,
+    write: &PlannedWrite<'_>,
+    dir: &worktree::Dir<'_>,
+    name: &[u8],
+    buf: &mut Vec<u8>,
+) -> Result<Staged> {
+    let node = write.node;
+    if write.in_place {
+        if write_new(hasher, chunks, last, node, dir, name, name, buf)? {
+            return Ok(Staged { tmp: None });
+        }
+        if dir.kind(name)? == Some(FileType::Directory) {
+            dir.remove_empty_tree(name)?;
+            if write_new(hasher, chunks, last, node, dir, name, name, buf)? {
+                return Ok(Staged { tmp: None });
+            }
+        }
+        // Something appeared there after the preflight: it is replaced like a file of the
+        // current snapshot, whole.
+    }
+    let suffix = match node {
+        Node::Symlink { .. } => TEMP_LINK_SUFFIX,
+        _ => "",
+    };
+    let tmp = temp_name(TEMP_RANDOM_CHARS, suffix);
+    match write_new(hasher, chunks, last, node, dir, &tmp, name, buf)? {
+        true => Ok(Staged { tmp: Some(tmp) }),
+        false => Err(Error::io(
+            dir.display(&tmp),
+            std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+        )),
+    }
+}
+
+/// Creates `at` in `dir` (`O_EXCL`) holding `node`, which is to become `name`; `false`
+/// if something is at `at` already. A file that fails half-way is removed.
+#[allow(clippy::too_many_arguments)]
+fn write_new<'a>(
     hasher: &Hasher,
     chunks: &'a ReadChunks,
     last: &mut LastPack<'a>,
     node: &Node,
     dir: &worktree::Dir<'_>,
+    at: &[u8],
     name: &[u8],
     buf: &mut Vec<u8>,
-) -> Result<Vec<u8>> {
+) -> Result<bool> {
     match node {
         Node::File {
             size, chunks: ids, ..
@@ -645,7 +739,6 @@ fn stage_node<'a>(
         | Node::FileWithMode {
             size, chunks: ids, ..
         } => {
-            let tmp = temp_name(TEMP_RANDOM_CHARS, "");
             // A file that keeps only git's executable bit gets the mode a new file gets
             // (the kernel applies the umask); one with its own permissions gets exactly
             // those once written (owner-only while it is written).
@@ -655,7 +748,9 @@ fn stage_node<'a>(
                 _ if node.is_executable() => (0o777, None),
                 _ => (0o666, None),
             };
-            let mut file = dir.create_file(&tmp, create_mode)?;
+            let Some(mut file) = dir.create_file(at, create_mode)? else {
+                return Ok(false);
+            };
             let mut total: u64 = 0;
             let written = ids.iter().try_for_each(|&id| {
                 buf.clear();
@@ -667,7 +762,7 @@ fn stage_node<'a>(
                     return Err(wrong_size(dir, name, *size));
                 }
                 file.write_all(buf)
-                    .map_err(|e| Error::io(dir.display(&tmp), e))
+                    .map_err(|e| Error::io(dir.display(at), e))
             });
             let written = written
                 .and_then(|()| match total == *size {
@@ -677,21 +772,17 @@ fn stage_node<'a>(
                 .and_then(|()| match exact_mode {
                     Some(mode) => file
                         .set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(|e| Error::io(dir.display(&tmp), e)),
+                        .map_err(|e| Error::io(dir.display(at), e)),
                     None => Ok(()),
                 });
             if let Err(e) = written {
                 drop(file);
-                let _ = dir.remove_file(&tmp);
+                let _ = dir.remove_file(at);
                 return Err(e);
             }
-            Ok(tmp)
+            Ok(true)
         }
-        Node::Symlink { target: link } => {
-            let tmp = temp_name(TEMP_RANDOM_CHARS, TEMP_LINK_SUFFIX);
-            dir.symlink(link, &tmp)?;
-            Ok(tmp)
-        }
+        Node::Symlink { target: link } => dir.symlink(link, at),
         Node::Dir { .. } => unreachable!("changes never carry directories"),
     }
 }

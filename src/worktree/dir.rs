@@ -159,6 +159,14 @@ impl Dir<'_> {
         Error::io(self.display(name), e.into())
     }
 
+    /// The device and inode of this directory: which directory the handle holds,
+    /// wherever it has been moved to since it was opened.
+    pub fn identity(&self) -> Result<(u64, u64)> {
+        let st = rustix::fs::fstat(&self.fd)
+            .map_err(|e| Error::io(self.worktree.display(&self.rel), e.into()))?;
+        Ok((st.st_dev as u64, st.st_ino as u64))
+    }
+
     /// What `name` is here, without following a symlink; `None` if nothing is.
     pub fn kind(&self, name: &[u8]) -> Result<Option<rustix::fs::FileType>> {
         match rustix::fs::statat(&self.fd, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW) {
@@ -214,22 +222,29 @@ impl Dir<'_> {
     }
 
     /// Creates the new file `name` for writing with `mode` (less the umask, as any new
-    /// file); fails if anything is there already.
-    pub fn create_file(&self, name: &[u8], mode: u32) -> Result<File> {
-        rustix::fs::openat(
+    /// file); `Ok(None)` if anything is there already, so that the caller can look at
+    /// what it is instead of failing.
+    pub fn create_file(&self, name: &[u8], mode: u32) -> Result<Option<File>> {
+        match rustix::fs::openat(
             &self.fd,
             OsStr::from_bytes(name),
             OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
             Mode::from(mode),
-        )
-        .map(File::from)
-        .map_err(|e| self.io(name, e))
+        ) {
+            Ok(fd) => Ok(Some(File::from(fd))),
+            Err(Errno::EXIST) => Ok(None),
+            Err(e) => Err(self.io(name, e)),
+        }
     }
 
-    /// Creates the symlink `name` pointing at `target`.
-    pub fn symlink(&self, target: &[u8], name: &[u8]) -> Result<()> {
-        rustix::fs::symlinkat(OsStr::from_bytes(target), &self.fd, OsStr::from_bytes(name))
-            .map_err(|e| self.io(name, e))
+    /// Creates the symlink `name` pointing at `target`; `Ok(false)` if anything is there
+    /// already.
+    pub fn symlink(&self, target: &[u8], name: &[u8]) -> Result<bool> {
+        match rustix::fs::symlinkat(OsStr::from_bytes(target), &self.fd, OsStr::from_bytes(name)) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => Ok(false),
+            Err(e) => Err(self.io(name, e)),
+        }
     }
 
     /// Renames `from` over `to`, both in this directory, atomically replacing a file or
