@@ -264,6 +264,7 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
                 skipped: snapshot.skipped.clone(),
             };
             let id = txn.add_checkpoint(&mut record)?;
+            crate::diff::keep_summary(&txn, &snapshot.trees, id, &record)?;
             txn.move_head(id)?;
             SaveOutcome::Saved {
                 id,
