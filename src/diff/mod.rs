@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::model::tree::{too_deep, Budget, Entry, Node, Tree, MAX_DEPTH};
-use crate::model::Checkpoint;
-use crate::storage::{Snapshot, TreeReader};
+use crate::model::{Checkpoint, PendingTrees};
+use crate::storage::{ChangeSummary, Snapshot, Transaction, TreeReader};
 use crate::{CheckpointId, Result, TreeId};
 
 pub mod content;
@@ -51,26 +51,78 @@ pub struct SizeDelta {
     pub shrunk: u64,
 }
 
+impl From<ChangeSummary> for SizeDelta {
+    fn from(summary: ChangeSummary) -> Self {
+        let files = summary.added + summary.deleted + summary.modified;
+        SizeDelta {
+            files: usize::try_from(files).unwrap_or(usize::MAX),
+            grown: summary.grown,
+            shrunk: summary.shrunk,
+        }
+    }
+}
+
 /// Adds up `changes` as a [`SizeDelta`]; a symlink counts its target's length.
 pub fn size_delta(changes: &[Change]) -> SizeDelta {
+    summarize(changes).into()
+}
+
+/// Counts `changes` by kind and adds up their sizes, as [`size_delta`] does.
+pub fn summarize(changes: &[Change]) -> ChangeSummary {
     let size = |node: &Option<Node>| match node {
         Some(Node::File { size, .. } | Node::FileWithMode { size, .. }) => *size,
         Some(Node::Symlink { target }) => target.len() as u64,
         _ => 0,
     };
-    let mut delta = SizeDelta {
-        files: changes.len(),
-        ..SizeDelta::default()
-    };
+    let mut summary = ChangeSummary::default();
     for change in changes {
+        match (&change.old, &change.new) {
+            (None, _) => summary.added += 1,
+            (_, None) => summary.deleted += 1,
+            _ => summary.modified += 1,
+        }
         let (old, new) = (size(&change.old), size(&change.new));
         if new >= old {
-            delta.grown += new - old;
+            summary.grown += new - old;
         } else {
-            delta.shrunk += old - new;
+            summary.shrunk += old - new;
         }
     }
-    delta
+    summary
+}
+
+/// Keeps what checkpoint `id` (`record`, being saved in `txn`, its new trees in
+/// `trees`) changed against its first parent, so that `log` need not diff its trees.
+/// Only the subtrees whose ids differ are read, the new ones from memory, so this costs
+/// a save little. A parent whose trees cannot be read (a damaged store) gets no summary
+/// rather than failing the save: `log` then computes it, and reports the damage.
+pub fn keep_summary(
+    txn: &Transaction,
+    trees: &PendingTrees,
+    id: CheckpointId,
+    record: &Checkpoint,
+) -> Result<()> {
+    let _span = crate::trace::span("commit: change summary");
+    let parent = match record.parents.first() {
+        Some(&parent) => Some(txn.checkpoint(parent)?),
+        None => None,
+    };
+    // Read through the write transaction itself: a read view opened beside it would
+    // keep the store from reusing the pages this transaction frees.
+    let reader = txn.trees(Some(trees))?;
+    if let Some(parent) = &parent {
+        reader.expect(parent);
+    }
+    let parent_tree = parent.map(|p| p.tree);
+    match diff_trees(
+        &reader,
+        parent_tree,
+        Some(record.tree),
+        &PathFilter::default(),
+    ) {
+        Ok(changes) => txn.set_summary(id, &summarize(&changes)),
+        Err(_) => Ok(()),
+    }
 }
 
 /// Which paths an operation covers: everything, or the given files and directories.

@@ -281,6 +281,7 @@ fn save_walked(
                 skipped: snapshot.skipped.clone(),
             };
             let id = txn.add_checkpoint(&mut record)?;
+            crate::diff::keep_summary(&txn, &snapshot.trees, id, &record)?;
             txn.move_head(id)?;
             SaveOutcome::Saved {
                 id,

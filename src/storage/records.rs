@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use redb::ReadableTable;
+use serde::{Deserialize, Serialize};
 
 use crate::format::codec;
 use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
@@ -23,9 +24,16 @@ pub(super) fn load(
     id: CheckpointId,
 ) -> Result<Checkpoint> {
     match table.get(id.0)? {
-        Some(v) => codec::decode(v.value(), &format!("checkpoint {id}")),
+        Some(v) => decode_checkpoint(id, v.value()),
         None => Err(Error::Corrupt(format!("checkpoint {id} is missing"))),
     }
+}
+
+/// Decodes checkpoint `id`'s record. The id goes into the error's text only when there
+/// is an error: formatting it for every record showed in the profile of a long `log`.
+fn decode_checkpoint(id: CheckpointId, bytes: &[u8]) -> Result<Checkpoint> {
+    codec::decode(bytes, "checkpoint")
+        .or_else(|_| codec::decode(bytes, &format!("checkpoint {id}")))
 }
 
 /// Every checkpoint record, decoded, in id order.
@@ -37,12 +45,41 @@ pub(super) fn load_all(
         .map(|item| {
             let (key, value) = item?;
             let id = CheckpointId(key.value());
-            Ok((
-                id,
-                codec::decode(value.value(), &format!("checkpoint {id}"))?,
-            ))
+            Ok((id, decode_checkpoint(id, value.value())?))
         })
         .collect()
+}
+
+/// What a checkpoint changed against its first parent (everything, for a first
+/// checkpoint), by the sizes its trees record: kept in the `summaries` table so that
+/// `log` can show it without reading trees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSummary {
+    /// Paths only the checkpoint has.
+    pub added: u64,
+    /// Paths only its parent has.
+    pub deleted: u64,
+    /// Paths both have, with different content, mode or kind.
+    pub modified: u64,
+    /// Sum of the growth of files that grew (an added file grows by its size).
+    pub grown: u64,
+    /// Sum of the shrinkage of files that shrank (a deleted file by its size).
+    pub shrunk: u64,
+}
+
+/// The summary kept for checkpoint `id`, if any; a row that does not decode is
+/// [`Error::Corrupt`].
+pub(super) fn summary(
+    table: &impl ReadableTable<u128, &'static [u8]>,
+    id: CheckpointId,
+) -> Result<Option<ChangeSummary>> {
+    match table.get(id.0)? {
+        Some(v) => Ok(Some(codec::decode(
+            v.value(),
+            &format!("change summary of checkpoint {id}"),
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// Reads HEAD; a new store's HEAD is the default branch.

@@ -11,7 +11,7 @@ use crate::{CheckpointId, Result};
 
 impl Snapshot<'_> {
     /// Opens a table that older stores lack; `None` when it is absent.
-    fn optional<K: redb::Key + 'static, V: redb::Value + 'static>(
+    pub(super) fn optional<K: redb::Key + 'static, V: redb::Value + 'static>(
         &self,
         table: TableDefinition<K, V>,
     ) -> Result<Option<ReadOnlyTable<K, V>>> {

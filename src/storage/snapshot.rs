@@ -3,13 +3,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata};
 
 use super::pack::{self, ReadChunks};
 use super::reach::{self, Graph, Marked};
-use super::records;
+use super::records::{self, ChangeSummary};
 use super::tables::*;
-use super::tree_reader::TreeReader;
+use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
@@ -37,6 +37,15 @@ impl<'s> Snapshot<'s> {
     /// The record of checkpoint `id`; a missing or damaged one is [`crate::Error::Corrupt`].
     pub fn checkpoint(&self, id: CheckpointId) -> Result<Checkpoint> {
         records::load(&self.txn.open_table(CHECKPOINTS)?, id)
+    }
+
+    /// The checkpoint records, their short ids and their kept change summaries through
+    /// tables opened once: for reading many of them, as `log` does.
+    pub fn checkpoint_reader(&self) -> Result<CheckpointReader> {
+        Ok(CheckpointReader {
+            checkpoints: self.txn.open_table(CHECKPOINTS)?,
+            summaries: self.optional(SUMMARIES)?,
+        })
     }
 
     /// Every checkpoint, in id order; the first damaged record is an error.
@@ -116,7 +125,11 @@ impl<'s> Snapshot<'s> {
     /// A reader of stored trees and, optionally, trees built in memory and not stored.
     /// Each tree is checked as it is read ([`TreeReader::get`]).
     pub fn trees<'a>(&'a self, pending: Option<&'a PendingTrees>) -> Result<TreeReader<'a>> {
-        TreeReader::new(self.hasher, self.txn.open_table(TREES)?, pending)
+        TreeReader::new(
+            self.hasher,
+            TreeTable::Read(self.txn.open_table(TREES)?),
+            pending,
+        )
     }
 
     /// A tree reader that also checks against the rest of the store: each checkpoint's
@@ -213,6 +226,34 @@ impl<'s> Snapshot<'s> {
             each(path.value(), CachedEntry(value.value()));
         }
         Ok(())
+    }
+}
+
+/// Reads checkpoint records with their tables opened once ([`Snapshot::checkpoint_reader`]).
+pub struct CheckpointReader {
+    checkpoints: ReadOnlyTable<u128, &'static [u8]>,
+    /// Absent in stores no save has written a summary to.
+    summaries: Option<ReadOnlyTable<u128, &'static [u8]>>,
+}
+
+impl CheckpointReader {
+    /// The record of checkpoint `id`, as [`Snapshot::checkpoint`].
+    pub fn get(&self, id: CheckpointId) -> Result<Checkpoint> {
+        records::load(&self.checkpoints, id)
+    }
+
+    /// The shortest unique prefix of `id`, as [`Snapshot::short_id`].
+    pub fn short_id(&self, id: CheckpointId) -> Result<String> {
+        records::short_id(&self.checkpoints, id)
+    }
+
+    /// What checkpoint `id` changed against its first parent, if a save kept it; `None`
+    /// means it must be computed from the trees.
+    pub fn summary(&self, id: CheckpointId) -> Result<Option<ChangeSummary>> {
+        match &self.summaries {
+            Some(table) => records::summary(table, id),
+            None => Ok(None),
+        }
     }
 }
 

@@ -34,3 +34,8 @@ pub(super) const ORIGINS: TableDefinition<u128, u128> = TableDefinition::new("or
 /// Fetched branches, `<remote>/<branch>`, to the checkpoint their tip was imported as.
 pub(super) const REMOTE_BRANCHES: TableDefinition<&str, u128> =
     TableDefinition::new("remote_branches");
+/// What each checkpoint changed against its first parent ([`super::ChangeSummary`]), kept
+/// at save so that `log` need not diff trees. Not part of the record (whose bytes are its
+/// id); a checkpoint without a row (older stores, imports, one gc re-parented) has its
+/// summary computed when needed. Made by the first save that writes one.
+pub(super) const SUMMARIES: TableDefinition<u128, &[u8]> = TableDefinition::new("summaries");

@@ -6,8 +6,9 @@ use std::path::Path;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::pack::{self, Delta, PackWriter};
-use super::records;
+use super::records::{self, ChangeSummary};
 use super::tables::*;
+use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
@@ -75,6 +76,17 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
+    /// A reader of the trees this transaction sees (the store's and those it added) and
+    /// of `pending`, checked as [`super::Snapshot::trees`] checks them. Holds the tree
+    /// table open: drop it before adding trees.
+    pub fn trees<'a>(&'a self, pending: Option<&'a PendingTrees>) -> Result<TreeReader<'a>> {
+        TreeReader::new(
+            self.hasher,
+            TreeTable::Write(self.txn.open_table(TREES)?),
+            pending,
+        )
+    }
+
     /// Stores a new checkpoint record and returns its id, the hash of the record. A clash
     /// (same tree, parents and nanosecond as another) is resolved by moving its time on,
     /// so `record` may come back with a later `time_ns`.
@@ -89,6 +101,14 @@ impl<'s> Transaction<'s> {
         };
         checkpoints.insert(id.0, codec::encode(record).as_slice())?;
         Ok(id)
+    }
+
+    /// Keeps what checkpoint `id` changed against its first parent, for `log`.
+    pub fn set_summary(&self, id: CheckpointId, summary: &ChangeSummary) -> Result<()> {
+        self.txn
+            .open_table(SUMMARIES)?
+            .insert(id.0, codec::encode(summary).as_slice())?;
+        Ok(())
     }
 
     /// Points HEAD's branch (or a detached HEAD) at `id`.
@@ -227,19 +247,27 @@ impl<'s> Transaction<'s> {
 
     /// Gives checkpoint `id` new parents (gc re-parents around removed checkpoints; the
     /// id stays, docs/design.md "Ids").
+    ///
+    /// A kept change summary was against the old first parent: a new one drops it, and
+    /// `log` computes the summary against the new parent from the trees.
     pub fn set_parents(&self, id: CheckpointId, parents: Vec<CheckpointId>) -> Result<()> {
         let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
         let mut record = records::load(&checkpoints, id)?;
+        if record.parents.first() != parents.first() {
+            self.txn.open_table(SUMMARIES)?.remove(id.0)?;
+        }
         record.parents = parents;
         checkpoints.insert(id.0, codec::encode(&record).as_slice())?;
         Ok(())
     }
 
-    /// Removes checkpoint records (not what they reach).
+    /// Removes checkpoint records (not what they reach) and their change summaries.
     pub fn remove_checkpoints(&self, ids: impl IntoIterator<Item = CheckpointId>) -> Result<()> {
         let mut checkpoints = self.txn.open_table(CHECKPOINTS)?;
+        let mut summaries = self.txn.open_table(SUMMARIES)?;
         for id in ids {
             checkpoints.remove(id.0)?;
+            summaries.remove(id.0)?;
         }
         Ok(())
     }

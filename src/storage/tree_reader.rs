@@ -17,6 +17,22 @@ use crate::{ChunkId, Error, Result, TreeId};
 
 type ReadOnly<K> = redb::ReadOnlyTable<K, &'static [u8]>;
 
+/// The tree table of a read view, or of a write transaction in progress (a save reading
+/// its parent's trees without opening a read view beside its own write).
+pub(super) enum TreeTable<'a> {
+    Read(ReadOnly<u128>),
+    Write(redb::Table<'a, u128, &'static [u8]>),
+}
+
+impl TreeTable<'_> {
+    fn get(&self, id: u128) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>> {
+        Ok(match self {
+            TreeTable::Read(table) => table.get(id)?,
+            TreeTable::Write(table) => table.get(id)?,
+        })
+    }
+}
+
 /// Reads trees from the store, or from trees built in memory that are not stored yet,
 /// and checks each one it reads (see [`TreeReader::get`]).
 ///
@@ -25,7 +41,7 @@ type ReadOnly<K> = redb::ReadOnlyTable<K, &'static [u8]>;
 /// the chunk index, against which it adds up each file's chunk lengths.
 pub struct TreeReader<'a> {
     hasher: &'a Hasher,
-    table: ReadOnly<u128>,
+    table: TreeTable<'a>,
     pending: Option<&'a PendingTrees>,
     /// The chunk index, when known.
     chunks: Option<ReadOnly<u128>>,
@@ -41,7 +57,7 @@ impl<'a> TreeReader<'a> {
     /// A reader over the store's tree table and, optionally, unsaved trees.
     pub(super) fn new(
         hasher: &'a Hasher,
-        table: ReadOnly<u128>,
+        table: TreeTable<'a>,
         pending: Option<&'a PendingTrees>,
     ) -> Result<Self> {
         Ok(TreeReader {
@@ -267,7 +283,7 @@ mod tests {
             bytes,
             ..Checkpoint::default()
         };
-        let lying = TreeReader::new(&hasher, table, None).unwrap();
+        let lying = TreeReader::new(&hasher, TreeTable::Read(table), None).unwrap();
         lying.expect(&record(10, 8000));
         let mut out = Vec::new();
         let err = lying.flatten(root, b"", &mut out).unwrap_err().to_string();
@@ -276,7 +292,12 @@ mod tests {
             "{err}"
         );
         assert_eq!(out.len(), 10);
-        let honest = TreeReader::new(&hasher, read.open_table(TREES).unwrap(), None).unwrap();
+        let honest = TreeReader::new(
+            &hasher,
+            TreeTable::Read(read.open_table(TREES).unwrap()),
+            None,
+        )
+        .unwrap();
         honest.expect(&record(8000, 8000));
         let mut out = Vec::new();
         honest.flatten(root, b"", &mut out).unwrap();
@@ -332,7 +353,12 @@ mod tests {
         }
         txn.commit().unwrap();
         let read = db.begin_read().unwrap();
-        let reader = TreeReader::new(&hasher, read.open_table(TREES).unwrap(), None).unwrap();
+        let reader = TreeReader::new(
+            &hasher,
+            TreeTable::Read(read.open_table(TREES).unwrap()),
+            None,
+        )
+        .unwrap();
         let mut out = Vec::new();
         reader.flatten(chain[MAX_DEPTH], b"", &mut out).unwrap();
         assert_eq!(out.len(), 1);

@@ -7,7 +7,7 @@ use crate::ui::output::{
     format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
 };
 use crate::ui::pager::{self, Pager};
-use git_checkpoint::diff::{size_delta, LineDiffs};
+use git_checkpoint::diff::{size_delta, LineDiffs, SizeDelta};
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::log::{self, LogEntry, LogQuery};
@@ -104,12 +104,13 @@ fn render_json(context: &Context, args: Args) -> anyhow::Result<Output> {
         return Ok(Output::Nothing);
     }
     let pinned = read.pins()?;
+    let checkpoints = read.checkpoint_reader()?;
     let list = entries
         .iter()
         .map(|e| {
             Ok(CheckpointJson {
                 pinned: pinned.contains(&e.id),
-                ..CheckpointJson::new(e.id, read.short_id(e.id)?, &e.record)
+                ..CheckpointJson::new(e.id, checkpoints.short_id(e.id)?, &e.record)
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -130,6 +131,7 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     let branches = read.branches_and_fetched()?;
     // Each side of each diff is bounded by its record (see `expect`); log reads no
     // content, so it does not add up chunk lengths.
+    let checkpoints = read.checkpoint_reader()?;
     let reader = read.trees(None)?;
     let mut diffs = LineDiffs::new(&reader);
     let now = git_checkpoint::clock::now_ns();
@@ -150,12 +152,17 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
 
     let colour = context.colour();
     for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
-        let changes = diffs.changes_from_parent(&read, &entry.record)?;
+        // Kept by the save that made it; computed from the trees for checkpoints older
+        // than the summaries, imported ones and ones gc re-parented.
+        let delta: SizeDelta = match checkpoints.summary(entry.id)? {
+            Some(summary) => summary.into(),
+            None => size_delta(&diffs.changes_from_parent(&read, &entry.record)?),
+        };
         let mut line = String::new();
         if let Some(rows) = &rows {
             line += &rows[i].node.render(colour);
         }
-        line += &paint(&read.short_id(entry.id)?, style::ID, colour);
+        line += &paint(&checkpoints.short_id(entry.id)?, style::ID, colour);
         line += " ";
         line += &paint(&format!("{age:>age_width$}"), style::DIM, colour);
         line += "  ";
@@ -173,11 +180,7 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
                 line += " ";
             }
         }
-        line += &paint(
-            &format_size_delta(&size_delta(&changes)),
-            style::DIM,
-            colour,
-        );
+        line += &paint(&format_size_delta(&delta), style::DIM, colour);
         line += "\n";
         if let Some(rows) = &rows {
             for row in &rows[i].after {
