@@ -20,34 +20,6 @@ const SYNC_CALLS: &[&str] = &["fsync", "fdatasync", "sync_file_range", "syncfs",
 /// wait count as settled afterwards.
 const SETTLE: Duration = Duration::from_millis(2300);
 
-/// Runs the binary with `args` under `strace -f`, tracing `calls`; returns its outcome
-/// and the system calls seen, one per line.
-fn traced(r: &Repo, calls: &[&str], args: &[&str]) -> (Out, String) {
-    let log = r.scratch("strace").join(format!(
-        "trace-{}",
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    let mut cmd = Command::new("strace");
-    r.sb.isolate(&mut cmd);
-    cmd.current_dir(&r.dir)
-        .arg("-f")
-        .arg("-qq")
-        .arg("-o")
-        .arg(&log)
-        .arg("-e")
-        .arg(format!("trace={}", calls.join(",")))
-        .arg(BIN)
-        .args(args);
-    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
-    let trace = std::fs::read_to_string(&log).unwrap_or_else(|e| {
-        panic!("strace left no trace (is strace installed?): {e}\n{out}");
-    });
-    (out, trace)
-}
-
 /// The sync calls in a trace: lines "<pid> <call>(…" or "<pid> <... <call> resumed>…".
 fn syncs(trace: &str) -> Vec<&str> {
     trace
@@ -121,7 +93,7 @@ fn a_save_that_finds_nothing_changed_leaves_the_store_file_as_it_was_and_syncs_n
     let before = store_state(&r);
     // A later write would give the file a later mtime.
     std::thread::sleep(Duration::from_millis(50));
-    let (out, trace) = traced(&r, SYNC_CALLS, &["save"]);
+    let (out, trace) = r.traced(SYNC_CALLS, &["save"]);
     assert_unchanged(&out, "no-change save");
     assert_eq!(
         syncs(&trace),
@@ -133,7 +105,7 @@ fn a_save_that_finds_nothing_changed_leaves_the_store_file_as_it_was_and_syncs_n
     // The same tracing sees the syncs of a save that records something: the check above
     // is not blind.
     r.write("a.txt", b"changed\n");
-    let (out, trace) = traced(&r, SYNC_CALLS, &["save", "-m", "change"]);
+    let (out, trace) = r.traced(SYNC_CALLS, &["save", "-m", "change"]);
     assert_eq!(out.code, 0, "{out}");
     assert!(out.stdout.contains("Saved checkpoint"), "{out}");
     assert!(
@@ -235,7 +207,7 @@ fn a_no_change_save_reads_unsettled_files_again_and_past_a_bound_settles_them() 
     // the file again each time, and the store stays as it was.
     let before = store_state(&r);
     for round in 1..=2 {
-        let (out, trace) = traced(&r, &["open", "openat", "openat2"], &["save"]);
+        let (out, trace) = r.traced(&["open", "openat", "openat2"], &["save"]);
         assert_unchanged(&out, &format!("round {round}"));
         assert!(
             opened(&trace, "fresh.txt"),
@@ -258,7 +230,7 @@ fn a_no_change_save_reads_unsettled_files_again_and_past_a_bound_settles_them() 
     let out = r.ok(&["save"]);
     assert_unchanged(&out, "the save that settles");
     let before = store_state(&r);
-    let (out, trace) = traced(&r, &["open", "openat", "openat2"], &["save"]);
+    let (out, trace) = r.traced(&["open", "openat", "openat2"], &["save"]);
     assert_unchanged(&out, "after settling");
     assert!(
         !opened(&trace, "many/m7.txt") && !opened(&trace, "fresh.txt"),

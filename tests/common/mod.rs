@@ -446,6 +446,32 @@ impl Repo {
     }
 
     /// A scratch directory beside the worktree (not inside it).
+    /// Runs the binary with `args` under `strace -f -y`, tracing `calls`; returns its
+    /// outcome and the system calls seen, one per line, each fd shown with its path.
+    pub fn traced(&self, calls: &[&str], args: &[&str]) -> (Out, String) {
+        let log = self.scratch("strace").join(format!(
+            "trace-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let mut cmd = Command::new("strace");
+        self.sb.isolate(&mut cmd);
+        cmd.current_dir(&self.dir)
+            .args(["-f", "-qq", "-y", "-o"])
+            .arg(&log)
+            .arg("-e")
+            .arg(format!("trace={}", calls.join(",")))
+            .arg(BIN)
+            .args(args);
+        let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+        let trace = fs::read_to_string(&log).unwrap_or_else(|e| {
+            panic!("strace left no trace (is strace installed?): {e}\n{out}");
+        });
+        (out, trace)
+    }
+
     pub fn scratch(&self, name: &str) -> PathBuf {
         let path = self.sb.root.join(name);
         fs::create_dir_all(&path).unwrap();
