@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 
 use super::tables::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
+use super::tree_codec;
 use super::Store;
 use crate::format::chunk::Hasher;
 use crate::format::codec;
@@ -602,36 +603,34 @@ fn check_trees(
     let mut dir_entries: Vec<(TreeId, Vec<u8>, TreeId)> = Vec::new();
     let roots: Vec<TreeId> = roots.collect();
     let mut stack = roots.clone();
+    // Trees that reached trees are stored as deltas of: needed, and checked, but not
+    // walked (what is below them is needed only where a checkpoint reaches it).
+    let mut bases: Vec<TreeId> = Vec::new();
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
         }
         let object = format!("tree {id}");
-        let tree: Tree = match table.get(id.0)? {
-            None => {
+        let tree: Tree = match tree_codec::load(table, id, Some(hasher)) {
+            Ok(None) => {
                 findings.add(object, "missing");
                 damaged_here.push(id);
                 continue;
             }
-            Some(value) => match codec::decode(value.value(), &object) {
-                Ok(tree) if hasher.tree_id(value.value()) != id => {
-                    findings.add(object.clone(), "does not match its id");
+            Ok(Some(loaded)) => {
+                if let Some(problem) = loaded.problem {
+                    findings.add(object.clone(), problem);
                     damaged_here.push(id);
-                    tree
                 }
-                Ok(tree) => {
-                    if codec::encode(&tree) != value.value() {
-                        findings.add(object.clone(), "is not encoded the way saves encode trees");
-                        damaged_here.push(id);
-                    }
-                    tree
-                }
-                Err(e) => {
-                    findings.add(object, describe(e));
-                    damaged_here.push(id);
-                    continue;
-                }
-            },
+                bases.extend(loaded.chain);
+                loaded.tree
+            }
+            Err(e @ Error::Corrupt(_)) => {
+                findings.add(object, describe(e));
+                damaged_here.push(id);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         let mut ok = true;
         match tree_problem(&tree, &hasher.params()) {
@@ -701,6 +700,23 @@ fn check_trees(
                 ),
             );
             damaged_here.push(parent);
+        }
+    }
+    // A base that is missing or damaged is already its dependants' damage (their chain
+    // reads it); its own check names it too.
+    while let Some(id) = bases.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        match tree_codec::load(table, id, Some(hasher)) {
+            Ok(None) => findings.add(format!("tree {id}"), "missing"),
+            Ok(Some(loaded)) => {
+                if let Some(problem) = loaded.problem {
+                    findings.add(format!("tree {id}"), problem);
+                }
+            }
+            Err(e @ Error::Corrupt(_)) => findings.add(format!("tree {id}"), describe(e)),
+            Err(e) => return Err(e),
         }
     }
     let mut damaged: HashSet<TreeId> = HashSet::new();
