@@ -59,10 +59,10 @@ fn write_version(repo: &Repo, v: usize) {
         data.extend_from_slice(format!("/* edit {v} */\n").as_bytes());
         repo.write(&path, &data);
     }
-    if v % 7 == 0 {
+    if v.is_multiple_of(7) {
         repo.write(format!("new{v:03}.c"), b"added\n");
     }
-    if v % 11 == 0 {
+    if v.is_multiple_of(11) {
         repo.remove(format!("top{:03}.c", (v * 5) % 120));
     }
 }

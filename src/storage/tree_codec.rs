@@ -23,13 +23,12 @@
 //! an error. [`super::Transaction::remove_trees`], the one place trees leave the table,
 //! spares every base a staying delta needs.
 
-use std::collections::HashMap;
-use std::io::Read;
+use std::collections::{BTreeMap, HashMap};
 
 use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 
-use crate::format::chunk::Hasher;
+use crate::format::chunk::{self, Hasher};
 use crate::format::codec::{self, checksum, FORMAT_VERSION};
 use crate::model::tree::{Entry, Node, Tree};
 use crate::model::PendingTrees;
@@ -192,32 +191,35 @@ fn diff(base: &[Entry], tree: &[Entry]) -> Edits {
     edits
 }
 
-/// `base`'s entries with `edits` applied. Every removed name must be in `base`; the
-/// result is sorted when both lists are (which [`decode_edits`] checks).
-fn apply(id: TreeId, base: Vec<Entry>, edits: Edits) -> Result<Vec<Entry>> {
-    let mut out = Vec::with_capacity(base.len() + edits.upserts.len());
-    let mut removed = edits.removed.into_iter().peekable();
-    let mut upserts = edits.upserts.into_iter().map(Entry::from).peekable();
+/// `base`'s entries with `deltas` (oldest first) applied. The deltas are first folded
+/// into one set of edits (the last word on each name wins), so a chain costs one pass
+/// over the base's entries, not one per delta. The result is sorted and its names
+/// unique when the base's and each delta's are (which [`decode_edits`] checks);
+/// whether it is the tree it should be is for its id to say.
+fn apply(base: Vec<Entry>, deltas: impl IntoIterator<Item = Edits>) -> Vec<Entry> {
+    let mut overlay: BTreeMap<Vec<u8>, Option<Entry>> = BTreeMap::new();
+    for edits in deltas {
+        for name in edits.removed {
+            overlay.insert(name.into_vec(), None);
+        }
+        for stored in edits.upserts {
+            let entry = Entry::from(stored);
+            overlay.insert(entry.name.clone(), Some(entry));
+        }
+    }
+    let mut out = Vec::with_capacity(base.len() + overlay.len());
+    let mut overlay = overlay.into_iter().peekable();
     for entry in base {
-        while let Some(new) = upserts.next_if(|u| u.name < entry.name) {
-            out.push(new);
+        while let Some((_, new)) = overlay.next_if(|(name, _)| *name < entry.name) {
+            out.extend(new);
         }
-        if removed.next_if(|r| **r == entry.name).is_some() {
-            continue;
-        }
-        match upserts.next_if(|u| u.name == entry.name) {
-            Some(new) => out.push(new),
+        match overlay.next_if(|(name, _)| *name == entry.name) {
+            Some((_, new)) => out.extend(new),
             None => out.push(entry),
         }
     }
-    out.extend(upserts);
-    match removed.next() {
-        Some(name) => Err(Error::Corrupt(format!(
-            "tree {id}: its delta removes {:?}, which its base does not hold",
-            String::from_utf8_lossy(&name)
-        ))),
-        None => Ok(out),
-    }
+    out.extend(overlay.filter_map(|(_, new)| new));
+    out
 }
 
 /// A delta value, its header parsed and its checksum checked.
@@ -273,16 +275,18 @@ fn decode_edits(id: TreeId, delta: &DeltaValue<'_>) -> Result<Edits> {
     let body = match delta.codec {
         RAW => delta.body,
         ZSTD => {
-            let mut out = Vec::new();
-            zstd::stream::read::Decoder::new(delta.body)
-                .map_err(|e| bad(format!("does not decompress ({e})")))?
-                .take(MAX_BODY + 1)
-                .read_to_end(&mut out)
-                .map_err(|e| bad(format!("does not decompress ({e})")))?;
-            if out.len() as u64 > MAX_BODY {
-                return Err(bad(format!("decompresses to more than {MAX_BODY} bytes")));
+            // Frames written here record their size; a crafted one may not claim more
+            // than a body can hold.
+            let size = zstd::zstd_safe::get_frame_content_size(delta.body)
+                .ok()
+                .flatten()
+                .ok_or_else(|| bad("does not record its size".into()))?;
+            if size > MAX_BODY {
+                return Err(bad(format!("claims {size} bytes, more than {MAX_BODY}")));
             }
-            raw = out;
+            // `size` is at most MAX_BODY, which fits a usize.
+            raw = chunk::decompress(delta.body, size as usize)
+                .map_err(|e| bad(format!("does not decompress ({e})")))?;
             &raw
         }
         other => return Err(bad(format!("has codec {other}, this build reads 0 and 1"))),
@@ -346,7 +350,7 @@ pub(super) fn load(
             problem,
         }));
     };
-    let mut steps = vec![(id, decode_edits(id, &delta)?)];
+    let mut steps = vec![decode_edits(id, &delta)?];
     let mut chain = Vec::new();
     let (mut depth, mut base) = (delta.depth, delta.base);
     let whole: Tree = loop {
@@ -373,16 +377,14 @@ pub(super) fn load(
                 )));
             }
             Some(next) => {
-                steps.push((base, decode_edits(base, &next).map_err(below)?));
+                steps.push(decode_edits(base, &next).map_err(below)?);
                 (depth, base) = (next.depth, next.base);
             }
         }
     };
-    let mut entries = whole.entries;
-    for (step, edits) in steps.into_iter().rev() {
-        entries = apply(step, entries, edits)?;
-    }
-    let tree = Tree { entries };
+    let tree = Tree {
+        entries: apply(whole.entries, steps.into_iter().rev()),
+    };
     let problem = hasher
         .filter(|hasher| hasher.tree_id(&codec::encode(&tree)) != id)
         .map(|_| "does not match its id");
@@ -553,15 +555,30 @@ mod tests {
         let edits = decode_edits(TreeId(2), &delta).unwrap();
         assert_eq!(edits.removed.len(), 2);
         assert_eq!(edits.upserts.len(), 5);
-        assert_eq!(apply(TreeId(2), base, edits).unwrap(), tree);
+        assert_eq!(apply(base, [edits]), tree);
     }
 
+    /// A chain applies as its deltas one after the other would: a name added, changed
+    /// and removed again along the way ends as the last delta left it.
     #[test]
-    fn a_removal_the_base_lacks_is_refused() {
-        let value = encode_delta(&[entry("a", file(1))], &[], TreeId(1), 1);
-        let delta = parse(TreeId(2), &value).unwrap().unwrap();
-        let edits = decode_edits(TreeId(2), &delta).unwrap();
-        let err = apply(TreeId(2), vec![entry("b", file(1))], edits).unwrap_err();
-        assert!(err.to_string().contains("does not hold"), "{err}");
+    fn a_chain_applies_as_its_deltas_in_turn() {
+        let v0 = vec![entry("a", file(1)), entry("m", file(2))];
+        let v1 = vec![
+            entry("a", file(1)),
+            entry("b", file(3)),
+            entry("m", file(2)),
+        ];
+        let v2 = vec![entry("b", file(4)), entry("m", file(2))];
+        let v3 = vec![
+            entry("a", file(5)),
+            entry("m", file(2)),
+            entry("z", file(6)),
+        ];
+        let edits = |from: &[Entry], to: &[Entry]| {
+            let value = encode_delta(from, to, TreeId(1), 1);
+            decode_edits(TreeId(2), &parse(TreeId(2), &value).unwrap().unwrap()).unwrap()
+        };
+        let chain = [edits(&v0, &v1), edits(&v1, &v2), edits(&v2, &v3)];
+        assert_eq!(apply(v0, chain), v3);
     }
 }

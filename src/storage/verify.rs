@@ -1,6 +1,7 @@
 //! Checking a store: the file itself (redb's page checksums), then every record: each
-//! checkpoint decodes, its parents exist, every tree it reaches exists, decodes, hashes
-//! to its id, is encoded as saves encode it, has safe names in strictly increasing order
+//! checkpoint decodes, its parents exist, every tree it reaches exists, decodes (rebuilt
+//! from its delta chain, whose bases are checked too), hashes to its id, is encoded as
+//! saves encode it, has safe names in strictly increasing order
 //! and files whose chunk lists fit their sizes (by count, and by the lengths the chunk
 //! index records), every chunk those trees name exists, and the tree expands to no more
 //! files and bytes than the checkpoint records (added up once per tree, so trees shared
@@ -581,7 +582,8 @@ fn parent_cycles(records: &[(CheckpointId, Checkpoint)]) -> Vec<CheckpointId> {
 /// spreads damage up to every tree above it (which also copes with cycles a crafted
 /// store could hold), and adds up what each tree expands to, bottom-up, each tree once.
 ///
-/// A tree is damaged when it is missing or does not decode, does not hash to its id, is
+/// A tree is damaged when it is missing or does not decode (a delta whose chain is
+/// broken included), does not hash to its id, is
 /// not encoded the way saves encode trees, has an unsafe, duplicated or out-of-order
 /// name, has a file whose chunk list its size does not allow or whose chunks (by the
 /// index's lengths, `raw_len`) do not add up to its size, names a missing chunk, or
