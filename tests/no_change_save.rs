@@ -7,10 +7,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
-use common::{run_cmd, Out, Repo, BIN, DEFAULT_TIMEOUT};
+use common::{Out, Repo};
 use serde_json::Value;
 
 /// The system calls that make data durable; a save that changes nothing makes none.

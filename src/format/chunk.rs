@@ -183,6 +183,22 @@ pub fn is_delta(stored: &[u8]) -> bool {
     matches!(stored, [FORMAT_VERSION, CODEC_DELTA, ..])
 }
 
+/// Decompresses the zstd frame `payload` into at most `capacity` bytes, with this
+/// thread's decompressor (made once: a context per frame would cost more than small
+/// frames do).
+pub fn decompress(payload: &[u8], capacity: usize) -> std::result::Result<Vec<u8>, String> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = zstd::bulk::Decompressor::new().ok();
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress(payload, capacity).map_err(|e| e.to_string()),
+            None => Err("cannot create a zstd decompressor".to_string()),
+        }
+    })
+}
+
 /// The length of a stored chunk's content, from its header alone (zstd frames record
 /// it), without decompressing; `None` when the header does not say.
 pub fn raw_len(stored: &[u8]) -> Option<u64> {
@@ -223,17 +239,7 @@ pub fn decode_chunk_on(
         }
         [FORMAT_VERSION, CODEC_RAW, payload @ ..] => out.extend_from_slice(payload),
         [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => {
-            let capacity = hasher.params.max;
-            let data = DECOMPRESSOR.with(|cell| {
-                let mut slot = cell.borrow_mut();
-                if slot.is_none() {
-                    *slot = zstd::bulk::Decompressor::new().ok();
-                }
-                match slot.as_mut() {
-                    Some(d) => d.decompress(payload, capacity).map_err(|e| e.to_string()),
-                    None => Err("cannot create a zstd decompressor".to_string()),
-                }
-            });
+            let data = decompress(payload, hasher.params.max);
             let data =
                 data.map_err(|e| Error::Corrupt(format!("chunk {id} does not decompress: {e}")))?;
             out.extend_from_slice(&data);

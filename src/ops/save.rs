@@ -257,7 +257,7 @@ fn save_walked(
             }
         } else {
             let git_head = repo.git_head();
-            txn.add_trees(&snapshot.trees)?;
+            txn.add_trees(&snapshot.trees, snapshot.root, current_tree)?;
             let mut record = Checkpoint {
                 tree: snapshot.root,
                 parents: current.into_iter().collect(),

@@ -123,7 +123,11 @@ pub fn import(
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut pending = PendingTrees::new();
         let (root, totals) = tree::build(&store.hasher, &files, &mut pending);
-        txn.add_trees(&pending)?;
+        let like = match parents.first() {
+            Some(&parent) => Some(txn.checkpoint(parent)?.tree),
+            None => None,
+        };
+        txn.add_trees(&pending, root, like)?;
         let mut record = Checkpoint {
             tree: root,
             parents,

@@ -13,6 +13,7 @@ pub mod stats;
 mod store;
 mod tables;
 mod transaction;
+mod tree_codec;
 mod tree_reader;
 pub mod verify;
 

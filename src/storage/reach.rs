@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 
 use redb::ReadableTable;
 
-use crate::format::codec;
-use crate::model::tree::{names_problem, Node, Tree};
+use super::tree_codec;
+use crate::model::tree::{names_problem, Node};
 use crate::model::Checkpoint;
 use crate::{ChunkId, Error, Result, TreeId};
 
@@ -22,6 +22,9 @@ struct Links {
 /// The trees under a set of checkpoints, as links, loaded once.
 pub struct Graph {
     links: HashMap<TreeId, Links>,
+    /// For each tree stored as a delta, the trees its chain reads (docs/design.md
+    /// invariant 22): they stay while it does, though nothing below them need.
+    chains: HashMap<TreeId, Vec<TreeId>>,
 }
 
 /// Everything a set of checkpoints reaches.
@@ -74,16 +77,19 @@ impl Graph {
         roots: impl IntoIterator<Item = TreeId>,
     ) -> Result<Graph> {
         let mut links: HashMap<TreeId, Links> = HashMap::new();
+        let mut chains = HashMap::new();
         let mut stack: Vec<TreeId> = roots.into_iter().collect();
         while let Some(id) = stack.pop() {
             if links.contains_key(&id) {
                 continue;
             }
-            let what = format!("tree {id}");
-            let tree: Tree = match table.get(id.0)? {
-                Some(value) => codec::decode(value.value(), &what)?,
-                None => return Err(Error::Corrupt(format!("{what} is missing"))),
+            let (tree, chain) = match tree_codec::load(table, id, None)? {
+                Some(loaded) => (loaded.tree, loaded.chain),
+                None => return Err(Error::Corrupt(format!("tree {id} is missing"))),
             };
+            if !chain.is_empty() {
+                chains.insert(id, chain);
+            }
             if let Some(problem) = names_problem(&tree) {
                 return Err(problem.into_error(id));
             }
@@ -102,7 +108,7 @@ impl Graph {
             }
             links.insert(id, link);
         }
-        Ok(Graph { links })
+        Ok(Graph { links, chains })
     }
 
     /// Marks what `checkpoints` reach, visiting each shared tree once.
@@ -124,6 +130,15 @@ impl Graph {
                 }
             }
         }
+        // Only the records of delta bases: what is below them is not needed through them.
+        let bases: Vec<TreeId> = marked
+            .trees
+            .iter()
+            .filter_map(|id| self.chains.get(id))
+            .flatten()
+            .copied()
+            .collect();
+        marked.trees.extend(bases);
         marked
     }
 
@@ -171,6 +186,25 @@ impl Graph {
                 }
             }
         }
+        // A delta base's record is needed by whoever needs the delta; what is below the
+        // base belongs to the checkpoints that reach it.
+        let reached: Vec<(TreeId, Owner)> = tree_owner
+            .iter()
+            .filter(|(id, _)| self.chains.contains_key(id))
+            .map(|(id, owner)| (*id, *owner))
+            .collect();
+        for (id, owner) in reached {
+            for base in self.chains.get(&id).into_iter().flatten() {
+                tree_owner
+                    .entry(*base)
+                    .and_modify(|o| {
+                        if *o != owner {
+                            *o = Owner::Shared;
+                        }
+                    })
+                    .or_insert(owner);
+            }
+        }
         let mut out = vec![Exclusive::default(); checkpoints.len()];
         for (id, owner) in tree_owner {
             if let Owner::One(who) = owner {
@@ -208,17 +242,21 @@ impl Graph {
 }
 
 /// The trees and chunks under `checkpoints` (roots and attachments) that `marked` lacks:
-/// what removing those checkpoints frees. A marked tree is not entered, as everything
-/// below it is marked too; a tree that is missing or does not decode is listed but not
-/// entered. Reads tree records only.
+/// what removing those checkpoints frees, with the delta bases of those trees that
+/// `marked` lacks (their records only: what is below a base is listed through the
+/// checkpoints that reach it). A marked tree is not entered, as everything below it is
+/// marked too; a tree that is missing or does not decode is listed but not entered.
+/// Reads tree records only.
 pub fn unmarked_below(
     table: &impl ReadableTable<u128, &'static [u8]>,
     checkpoints: &[&Checkpoint],
     marked: &Marked,
 ) -> Result<(Vec<TreeId>, Vec<ChunkId>)> {
     let mut trees = HashSet::new();
+    let mut entered = HashSet::new();
     let mut chunks = HashSet::new();
     let mut stack = Vec::new();
+    let mut bases = Vec::new();
     for checkpoint in checkpoints {
         stack.push(checkpoint.tree);
         for attachment in &checkpoint.attachments {
@@ -231,16 +269,15 @@ pub fn unmarked_below(
         }
     }
     while let Some(id) = stack.pop() {
-        if marked.trees.contains(&id) || !trees.insert(id) {
+        if marked.trees.contains(&id) || !entered.insert(id) {
             continue;
         }
-        let Some(value) = table.get(id.0)? else {
+        trees.insert(id);
+        let Ok(Some(loaded)) = tree_codec::load(table, id, None) else {
             continue;
         };
-        let Ok(tree) = codec::decode::<Tree>(value.value(), "tree") else {
-            continue;
-        };
-        for entry in tree.entries {
+        bases.extend(loaded.chain);
+        for entry in loaded.tree.entries {
             match entry.node {
                 Node::Dir { tree } => stack.push(tree),
                 Node::File { chunks: ids, .. } | Node::FileWithMode { chunks: ids, .. } => {
@@ -250,6 +287,7 @@ pub fn unmarked_below(
             }
         }
     }
+    trees.extend(bases.into_iter().filter(|id| !marked.trees.contains(id)));
     Ok((trees.into_iter().collect(), chunks.into_iter().collect()))
 }
 
@@ -272,6 +310,7 @@ mod tests {
 
     fn graph(edges: &[(u128, &[u128], &[u128])]) -> Graph {
         Graph {
+            chains: HashMap::new(),
             links: edges
                 .iter()
                 .map(|(id, trees, chunks)| {

@@ -1,6 +1,7 @@
 //! A write transaction on the store: what it writes is seen by others, and survives a
 //! crash, only once [`Transaction::commit`] returns (docs/design.md, "Commit protocols").
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use redb::{ReadableTable, WriteTransaction};
@@ -8,6 +9,7 @@ use redb::{ReadableTable, WriteTransaction};
 use super::pack::{self, Delta, PackWriter};
 use super::records::{self, ChangeSummary};
 use super::tables::*;
+use super::tree_codec;
 use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
@@ -65,12 +67,26 @@ impl<'s> Transaction<'s> {
         records::load(&self.txn.open_table(CHECKPOINTS)?, id)
     }
 
-    /// Stores the trees of `trees` that the store lacks.
-    pub fn add_trees(&self, trees: &PendingTrees) -> Result<()> {
+    /// Stores the trees of `trees` (rooted at `root`) that the store lacks. `like` is a
+    /// stored root the new trees resemble, the parent checkpoint's: a new tree at the
+    /// same path as one of its trees is stored as a delta against that one when that is
+    /// much smaller ([`tree_codec::stored_form`]).
+    pub fn add_trees(
+        &self,
+        trees: &PendingTrees,
+        root: TreeId,
+        like: Option<TreeId>,
+    ) -> Result<()> {
         let mut table = self.txn.open_table(TREES)?;
+        let bases = match like {
+            Some(like) => tree_codec::bases(&table, trees, root, like)?,
+            None => HashMap::new(),
+        };
         for (id, bytes) in trees {
             if table.get(id.0)?.is_none() {
-                table.insert(id.0, bytes.as_slice())?;
+                let base = bases.get(id).copied();
+                let stored = tree_codec::stored_form(&table, self.hasher, bytes, base)?;
+                table.insert(id.0, stored.as_slice())?;
             }
         }
         Ok(())
@@ -272,10 +288,33 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
-    /// Removes tree records.
+    /// Removes tree records, except those a staying tree stored as a delta needs, down
+    /// its chain (docs/design.md invariant 22): gc marks those as live already, and this
+    /// keeps the invariant whatever a caller passes.
     pub fn remove_trees(&self, ids: &[TreeId]) -> Result<()> {
         let mut trees = self.txn.open_table(TREES)?;
-        for id in ids {
+        let mut going: HashSet<TreeId> = ids.iter().copied().collect();
+        let mut needed = Vec::new();
+        for item in trees.iter()? {
+            let (key, value) = item?;
+            let id = TreeId(key.value());
+            // A record that does not parse needs nothing that can be read anyway.
+            if let (false, Ok(Some(base))) =
+                (going.contains(&id), tree_codec::base_of(id, value.value()))
+            {
+                needed.push(base);
+            }
+        }
+        while let Some(base) = needed.pop() {
+            if going.remove(&base) {
+                if let Some(value) = trees.get(base.0)? {
+                    if let Ok(Some(below)) = tree_codec::base_of(base, value.value()) {
+                        needed.push(below);
+                    }
+                }
+            }
+        }
+        for id in going {
             trees.remove(id.0)?;
         }
         Ok(())

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use redb::ReadableTable;
 
 use super::pack;
+use super::tree_codec::{self, Loaded};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::tree::{
@@ -22,15 +23,6 @@ type ReadOnly<K> = redb::ReadOnlyTable<K, &'static [u8]>;
 pub(super) enum TreeTable<'a> {
     Read(ReadOnly<u128>),
     Write(redb::Table<'a, u128, &'static [u8]>),
-}
-
-impl TreeTable<'_> {
-    fn get(&self, id: u128) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>> {
-        Ok(match self {
-            TreeTable::Read(table) => table.get(id)?,
-            TreeTable::Write(table) => table.get(id)?,
-        })
-    }
 }
 
 /// Reads trees from the store, or from trees built in memory that are not stored yet,
@@ -119,8 +111,9 @@ impl<'a> TreeReader<'a> {
         Ok(())
     }
 
-    /// The tree `id`, checked: a stored tree must hash to its id and be encoded as a save
-    /// encodes it (so that different ids always mean different trees); every tree must
+    /// The tree `id`, checked: a stored tree (rebuilt from its delta chain if stored as a
+    /// delta) must hash to its id and, stored whole, be encoded as a save encodes it (so
+    /// that different ids always mean different trees); every tree must
     /// pass [`tree_problem`] and, with a chunk index, have each file's chunks add up to
     /// its size. An unsafe name is [`Error::UnsafeName`]; anything else
     /// [`Error::Corrupt`].
@@ -128,18 +121,15 @@ impl<'a> TreeReader<'a> {
         let what = || format!("tree {id}");
         let (tree, stored): (Tree, bool) = match self.pending.and_then(|p| p.get(&id)) {
             Some(bytes) => (codec::decode(bytes, &what())?, false),
-            None => match self.table.get(id.0)? {
-                Some(value) if self.hasher.tree_id(value.value()) == id => {
-                    let tree = codec::decode(value.value(), &what())?;
-                    if codec::encode(&tree) != value.value() {
-                        return Err(Error::Corrupt(format!(
-                            "{} is not encoded the way saves encode trees",
-                            what()
-                        )));
-                    }
-                    (tree, true)
-                }
-                Some(_) => return Err(Error::Corrupt(format!("{} does not match its id", what()))),
+            None => match match &self.table {
+                TreeTable::Read(table) => tree_codec::load(table, id, Some(self.hasher))?,
+                TreeTable::Write(table) => tree_codec::load(table, id, Some(self.hasher))?,
+            } {
+                Some(Loaded {
+                    problem: Some(problem),
+                    ..
+                }) => return Err(Error::Corrupt(format!("{} {problem}", what()))),
+                Some(loaded) => (loaded.tree, true),
                 None => return Err(Error::Corrupt(format!("{} is missing", what()))),
             },
         };

@@ -1,6 +1,7 @@
 //! Checking a store: the file itself (redb's page checksums), then every record: each
-//! checkpoint decodes, its parents exist, every tree it reaches exists, decodes, hashes
-//! to its id, is encoded as saves encode it, has safe names in strictly increasing order
+//! checkpoint decodes, its parents exist, every tree it reaches exists, decodes (rebuilt
+//! from its delta chain, whose bases are checked too), hashes to its id, is encoded as
+//! saves encode it, has safe names in strictly increasing order
 //! and files whose chunk lists fit their sizes (by count, and by the lengths the chunk
 //! index records), every chunk those trees name exists, and the tree expands to no more
 //! files and bytes than the checkpoint records (added up once per tree, so trees shared
@@ -20,6 +21,7 @@ use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 
 use super::tables::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
+use super::tree_codec;
 use super::Store;
 use crate::format::chunk::Hasher;
 use crate::format::codec;
@@ -580,7 +582,8 @@ fn parent_cycles(records: &[(CheckpointId, Checkpoint)]) -> Vec<CheckpointId> {
 /// spreads damage up to every tree above it (which also copes with cycles a crafted
 /// store could hold), and adds up what each tree expands to, bottom-up, each tree once.
 ///
-/// A tree is damaged when it is missing or does not decode, does not hash to its id, is
+/// A tree is damaged when it is missing or does not decode (a delta whose chain is
+/// broken included), does not hash to its id, is
 /// not encoded the way saves encode trees, has an unsafe, duplicated or out-of-order
 /// name, has a file whose chunk list its size does not allow or whose chunks (by the
 /// index's lengths, `raw_len`) do not add up to its size, names a missing chunk, or
@@ -602,36 +605,34 @@ fn check_trees(
     let mut dir_entries: Vec<(TreeId, Vec<u8>, TreeId)> = Vec::new();
     let roots: Vec<TreeId> = roots.collect();
     let mut stack = roots.clone();
+    // Trees that reached trees are stored as deltas of: needed, and checked, but not
+    // walked (what is below them is needed only where a checkpoint reaches it).
+    let mut bases: Vec<TreeId> = Vec::new();
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
         }
         let object = format!("tree {id}");
-        let tree: Tree = match table.get(id.0)? {
-            None => {
+        let tree: Tree = match tree_codec::load(table, id, Some(hasher)) {
+            Ok(None) => {
                 findings.add(object, "missing");
                 damaged_here.push(id);
                 continue;
             }
-            Some(value) => match codec::decode(value.value(), &object) {
-                Ok(tree) if hasher.tree_id(value.value()) != id => {
-                    findings.add(object.clone(), "does not match its id");
+            Ok(Some(loaded)) => {
+                if let Some(problem) = loaded.problem {
+                    findings.add(object.clone(), problem);
                     damaged_here.push(id);
-                    tree
                 }
-                Ok(tree) => {
-                    if codec::encode(&tree) != value.value() {
-                        findings.add(object.clone(), "is not encoded the way saves encode trees");
-                        damaged_here.push(id);
-                    }
-                    tree
-                }
-                Err(e) => {
-                    findings.add(object, describe(e));
-                    damaged_here.push(id);
-                    continue;
-                }
-            },
+                bases.extend(loaded.chain);
+                loaded.tree
+            }
+            Err(e @ Error::Corrupt(_)) => {
+                findings.add(object, describe(e));
+                damaged_here.push(id);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         let mut ok = true;
         match tree_problem(&tree, &hasher.params()) {
@@ -701,6 +702,23 @@ fn check_trees(
                 ),
             );
             damaged_here.push(parent);
+        }
+    }
+    // A base that is missing or damaged is already its dependants' damage (their chain
+    // reads it); its own check names it too.
+    while let Some(id) = bases.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        match tree_codec::load(table, id, Some(hasher)) {
+            Ok(None) => findings.add(format!("tree {id}"), "missing"),
+            Ok(Some(loaded)) => {
+                if let Some(problem) = loaded.problem {
+                    findings.add(format!("tree {id}"), problem);
+                }
+            }
+            Err(e @ Error::Corrupt(_)) => findings.add(format!("tree {id}"), describe(e)),
+            Err(e) => return Err(e),
         }
     }
     let mut damaged: HashSet<TreeId> = HashSet::new();
