@@ -7,8 +7,10 @@
 //! never see them; [`fetch`] brings them back into `refs/checkpoints-remote/<remote>/`
 //! and [`import`]s new commits into the store through the same chunker as a save. The
 //! only refs this module writes in the repository are those under
-//! `refs/checkpoints-remote/`, and the branch `export -b` names.
+//! `refs/checkpoints-remote/` and `refs/checkpoints-remote-attachments/`, and the branch
+//! `export -b` names. Attachments travel beside the commits ([`attachments`]).
 
+pub mod attachments;
 pub mod export;
 pub mod fetch;
 pub mod import;
