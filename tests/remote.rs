@@ -729,3 +729,80 @@ fn a_dry_run_writes_nothing_and_says_what_a_push_would_do() {
             .trim()
     );
 }
+
+#[test]
+fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
+    let (a, bare) = with_remote();
+    a.write("f.txt", b"one\n");
+    a.save("a1");
+    a.ok(&["push"]);
+    let b = Repo {
+        sb: common::Sandbox::new(),
+        dir: a.sb.root.join("b"),
+    };
+    a.sb.git(
+        &a.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "b"],
+    );
+    let pull = |args: &[&str]| {
+        let mut all = vec!["pull", "--json"];
+        all.extend_from_slice(args);
+        parse_json(&a.sb.ok_in(&b.dir, &all), "pull")
+    };
+    // A fresh store: the current branch is made, and the worktree follows.
+    let first = pull(&[]);
+    assert_eq!(first["status"], "new", "{first}");
+    assert_eq!(b.read("f.txt"), b"one\n");
+
+    // A fast-forward of the current branch is a restore: unsaved changes saved first.
+    a.write("f.txt", b"two\n");
+    a.save("a2");
+    a.ok(&["push"]);
+    b.write("scratch.txt", b"unsaved\n");
+    let second = pull(&[]);
+    assert_eq!(second["status"], "fast-forward", "{second}");
+    assert_eq!(second["from"], first["to"], "{second}");
+    assert!(second["safety_checkpoint"].is_string(), "{second}");
+    assert_eq!(b.read("f.txt"), b"two\n");
+    assert_eq!(
+        b.json(&["show", "--json", "main"])["message"],
+        "a2",
+        "the branch did not move"
+    );
+    let again = pull(&[]);
+    assert_eq!(again["status"], "up to date", "{again}");
+
+    // Saved on top here: ahead, nothing moves.
+    b.write("f.txt", b"b3\n");
+    b.save("b3");
+    let ahead = pull(&[]);
+    assert_eq!(ahead["status"], "ahead", "{ahead}");
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
+
+    // Both sides went on: refused, branch and worktree unchanged, with what to do.
+    a.write("f.txt", b"a3\n");
+    a.save("a3");
+    a.ok(&["push"]);
+    let refused = a.sb.run_in(&b.dir, &["pull"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    for hint in [
+        "diverged",
+        "git checkpoint fork origin/main",
+        "push --force",
+    ] {
+        assert!(refused.stderr.contains(hint), "{refused}");
+    }
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
+    assert_eq!(b.read("f.txt"), b"b3\n");
+
+    // Another branch only has its tip moved; the worktree stays.
+    a.ok(&["fork", "@~1", "-b", "side"]);
+    a.write("g.txt", b"side\n");
+    a.save("s1");
+    a.ok(&["push", "origin", "side"]);
+    let side = pull(&["origin", "side"]);
+    assert_eq!(side["status"], "new", "{side}");
+    assert_eq!(b.json(&["show", "--json", "side"])["message"], "s1");
+    assert!(!b.exists("g.txt"));
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
+}

@@ -28,8 +28,10 @@ pub fn import(
     let mut found = HashMap::new();
     let mut todo = Vec::new();
     let mut queued = std::collections::HashSet::new();
+    // Kept for the parents outside `commits`: a fetch lists only commits past the tips
+    // it imported before, and a branch forked below one of those has its parent there.
+    let snapshot = store.snapshot()?;
     {
-        let snapshot = store.snapshot()?;
         for sha in commits {
             if found.contains_key(sha) || !queued.insert(sha.clone()) {
                 continue;
@@ -57,7 +59,11 @@ pub fn import(
             .parents
             .iter()
             .map(|p| {
-                found.get(p).copied().ok_or_else(|| {
+                let known = match found.get(p) {
+                    Some(&id) => Some(id),
+                    None => snapshot.checkpoint_of(p)?,
+                };
+                known.ok_or_else(|| {
                     Error::InvalidArgument(format!(
                         "commit {sha} has parent {p}, which is not a checkpoint"
                     ))

@@ -223,7 +223,7 @@ pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Re
             Some(there) if Some(there) == commit.as_ref() => "up to date",
             Some(_) if options.force => "forced",
             Some(there) => match snapshot.checkpoint_of(there)? {
-                Some(theirs) if is_ancestor(&snapshot, theirs, *tip)? => "fast-forward",
+                Some(theirs) if super::is_ancestor(&snapshot, theirs, *tip)? => "fast-forward",
                 _ => {
                     refused.push(format!("{branch} (would not be a fast-forward)"));
                     "refused"
@@ -245,21 +245,6 @@ pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Re
         attachments,
         exported,
     })
-}
-
-/// Whether checkpoint `ancestor` is `tip` or one of its ancestors.
-fn is_ancestor(snapshot: &Snapshot, ancestor: CheckpointId, tip: CheckpointId) -> Result<bool> {
-    let mut seen = HashSet::new();
-    let mut pending = vec![tip];
-    while let Some(id) = pending.pop() {
-        if id == ancestor {
-            return Ok(true);
-        }
-        if seen.insert(id) {
-            pending.extend(snapshot.checkpoint(id)?.parents);
-        }
-    }
-    Ok(false)
 }
 
 /// The branches `options` names, with their tips.
