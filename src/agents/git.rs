@@ -51,15 +51,7 @@ fn before_path(hook: &Path) -> PathBuf {
 
 /// Whether the file at `path` is our script; `None` when there is nothing at `path`.
 fn is_ours(path: &Path) -> Result<Option<bool>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-        Ok(meta) if !meta.is_file() => Ok(Some(false)),
-        Ok(_) => {
-            let content = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            Ok(Some(content == GIT_HOOK_SCRIPT.as_bytes()))
-        }
-    }
+    super::paths::holds_exactly(path, GIT_HOOK_SCRIPT.as_bytes())
 }
 
 /// Installs our hook at `hook`, moving an existing one aside. Returns false if ours was

@@ -60,12 +60,8 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
     if options.dry_run {
         return dry_run(repo, store, options);
     }
-    let Prepared {
-        tips,
-        on_remote,
-        untracked,
-        attachments,
-    } = prepare(repo, store, options)?;
+    let prepared = prepare(repo, store, options)?;
+    let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
     let exported = export::export(repo, store, &ids)?;
     let mut specs: Vec<String> = tips
@@ -75,7 +71,7 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
         .collect();
     {
         let snapshot = store.snapshot()?;
-        for (branch, tip) in &tips {
+        for (branch, tip) in tips {
             let target = attachments::attachments_ref(branch);
             match attachments::side_commit(repo, &snapshot, *tip)? {
                 // Derived from the branch alone, so replacing it loses nothing the
@@ -136,8 +132,8 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
     }
     Ok(PushReport {
         branches,
-        untracked,
-        attachments,
+        untracked: prepared.untracked,
+        attachments: prepared.attachments,
         exported: exported.written,
     })
 }
@@ -205,18 +201,14 @@ fn refusal(remote: &str, refused: &[String]) -> Error {
 /// commit of an ancestor of the local tip (commits and checkpoints map one to one,
 /// invariant 19); a tip not yet exported has no commit to report.
 pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Result<PushReport> {
-    let Prepared {
-        tips,
-        on_remote,
-        untracked,
-        attachments,
-    } = prepare(repo, store, options)?;
+    let prepared = prepare(repo, store, options)?;
     let snapshot = store.snapshot()?;
+    let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
     let exported = export::unexported(&snapshot, &ids)?;
     let mut branches = Vec::new();
     let mut refused = Vec::new();
-    for (branch, tip) in &tips {
+    for (branch, tip) in tips {
         let commit = snapshot.commit_of(*tip)?;
         let status = match on_remote.get(&remote_ref(branch)) {
             None => "new",
@@ -241,8 +233,8 @@ pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Re
     }
     Ok(PushReport {
         branches,
-        untracked,
-        attachments,
+        untracked: prepared.untracked,
+        attachments: prepared.attachments,
         exported,
     })
 }
