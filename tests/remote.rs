@@ -676,6 +676,32 @@ fn attachments_travel_beside_the_commits_and_round_trip() {
         common::DEFAULT_TIMEOUT,
     );
     assert_ne!(out.code, 0, "an ordinary clone has the attachment's blob");
+
+    // A new attachment later: only new objects travel, not every attachment again.
+    let before = object_count(&repo.sb, &bare);
+    std::fs::write(&transcript, b"a later transcript\n").unwrap();
+    repo.write("code.txt", b"third\n");
+    repo.ok(&["save", "-m", "third", "--attach", path]);
+    push_json(&repo, &[]);
+    // The checkpoint's commit, root tree and file blob, the attachment's blob, and the
+    // attachments commit, its root tree and the checkpoint's directory in it.
+    assert_eq!(object_count(&repo.sb, &bare) - before, 7);
+    let side = "refs/checkpoints-attachments/main";
+    let parent = repo.sb.git(&bare, &["rev-list", "--count", side]);
+    assert_eq!(
+        parent.trim(),
+        "2",
+        "the attachments commit does not build on the last"
+    );
+    repo.sb.ok_in(&clone, &["fetch"]);
+    let got = repo
+        .sb
+        .ok_in(&clone, &["attachment", "origin/main~2", "transcript.jsonl"]);
+    assert!(got.stdout_raw == bytes, "{got}");
+    let got = repo
+        .sb
+        .ok_in(&clone, &["attachment", "origin/main", "transcript.jsonl"]);
+    assert_eq!(got.stdout, "a later transcript\n");
 }
 
 #[test]

@@ -73,7 +73,16 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
         let snapshot = store.snapshot()?;
         for (branch, tip) in tips {
             let target = attachments::attachments_ref(branch);
-            match attachments::side_commit(repo, &snapshot, *tip)? {
+            // The remote's current one, if this repository has it, to build on.
+            let previous = match on_remote.get(&target) {
+                Some(sha)
+                    if super::missing_commits(repo, std::slice::from_ref(sha))?.is_empty() =>
+                {
+                    Some(sha.as_str())
+                }
+                _ => None,
+            };
+            match attachments::side_commit(repo, &snapshot, *tip, previous)? {
                 // Derived from the branch alone, so replacing it loses nothing the
                 // branch's own (fast-forward only) update does not already allow.
                 Some(commit) => specs.push(format!("+{commit}:{target}")),
