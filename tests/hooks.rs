@@ -360,3 +360,108 @@ fn every_json_shape_round_trips_through_install_and_uninstall() {
         );
     }
 }
+
+/// Runs a real `git commit -m <message>` in `repo` with the binary on PATH, as a
+/// user's shell would find it, and returns the new commit.
+fn git_commit(repo: &Repo, message: &str) -> String {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let mut cmd = repo.sb.git_cmd(&repo.dir, &["commit", "-q", "-m", message]);
+    cmd.env("PATH", &path);
+    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    assert_eq!(out.code, 0, "{out}");
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// The checkpoints recording commit `sha` (`log --all --meta commit=<sha>`).
+fn recording(repo: &Repo, sha: &str) -> Vec<Value> {
+    let found = repo.json(&["log", "--json", "--all", "--meta", &format!("commit={sha}")]);
+    found.as_array().unwrap().clone()
+}
+
+#[test]
+fn hooks_install_git_records_each_commit_on_a_checkpoint() {
+    let repo = Repo::new();
+    let out = repo.ok(&["hooks", "install", "git"]);
+    let hook = repo.git_dir().join("hooks/post-commit");
+    assert!(out.stdout.contains(&hook.display().to_string()), "{out}");
+    repo.write("a.txt", b"one\n");
+    repo.git(&["add", "a.txt"]);
+    let first = git_commit(&repo, "first");
+    repo.write("notes.txt", b"untracked notes\n");
+    repo.write("a.txt", b"two\n");
+    repo.git(&["add", "a.txt"]);
+    let second = git_commit(&repo, "second");
+    for sha in [&first, &second] {
+        let list = recording(&repo, sha);
+        assert_eq!(list.len(), 1, "{sha}: {list:?}");
+        assert_eq!(list[0]["git_head"].as_str(), Some(sha.as_str()), "{list:?}");
+    }
+    // The checkpoint holds the worktree, untracked files too; the message is git's own.
+    let second_id = recording(&repo, &second)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let files = repo.json(&["show", "--json", &second_id]);
+    assert!(files.to_string().contains("notes.txt"), "{files}");
+    assert_eq!(repo.git(&["log", "-1", "--format=%B"]).trim(), "second");
+    // Installing twice changes nothing; uninstall removes the file it created.
+    let again = repo.ok(&["hooks", "install", "git"]);
+    assert!(again.stdout.contains("already"), "{again}");
+    repo.ok(&["hooks", "uninstall", "git"]);
+    assert!(!hook.exists());
+    repo.write("a.txt", b"three\n");
+    repo.git(&["add", "a.txt"]);
+    let third = git_commit(&repo, "third");
+    assert!(recording(&repo, &third).is_empty());
+}
+
+#[test]
+fn hooks_install_git_runs_an_existing_hook_first_and_uninstall_restores_its_bytes() {
+    let repo = Repo::new();
+    let hook = repo.git_dir().join("hooks/post-commit");
+    let mine = b"#!/bin/sh\n# my own hook\necho ran >> \"$(git rev-parse --git-dir)/mine.log\"\n";
+    write_file(&hook, mine, true);
+    repo.ok(&["hooks", "install", "git"]);
+    repo.write("a.txt", b"one\n");
+    repo.git(&["add", "a.txt"]);
+    let sha = git_commit(&repo, "first");
+    assert_eq!(recording(&repo, &sha).len(), 1);
+    let log = std::fs::read_to_string(repo.git_dir().join("mine.log")).unwrap();
+    assert_eq!(log, "ran\n", "the user's hook did not run");
+
+    // A hook of ours edited since is left alone.
+    let ours = std::fs::read(&hook).unwrap();
+    let mut edited = ours.clone();
+    edited.extend_from_slice(b"# edited\n");
+    std::fs::write(&hook, &edited).unwrap();
+    let refused = repo.run(&["hooks", "uninstall", "git"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert_eq!(std::fs::read(&hook).unwrap(), edited);
+    std::fs::write(&hook, &ours).unwrap();
+
+    repo.ok(&["hooks", "uninstall", "git"]);
+    assert_eq!(std::fs::read(&hook).unwrap(), mine.to_vec());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+    let mut aside = hook.clone().into_os_string();
+    aside.push(".before-checkpoint");
+    assert!(!Path::new(&aside).exists());
+}
+
+#[test]
+fn hooks_install_git_follows_core_hooks_path() {
+    let repo = Repo::new();
+    repo.git(&["config", "core.hooksPath", "my-hooks"]);
+    repo.ok(&["hooks", "install", "git"]);
+    assert!(repo.p("my-hooks/post-commit").is_file());
+    assert!(!repo.git_dir().join("hooks/post-commit").exists());
+    repo.write("a.txt", b"one\n");
+    repo.git(&["add", "a.txt"]);
+    let sha = git_commit(&repo, "first");
+    assert_eq!(recording(&repo, &sha).len(), 1);
+    let refused = repo.run(&["hooks", "install", "git", "--global"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(refused.stderr.contains("core.hooksPath"), "{refused}");
+}

@@ -575,38 +575,260 @@ fn fetched_content_is_stored_once_beside_local_content() {
 }
 
 #[test]
-fn the_readme_post_commit_hook_records_each_commit() {
-    let repo = Repo::new();
-    let hook = repo.git_dir().join("hooks/post-commit");
-    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let script = readme
-        .split("```sh\n")
-        .filter_map(|block| block.split("```").next())
-        .find(|block| block.contains("--meta commit="))
-        .expect("the README's post-commit hook");
-    common::write_file(&hook, script.as_bytes(), true);
-    let bin_dir = Path::new(common::BIN).parent().unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
-    let commit = |message: &str| {
-        let mut cmd = repo.sb.git_cmd(&repo.dir, &["commit", "-q", "-m", message]);
-        cmd.env("PATH", &path);
-        let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
-        assert_eq!(out.code, 0, "{out}");
-        repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+fn attachments_travel_beside_the_commits_and_round_trip() {
+    let (repo, bare) = with_remote();
+    repo.write("code.txt", b"code\n");
+    // Attached from outside the worktree, so no file of the worktree holds it.
+    let transcript = repo.sb.root.join("transcript.jsonl");
+    let bytes = b"{\"role\":\"user\"}\n\xff not text 5e1d\n".to_vec();
+    std::fs::write(&transcript, &bytes).unwrap();
+    let path = transcript.to_str().unwrap();
+    repo.ok(&["save", "-m", "with a transcript", "--attach", path]);
+    let worktree_tree = git_add_all_tree(&repo);
+    repo.write("code.txt", b"more code\n");
+    repo.save("after");
+
+    let pushed = push_json(&repo, &[]);
+    assert_eq!(
+        pushed["attachments"][0]["name"], "transcript.jsonl",
+        "{pushed}"
+    );
+    let tip = pushed["branches"][0]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The commit's tree is still what git add -A commits; its message names the blob.
+    let first = format!("{tip}~1");
+    let tree = repo
+        .sb
+        .git(&bare, &["rev-parse", &format!("{first}^{{tree}}")]);
+    assert_eq!(tree.trim(), worktree_tree);
+    let blob = repo.git(&["hash-object", path]).trim().to_string();
+    let message = repo.sb.git(&bare, &["log", "-1", "--format=%B", &first]);
+    assert!(
+        message.contains(&format!(
+            "Checkpoint-Attachment: {} {blob} transcript.jsonl",
+            bytes.len()
+        )),
+        "{message}"
+    );
+    let first_sha = repo
+        .sb
+        .git(&bare, &["rev-parse", &first])
+        .trim()
+        .to_string();
+    let kept = repo.sb.git(
+        &bare,
+        &[
+            "rev-parse",
+            &format!("refs/checkpoints-attachments/main:{first_sha}/transcript.jsonl"),
+        ],
+    );
+    assert_eq!(kept.trim(), blob);
+    repo.sb.git(&bare, &["fsck", "--strict", "--no-dangling"]);
+    // Pushing again changes nothing: the attachments commit is made the same again.
+    let before = object_count(&repo.sb, &bare);
+    let again = push_json(&repo, &[]);
+    assert_eq!(again["branches"][0]["status"], "up to date", "{again}");
+    assert_eq!(again["attachments"], serde_json::json!([]), "{again}");
+    assert_eq!(object_count(&repo.sb, &bare), before);
+
+    // A fresh clone fetches them with the checkpoints, byte for byte (--no-local: a
+    // local clone would copy every object of the remote).
+    repo.sb.git(
+        &repo.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "clone"],
+    );
+    let clone = repo.sb.root.join("clone");
+    repo.sb.ok_in(&clone, &["fetch"]);
+    let got = repo
+        .sb
+        .ok_in(&clone, &["attachment", "origin/main~1", "transcript.jsonl"]);
+    assert!(got.stdout_raw == bytes, "{got}");
+    let shown = parse_json(
+        &repo.sb.ok_in(&clone, &["show", "--json", "origin/main~1"]),
+        "show",
+    );
+    assert_eq!(
+        shown["attachments"][0]["name"], "transcript.jsonl",
+        "{shown}"
+    );
+    // Fetching a named branch brings them too.
+    repo.sb.git(
+        &repo.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "named"],
+    );
+    let named = repo.sb.root.join("named");
+    repo.sb.ok_in(&named, &["fetch", "origin", "main"]);
+    let got = repo
+        .sb
+        .ok_in(&named, &["attachment", "origin/main~1", "transcript.jsonl"]);
+    assert!(got.stdout_raw == bytes, "{got}");
+
+    // An ordinary clone gets none of it.
+    repo.sb.git(
+        &repo.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "plain"],
+    );
+    let plain = repo.sb.root.join("plain");
+    let out = common::run_cmd(
+        repo.sb.git_cmd(&plain, &["cat-file", "-e", &blob]),
+        common::DEFAULT_TIMEOUT,
+    );
+    assert_ne!(out.code, 0, "an ordinary clone has the attachment's blob");
+
+    // A new attachment later: only new objects travel, not every attachment again.
+    let before = object_count(&repo.sb, &bare);
+    std::fs::write(&transcript, b"a later transcript\n").unwrap();
+    repo.write("code.txt", b"third\n");
+    repo.ok(&["save", "-m", "third", "--attach", path]);
+    push_json(&repo, &[]);
+    // The checkpoint's commit, root tree and file blob, the attachment's blob, and the
+    // attachments commit, its root tree and the checkpoint's directory in it.
+    assert_eq!(object_count(&repo.sb, &bare) - before, 7);
+    let side = "refs/checkpoints-attachments/main";
+    let parent = repo.sb.git(&bare, &["rev-list", "--count", side]);
+    assert_eq!(
+        parent.trim(),
+        "2",
+        "the attachments commit does not build on the last"
+    );
+    repo.sb.ok_in(&clone, &["fetch"]);
+    let got = repo
+        .sb
+        .ok_in(&clone, &["attachment", "origin/main~2", "transcript.jsonl"]);
+    assert!(got.stdout_raw == bytes, "{got}");
+    let got = repo
+        .sb
+        .ok_in(&clone, &["attachment", "origin/main", "transcript.jsonl"]);
+    assert_eq!(got.stdout, "a later transcript\n");
+}
+
+#[test]
+fn a_dry_run_writes_nothing_and_says_what_a_push_would_do() {
+    let (repo, bare) = with_remote();
+    fill(&repo);
+    repo.save("one");
+    let objects = object_count(&repo.sb, &repo.dir);
+    let store = repo.git_dir().join("checkpoint/store.redb");
+    let stored = std::fs::read(&store).unwrap();
+    let dry = push_json(&repo, &["--dry-run"]);
+    assert_eq!(object_count(&repo.sb, &repo.dir), objects, "{dry}");
+    assert!(
+        std::fs::read(&store).unwrap() == stored,
+        "a dry run wrote the store"
+    );
+    assert_eq!(dry["branches"][0]["status"], "new", "{dry}");
+    assert_eq!(dry["branches"][0]["commit"], Value::Null, "{dry}");
+    assert_eq!(dry["exported"], 1, "{dry}");
+    assert!(dry["untracked"].as_array().unwrap().len() > 1, "{dry}");
+    assert_eq!(object_count(&repo.sb, &bare), 0);
+
+    let pushed = push_json(&repo, &[]);
+    repo.write("README", b"next\n");
+    repo.save("two");
+    let objects = object_count(&repo.sb, &repo.dir);
+    let dry = push_json(&repo, &["--dry-run"]);
+    assert_eq!(dry["branches"][0]["status"], "fast-forward", "{dry}");
+    assert_eq!(dry["exported"], 1, "{dry}");
+    assert_eq!(object_count(&repo.sb, &repo.dir), objects);
+    let remote_tip = repo.sb.git(&bare, &["rev-parse", "refs/checkpoints/main"]);
+    assert_eq!(
+        remote_tip.trim(),
+        pushed["branches"][0]["commit"].as_str().unwrap()
+    );
+
+    // A remote branch this store lacks: refused, as the real push would be.
+    let other = Repo::new();
+    other.git(&["remote", "add", "origin", bare.to_str().unwrap()]);
+    other.write("f", b"elsewhere\n");
+    other.save("elsewhere");
+    let refused = other.run(&["push", "--dry-run"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(refused.stderr.contains("--force"), "{refused}");
+    let forced = push_json(&other, &["--dry-run", "--force"]);
+    assert_eq!(forced["branches"][0]["status"], "forced", "{forced}");
+    assert_eq!(
+        remote_tip.trim(),
+        repo.sb
+            .git(&bare, &["rev-parse", "refs/checkpoints/main"])
+            .trim()
+    );
+}
+
+#[test]
+fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
+    let (a, bare) = with_remote();
+    a.write("f.txt", b"one\n");
+    a.save("a1");
+    a.ok(&["push"]);
+    let b = Repo {
+        sb: common::Sandbox::new(),
+        dir: a.sb.root.join("b"),
     };
-    repo.write("a.txt", b"one\n");
-    repo.git(&["add", "a.txt"]);
-    let first = commit("first");
-    repo.write("notes.txt", b"untracked notes\n");
-    repo.write("a.txt", b"two\n");
-    repo.git(&["add", "a.txt"]);
-    let second = commit("second");
-    for sha in [&first, &second] {
-        let found = repo.json(&["log", "--json", "--all", "--meta", &format!("commit={sha}")]);
-        let list = found.as_array().unwrap();
-        assert_eq!(list.len(), 1, "{sha}: {found}");
-        assert_eq!(list[0]["git_head"].as_str(), Some(sha.as_str()), "{found}");
+    a.sb.git(
+        &a.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "b"],
+    );
+    let pull = |args: &[&str]| {
+        let mut all = vec!["pull", "--json"];
+        all.extend_from_slice(args);
+        parse_json(&a.sb.ok_in(&b.dir, &all), "pull")
+    };
+    // A fresh store: the current branch is made, and the worktree follows.
+    let first = pull(&[]);
+    assert_eq!(first["status"], "new", "{first}");
+    assert_eq!(b.read("f.txt"), b"one\n");
+
+    // A fast-forward of the current branch is a restore: unsaved changes saved first.
+    a.write("f.txt", b"two\n");
+    a.save("a2");
+    a.ok(&["push"]);
+    b.write("scratch.txt", b"unsaved\n");
+    let second = pull(&[]);
+    assert_eq!(second["status"], "fast-forward", "{second}");
+    assert_eq!(second["from"], first["to"], "{second}");
+    assert!(second["safety_checkpoint"].is_string(), "{second}");
+    assert_eq!(b.read("f.txt"), b"two\n");
+    assert_eq!(
+        b.json(&["show", "--json", "main"])["message"],
+        "a2",
+        "the branch did not move"
+    );
+    let again = pull(&[]);
+    assert_eq!(again["status"], "up to date", "{again}");
+
+    // Saved on top here: ahead, nothing moves.
+    b.write("f.txt", b"b3\n");
+    b.save("b3");
+    let ahead = pull(&[]);
+    assert_eq!(ahead["status"], "ahead", "{ahead}");
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
+
+    // Both sides went on: refused, branch and worktree unchanged, with what to do.
+    a.write("f.txt", b"a3\n");
+    a.save("a3");
+    a.ok(&["push"]);
+    let refused = a.sb.run_in(&b.dir, &["pull"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    for hint in [
+        "diverged",
+        "git checkpoint fork origin/main",
+        "push --force",
+    ] {
+        assert!(refused.stderr.contains(hint), "{refused}");
     }
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
+    assert_eq!(b.read("f.txt"), b"b3\n");
+
+    // Another branch only has its tip moved; the worktree stays.
+    a.ok(&["fork", "@~1", "-b", "side"]);
+    a.write("g.txt", b"side\n");
+    a.save("s1");
+    a.ok(&["push", "origin", "side"]);
+    let side = pull(&["origin", "side"]);
+    assert_eq!(side["status"], "new", "{side}");
+    assert_eq!(b.json(&["show", "--json", "side"])["message"], "s1");
+    assert!(!b.exists("g.txt"));
+    assert_eq!(b.json(&["show", "--json", "main"])["message"], "b3");
 }

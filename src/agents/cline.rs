@@ -39,7 +39,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::event::{workspace_root, AgentEvent, Step};
-use super::paths::{home_dir, settings_path_under};
+use super::paths::{holds_exactly, home_dir, settings_path_under};
 use crate::{CheckpointId, Error, Result};
 
 /// The command our wrapper scripts run.
@@ -98,15 +98,7 @@ pub fn cline_hooks_dir(global: bool, worktree_root: &Path) -> Result<PathBuf> {
 /// Whether the file at `path` is one of our wrapper scripts (a regular file holding
 /// exactly [`CLINE_HOOK_SCRIPT`]); `None` when there is nothing at `path`.
 fn is_ours(path: &Path) -> Result<Option<bool>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-        Ok(meta) if !meta.is_file() => Ok(Some(false)),
-        Ok(_) => {
-            let content = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            Ok(Some(content == CLINE_HOOK_SCRIPT.as_bytes()))
-        }
-    }
+    holds_exactly(path, CLINE_HOOK_SCRIPT.as_bytes())
 }
 
 /// Writes our wrapper scripts into the Cline hooks directory `dir`, creating it if

@@ -12,7 +12,8 @@
 //! writes on stdin, finds the worktree the agent works in, saves it with the session and
 //! event as metadata, and then runs the automatic gc that `save` runs. It must never
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
-//! ([`log_failure`]) instead of being reported.
+//! ([`log_failure`]) instead of being reported. Beside the agents, [`git`] installs a
+//! plain git `post-commit` hook that records each commit on a checkpoint.
 
 pub mod claude;
 pub mod cline;
@@ -21,6 +22,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod event;
 pub mod gemini;
+pub mod git;
 mod hook_groups;
 mod hook_list;
 mod paths;

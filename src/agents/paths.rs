@@ -60,3 +60,17 @@ fn resolved(path: &Path) -> PathBuf {
         }
     }
 }
+
+/// Whether the file at `path` is a regular file holding exactly `content` (a script
+/// install wrote, which uninstall may remove); `None` when there is nothing at `path`.
+pub(super) fn holds_exactly(path: &Path, content: &[u8]) -> Result<Option<bool>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(meta) if !meta.is_file() => Ok(Some(false)),
+        Ok(_) => {
+            let found = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            Ok(Some(found == content))
+        }
+    }
+}

@@ -11,8 +11,8 @@
 //! export writes only new checkpoints.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufWriter, Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 
 use super::message;
 use crate::git::repo::Repo;
@@ -90,6 +90,12 @@ pub fn export(repo: &Repo, store: &Store, tips: &[CheckpointId]) -> Result<Expor
     })
 }
 
+/// How many checkpoints an export of `tips` would write as new commits, found without
+/// asking the repository (a commit a `git gc` pruned is not counted).
+pub fn unexported(snapshot: &Snapshot, tips: &[CheckpointId]) -> Result<usize> {
+    Ok(plan(snapshot, tips, &HashSet::new())?.0.len())
+}
+
 /// The checkpoints to write, parents first, and the exported ones they build on.
 type Plan = (Vec<CheckpointId>, HashMap<CheckpointId, String>);
 
@@ -143,6 +149,45 @@ fn fast_import(
     order: &[CheckpointId],
     known: &HashMap<CheckpointId, String>,
 ) -> Result<HashMap<CheckpointId, String>> {
+    let chunks = snapshot.chunks()?;
+    let marks = run_fast_import(repo, |out, answers| {
+        let mut stream = Stream {
+            out,
+            answers,
+            trees: snapshot.trees(None)?,
+            chunks: &chunks,
+            hasher: snapshot.hasher(),
+            last: LastPack::default(),
+            next_mark: order.len() as u64 + 1,
+            blobs: HashMap::new(),
+            links: HashMap::new(),
+            names: HashMap::new(),
+            buf: Vec::new(),
+        };
+        stream.write_all(snapshot, order, known)
+    })?;
+    let out: HashMap<CheckpointId, String> = marks
+        .into_iter()
+        .filter_map(|(mark, sha)| {
+            let index = usize::try_from(mark).ok()?.checked_sub(1)?;
+            order.get(index).map(|&id| (id, sha))
+        })
+        .collect();
+    if out.len() != order.len() {
+        return Err(Error::Git {
+            command: "fast-import".into(),
+            message: format!("it named {} of {} commits", out.len(), order.len()),
+        });
+    }
+    Ok(out)
+}
+
+/// Runs one `git fast-import`, `write` giving its input and reading its answers to
+/// `get-mark`, and returns the object of every mark the input set.
+pub(crate) fn run_fast_import(
+    repo: &Repo,
+    write: impl FnOnce(&mut BufWriter<ChildStdin>, &mut BufReader<ChildStdout>) -> Result<()>,
+) -> Result<HashMap<u64, String>> {
     let marks = tempfile::NamedTempFile::new().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let marks_arg = format!("--export-marks={}", marks.path().display());
     let mut child = Command::new("git")
@@ -150,7 +195,7 @@ fn fast_import(
         .arg(&repo.root)
         .args(["fast-import", "--quiet", "--done", &marks_arg])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::Git {
@@ -165,23 +210,15 @@ fn fast_import(
         }
         text
     });
-    let written = match child.stdin.take() {
-        Some(stdin) => {
-            let chunks = snapshot.chunks()?;
-            let mut stream = Stream {
-                out: BufWriter::with_capacity(1 << 20, stdin),
-                trees: snapshot.trees(None)?,
-                chunks: &chunks,
-                hasher: snapshot.hasher(),
-                last: LastPack::default(),
-                next_mark: order.len() as u64 + 1,
-                blobs: HashMap::new(),
-                links: HashMap::new(),
-                buf: Vec::new(),
-            };
-            stream.write_all(snapshot, order, known)
+    let written = match (child.stdin.take(), child.stdout.take()) {
+        (Some(stdin), Some(stdout)) => {
+            let mut out = BufWriter::with_capacity(1 << 20, stdin);
+            let mut answers = BufReader::new(stdout);
+            // Dropping both ends on the way out lets fast-import finish, or fail on
+            // the input cut short.
+            write(&mut out, &mut answers)
         }
-        None => Ok(()),
+        _ => Ok(()),
     };
     let status = child.wait().map_err(|e| Error::Git {
         command: "fast-import".into(),
@@ -196,31 +233,19 @@ fn fast_import(
     }
     written?;
     let text = std::fs::read_to_string(marks.path()).map_err(|e| Error::io(marks.path(), e))?;
-    let mut out = HashMap::new();
-    for line in text.lines() {
-        let Some((mark, sha)) = line.strip_prefix(':').and_then(|l| l.split_once(' ')) else {
-            continue;
-        };
-        let Ok(mark) = mark.parse::<usize>() else {
-            continue;
-        };
-        if let Some(&id) = mark.checked_sub(1).and_then(|i| order.get(i)) {
-            out.insert(id, sha.to_string());
-        }
-    }
-    if out.len() != order.len() {
-        return Err(Error::Git {
-            command: "fast-import".into(),
-            message: format!("it named {} of {} commits", out.len(), order.len()),
-        });
-    }
-    Ok(out)
+    Ok(text
+        .lines()
+        .filter_map(|line| line.strip_prefix(':')?.split_once(' '))
+        .filter_map(|(mark, sha)| Some((mark.parse().ok()?, sha.to_string())))
+        .collect())
 }
 
 /// The fast-import stream being written: commits are marks `1..=order.len()`, blobs
 /// the marks after.
-struct Stream<'a, W: Write> {
+struct Stream<'a, W: Write, R: BufRead> {
     out: W,
+    /// fast-import's answers to `get-mark`.
+    answers: R,
     trees: TreeReader<'a>,
     chunks: &'a ReadChunks,
     hasher: &'a crate::format::chunk::Hasher,
@@ -230,10 +255,12 @@ struct Stream<'a, W: Write> {
     blobs: HashMap<Vec<ChunkId>, u64>,
     /// Symlink targets already written, by target.
     links: HashMap<Vec<u8>, u64>,
+    /// The object of each blob mark asked for with `get-mark`.
+    names: HashMap<u64, String>,
     buf: Vec<u8>,
 }
 
-impl<W: Write> Stream<'_, W> {
+impl<W: Write, R: BufRead> Stream<'_, W, R> {
     fn write_all(
         &mut self,
         snapshot: &Snapshot,
@@ -261,7 +288,12 @@ impl<W: Write> Stream<'_, W> {
                 // Without this the scratch ref's last commit would become the parent.
                 writeln!(self.out, "reset {SCRATCH_REF}").map_err(io)?;
             }
-            let message = message::encode(id, &record);
+            let mut blobs = Vec::with_capacity(record.attachments.len());
+            for attachment in &record.attachments {
+                let mark = self.content(&attachment.chunks)?;
+                blobs.push(self.object_of(mark)?);
+            }
+            let message = message::encode(id, &record, Some(&blobs));
             let secs = record.time_ns.div_euclid(1_000_000_000);
             writeln!(self.out, "commit {SCRATCH_REF}\nmark :{}", i + 1).map_err(io)?;
             writeln!(self.out, "author {IDENTITY} {secs} +0000").map_err(io)?;
@@ -347,48 +379,79 @@ impl<W: Write> Stream<'_, W> {
     /// The git mode of a file or symlink and the mark of its blob, writing the blob the
     /// first time its content comes up.
     fn blob(&mut self, node: &Node) -> Result<(&'static str, u64)> {
-        let (mode, found) = match node {
-            Node::Symlink { target } => ("120000", self.links.get(target).copied()),
-            Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => (
-                if node.is_executable() {
+        match node {
+            Node::Symlink { target } => {
+                if let Some(&mark) = self.links.get(target) {
+                    return Ok(("120000", mark));
+                }
+                let mark = self.next_mark;
+                self.next_mark += 1;
+                self.links.insert(target.clone(), mark);
+                self.buf.clear();
+                self.buf.extend_from_slice(target);
+                self.write_buf(mark)?;
+                Ok(("120000", mark))
+            }
+            Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => {
+                let mode = if node.is_executable() {
                     "100755"
                 } else {
                     "100644"
-                },
-                self.blobs.get(chunks).copied(),
-            ),
+                };
+                Ok((mode, self.content(chunks)?))
+            }
             Node::Dir { .. } => unreachable!("directories are walked, not written"),
-        };
-        if let Some(mark) = found {
-            return Ok((mode, mark));
+        }
+    }
+
+    /// The mark of the blob holding the content of `chunks`, writing it the first time.
+    fn content(&mut self, chunks: &[ChunkId]) -> Result<u64> {
+        if let Some(&mark) = self.blobs.get(chunks) {
+            return Ok(mark);
         }
         let mark = self.next_mark;
         self.next_mark += 1;
         self.buf.clear();
-        match node {
-            Node::Symlink { target } => {
-                self.buf.extend_from_slice(target);
-                self.links.insert(target.clone(), mark);
-            }
-            Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => {
-                for &id in chunks {
-                    self.chunks
-                        .read(self.hasher, id, &mut self.buf, &mut self.last)?;
-                }
-                self.blobs.insert(chunks.clone(), mark);
-            }
-            Node::Dir { .. } => {}
+        for &id in chunks {
+            self.chunks
+                .read(self.hasher, id, &mut self.buf, &mut self.last)?;
         }
+        self.blobs.insert(chunks.to_vec(), mark);
+        self.write_buf(mark)?;
+        Ok(mark)
+    }
+
+    /// Writes `buf` as blob `mark`.
+    fn write_buf(&mut self, mark: u64) -> Result<()> {
         writeln!(self.out, "blob\nmark :{mark}\ndata {}", self.buf.len()).map_err(io)?;
         self.out.write_all(&self.buf).map_err(io)?;
-        writeln!(self.out).map_err(io)?;
-        Ok((mode, mark))
+        writeln!(self.out).map_err(io)
+    }
+
+    /// The object id of blob `mark`, asked of fast-import (`get-mark`) the first time.
+    fn object_of(&mut self, mark: u64) -> Result<String> {
+        if let Some(sha) = self.names.get(&mark) {
+            return Ok(sha.clone());
+        }
+        writeln!(self.out, "get-mark :{mark}").map_err(io)?;
+        self.out.flush().map_err(io)?;
+        let mut line = String::new();
+        self.answers.read_line(&mut line).map_err(io)?;
+        let sha = line.trim().to_string();
+        if sha.is_empty() || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::Git {
+                command: "fast-import".into(),
+                message: format!("get-mark :{mark} answered '{sha}'"),
+            });
+        }
+        self.names.insert(mark, sha.clone());
+        Ok(sha)
     }
 }
 
 /// `prefix` + `name` as a fast-import path: C-quoted, with quotes, backslashes and
 /// control bytes escaped in octal and every other byte as it is.
-fn quote_path(out: &mut Vec<u8>, prefix: &[u8], name: &[u8]) {
+pub(crate) fn quote_path(out: &mut Vec<u8>, prefix: &[u8], name: &[u8]) {
     out.push(b'"');
     for &b in prefix.iter().chain(name) {
         match b {

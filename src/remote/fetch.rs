@@ -2,6 +2,7 @@
 //! with the user's own `git fetch`, import the new commits, and record each branch's tip
 //! as `<remote>/<branch>` in the store.
 
+use super::attachments::{attachments_ref, tracking_attachments_ref};
 use super::{git_ok, import, missing_commits, remote_ref, tracking_ref};
 use crate::git::repo::Repo;
 use std::collections::HashMap;
@@ -61,7 +62,23 @@ pub fn fetch<E: From<crate::Error>>(
         args.push("--prune".into());
         args.push(remote.to_string());
         args.push(format!("+refs/checkpoints/*:{}", tracking_ref(remote, "*")));
+        args.push(format!(
+            "+{}:{}",
+            attachments_ref("*"),
+            tracking_attachments_ref(remote, "*")
+        ));
     } else {
+        // A named ref the remote lacks fails the whole fetch, and a branch pushed
+        // without attachments has no attachments ref: ask which it has first.
+        let mut ask = vec!["ls-remote".to_string(), remote.to_string()];
+        ask.extend(branches.iter().map(|b| attachments_ref(b)));
+        let ask: Vec<&str> = ask.iter().map(String::as_str).collect();
+        let listed = String::from_utf8_lossy(&git_ok(&repo.root, &ask, b"")?).into_owned();
+        let present: std::collections::HashSet<&str> = listed
+            .lines()
+            .filter_map(|line| line.split_once('\t'))
+            .map(|(_, name)| name)
+            .collect();
         args.push(remote.to_string());
         for branch in branches {
             args.push(format!(
@@ -69,6 +86,13 @@ pub fn fetch<E: From<crate::Error>>(
                 remote_ref(branch),
                 tracking_ref(remote, branch)
             ));
+            let side = attachments_ref(branch);
+            if present.contains(side.as_str()) {
+                args.push(format!(
+                    "+{side}:{}",
+                    tracking_attachments_ref(remote, branch)
+                ));
+            }
         }
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use super::message;
 use crate::git::repo::Repo;
 use crate::model::tree::{self, is_safe_name};
-use crate::model::{Checkpoint, Node, PendingTrees};
+use crate::model::{Attachment, Checkpoint, Node, PendingTrees};
 use crate::ops::save::store_attachments;
 use crate::storage::{Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result};
@@ -28,8 +28,10 @@ pub fn import(
     let mut found = HashMap::new();
     let mut todo = Vec::new();
     let mut queued = std::collections::HashSet::new();
+    // Kept for the parents outside `commits`: a fetch lists only commits past the tips
+    // it imported before, and a branch forked below one of those has its parent there.
+    let snapshot = store.snapshot()?;
     {
-        let snapshot = store.snapshot()?;
         for sha in commits {
             if found.contains_key(sha) || !queued.insert(sha.clone()) {
                 continue;
@@ -57,7 +59,11 @@ pub fn import(
             .parents
             .iter()
             .map(|p| {
-                found.get(p).copied().ok_or_else(|| {
+                let known = match found.get(p) {
+                    Some(&id) => Some(id),
+                    None => snapshot.checkpoint_of(p)?,
+                };
+                known.ok_or_else(|| {
                     Error::InvalidArgument(format!(
                         "commit {sha} has parent {p}, which is not a checkpoint"
                     ))
@@ -71,6 +77,30 @@ pub fn import(
         )?;
         let mut files: Vec<(Vec<u8>, Node)> = Vec::new();
         let mut batch = BlobBatch::default();
+        // An attachment whose blob did not come (its branch's attachments ref was not
+        // pushed, or not fetched) is left out of the checkpoint.
+        let mut attached = Vec::new();
+        for attachment in &trailers.attachments {
+            if !blobs.contains_key(&attachment.blob) && !batch.names.contains(&attachment.blob) {
+                let Some(content) = cat.get_if_present(&attachment.blob, "blob")? else {
+                    continue;
+                };
+                if content.len() as u64 != attachment.size {
+                    return Err(bad_tree(
+                        sha,
+                        &format!(
+                            "attachment {} is {} bytes, its blob {}",
+                            attachment.name,
+                            attachment.size,
+                            content.len()
+                        ),
+                    ));
+                }
+                batch.names.insert(attachment.blob.clone());
+                batch.bytes += batch.push(&attachment.blob, content);
+            }
+            attached.push(attachment);
+        }
         let mut links: Vec<(Vec<u8>, String)> = Vec::new();
         let mut regular: Vec<(Vec<u8>, bool, String)> = Vec::new();
         for item in listing.split(|&b| b == 0).filter(|i| !i.is_empty()) {
@@ -137,7 +167,20 @@ pub fn import(
             git_head: trailers.git_head,
             git_branch: trailers.git_branch,
             meta: trailers.meta,
-            attachments: Vec::new(),
+            attachments: attached
+                .iter()
+                .map(|a| {
+                    let (size, chunks) = blobs
+                        .get(&a.blob)
+                        .cloned()
+                        .ok_or_else(|| bad_tree(sha, "an attachment it did not read"))?;
+                    Ok(Attachment {
+                        name: a.name.clone(),
+                        size,
+                        chunks,
+                    })
+                })
+                .collect::<Result<_>>()?,
             files: totals.files,
             bytes: totals.bytes,
             skipped: trailers.skipped,
@@ -234,14 +277,15 @@ fn parse_commit(sha: &str, bytes: &[u8]) -> Result<Commit> {
 
 /// One `git cat-file --batch` for a whole import: objects are asked for one at a time
 /// and read back in turn.
-struct CatFile {
+pub(crate) struct CatFile {
     child: Child,
     input: Option<BufWriter<ChildStdin>>,
     output: BufReader<ChildStdout>,
 }
 
 impl CatFile {
-    fn start(repo: &Repo) -> Result<CatFile> {
+    /// Starts the process.
+    pub(crate) fn start(repo: &Repo) -> Result<CatFile> {
         let cannot = |e: String| Error::Git {
             command: "cat-file".into(),
             message: e,
@@ -269,7 +313,16 @@ impl CatFile {
     }
 
     /// The content of object `sha`, which must be of type `kind`.
-    fn get(&mut self, sha: &str, kind: &str) -> Result<Vec<u8>> {
+    pub(crate) fn get(&mut self, sha: &str, kind: &str) -> Result<Vec<u8>> {
+        self.get_if_present(sha, kind)?.ok_or_else(|| Error::Git {
+            command: "cat-file".into(),
+            message: format!("object {sha} is missing"),
+        })
+    }
+
+    /// The content of object `sha`, which must be of type `kind`; `None` when the
+    /// repository does not have it.
+    pub(crate) fn get_if_present(&mut self, sha: &str, kind: &str) -> Result<Option<Vec<u8>>> {
         let failed = |why: String| Error::Git {
             command: "cat-file".into(),
             message: why,
@@ -286,6 +339,9 @@ impl CatFile {
             .read_line(&mut header)
             .map_err(|e| failed(e.to_string()))?;
         let mut parts = header.split_whitespace();
+        if parts.clone().nth(1) == Some("missing") {
+            return Ok(None);
+        }
         let (Some(_), Some(found), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(failed(format!("object {sha}: {}", header.trim())));
         };
@@ -300,7 +356,7 @@ impl CatFile {
             .read_exact(&mut content)
             .map_err(|e| failed(e.to_string()))?;
         content.pop();
-        Ok(content)
+        Ok(Some(content))
     }
 }
 

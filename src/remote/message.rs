@@ -13,7 +13,8 @@ const GIT_HEAD: &str = "Checkpoint-Git-Head";
 const GIT_BRANCH: &str = "Checkpoint-Git-Branch";
 const META: &str = "Checkpoint-Meta";
 const SKIPPED: &str = "Checkpoint-Skipped";
-const ATTACHMENT: &str = "Checkpoint-Attachment-Left-Out";
+const ATTACHMENT: &str = "Checkpoint-Attachment";
+const ATTACHMENT_LEFT_OUT: &str = "Checkpoint-Attachment-Left-Out";
 
 /// A record as read back from a commit message: the fields a commit does not carry
 /// itself (tree and parents come from the commit).
@@ -35,6 +36,21 @@ pub struct Trailers {
     pub meta: Vec<(String, String)>,
     /// Files the save left out.
     pub skipped: Vec<SkippedFile>,
+    /// The attachments exported with the commit, in order.
+    pub attachments: Vec<AttachmentBlob>,
+}
+
+/// An attachment as a commit's trailer names it: its content is the git blob `blob`,
+/// kept reachable by the branch's attachments ref (docs/design.md, "Sharing through
+/// git").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachmentBlob {
+    /// The name it was attached under.
+    pub name: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// The git blob holding its bytes.
+    pub blob: String,
 }
 
 /// A value as a trailer writes it: as it is when it is one line of printable text that
@@ -84,8 +100,10 @@ fn bad(why: String) -> Error {
     Error::InvalidArgument(format!("not a checkpoint commit: {why}"))
 }
 
-/// The commit message for checkpoint `id`.
-pub fn encode(id: CheckpointId, record: &Checkpoint) -> String {
+/// The commit message for checkpoint `id`. `blobs` gives the git blob of each of the
+/// record's attachments, in order; without them (`None`) the attachments are left out
+/// and a trailer only says they existed.
+pub fn encode(id: CheckpointId, record: &Checkpoint, blobs: Option<&[String]>) -> String {
     let mut out = record.message.clone();
     out.push_str("\n\n");
     let mut line = |key: &str, value: String| {
@@ -121,11 +139,21 @@ pub fn encode(id: CheckpointId, record: &Checkpoint) -> String {
             format!("{reason} {} {}", skipped.size, field(&skipped.path)),
         );
     }
-    for attachment in &record.attachments {
-        line(
-            ATTACHMENT,
-            format!("{} {}", attachment.size, field(attachment.name.as_bytes())),
-        );
+    for (n, attachment) in record.attachments.iter().enumerate() {
+        match blobs.and_then(|blobs| blobs.get(n)) {
+            Some(blob) => line(
+                ATTACHMENT,
+                format!(
+                    "{} {blob} {}",
+                    attachment.size,
+                    field(attachment.name.as_bytes())
+                ),
+            ),
+            None => line(
+                ATTACHMENT_LEFT_OUT,
+                format!("{} {}", attachment.size, field(attachment.name.as_bytes())),
+            ),
+        }
     }
     out
 }
@@ -181,7 +209,25 @@ pub fn decode(message: &str) -> Result<Trailers> {
                     },
                 });
             }
-            // Attachments are not exported; the trailer only says so. Unknown trailers
+            ATTACHMENT => {
+                let mut parts = value.splitn(3, ' ');
+                let (Some(size), Some(blob), Some(name)) =
+                    (parts.next(), parts.next(), parts.next())
+                else {
+                    return Err(bad(format!("attachment '{value}'")));
+                };
+                if blob.is_empty() || !blob.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(bad(format!("attachment blob '{blob}'")));
+                }
+                out.attachments.push(AttachmentBlob {
+                    name: unfield_text(name)?,
+                    size: size
+                        .parse()
+                        .map_err(|_| bad(format!("attachment size '{size}'")))?,
+                    blob: blob.to_string(),
+                });
+            }
+            // A left-out attachment's trailer only says it existed. Unknown trailers
             // come from newer builds and carry nothing this one keeps.
             _ => {}
         }
@@ -222,7 +268,13 @@ mod tests {
             }],
             ..Checkpoint::default()
         };
-        let back = decode(&encode(CheckpointId(42), &record)).unwrap();
+        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".to_string();
+        let back = decode(&encode(
+            CheckpointId(42),
+            &record,
+            Some(std::slice::from_ref(&blob)),
+        ))
+        .unwrap();
         assert_eq!(back.id, CheckpointId(42));
         assert_eq!(back.message, record.message);
         assert_eq!(back.time_ns, -5);
@@ -231,6 +283,16 @@ mod tests {
         assert_eq!(back.git_branch, None);
         assert_eq!(back.meta, record.meta);
         assert_eq!(back.skipped, record.skipped);
+        assert_eq!(
+            back.attachments,
+            vec![AttachmentBlob {
+                name: "t.json".into(),
+                size: 3,
+                blob
+            }]
+        );
+        let left_out = decode(&encode(CheckpointId(42), &record, None)).unwrap();
+        assert!(left_out.attachments.is_empty());
         assert!(decode("plain commit\n\nSigned-off-by: x").is_err());
     }
 }

@@ -7,12 +7,15 @@
 //! never see them; [`fetch`] brings them back into `refs/checkpoints-remote/<remote>/`
 //! and [`import`]s new commits into the store through the same chunker as a save. The
 //! only refs this module writes in the repository are those under
-//! `refs/checkpoints-remote/`, and the branch `export -b` names.
+//! `refs/checkpoints-remote/` and `refs/checkpoints-remote-attachments/`, and the branch
+//! `export -b` names. Attachments travel beside the commits ([`attachments`]).
 
+pub mod attachments;
 pub mod export;
 pub mod fetch;
 pub mod import;
 pub mod message;
+pub mod pull;
 pub mod push;
 pub mod secrets;
 
@@ -20,8 +23,11 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use std::collections::HashSet;
+
 use crate::git::repo::Repo;
-use crate::{Error, Result};
+use crate::storage::Snapshot;
+use crate::{CheckpointId, Error, Result};
 
 /// The remote ref a checkpoint branch is pushed to.
 pub fn remote_ref(branch: &str) -> String {
@@ -119,4 +125,23 @@ pub(crate) fn missing_commits(repo: &Repo, commits: &[String]) -> Result<Vec<Str
         .filter(|(_, line)| !line.ends_with(" commit"))
         .map(|(sha, _)| sha.clone())
         .collect())
+}
+
+/// Whether checkpoint `ancestor` is `tip` or one of its ancestors.
+pub(crate) fn is_ancestor(
+    snapshot: &Snapshot,
+    ancestor: CheckpointId,
+    tip: CheckpointId,
+) -> Result<bool> {
+    let mut seen = HashSet::new();
+    let mut pending = vec![tip];
+    while let Some(id) = pending.pop() {
+        if id == ancestor {
+            return Ok(true);
+        }
+        if seen.insert(id) {
+            pending.extend(snapshot.checkpoint(id)?.parents);
+        }
+    }
+    Ok(false)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::{export, remote_ref, run_git, secrets};
+use super::{attachments, export, remote_ref, run_git, secrets};
 use crate::git::repo::Repo;
 use crate::model::{Head, Node};
 use crate::storage::pack::LastPack;
@@ -32,8 +32,9 @@ pub struct PushOptions {
 pub struct PushedBranch {
     /// The checkpoint branch.
     pub branch: String,
-    /// The commit its tip was exported as.
-    pub commit: String,
+    /// The commit its tip was exported as; `None` when a dry run finds it not yet
+    /// exported.
+    pub commit: Option<String>,
     /// git's word for it: `new`, `fast-forward`, `forced`, `up to date`.
     pub status: &'static str,
 }
@@ -45,7 +46,10 @@ pub struct PushReport {
     pub branches: Vec<PushedBranch>,
     /// Files git does not track that branches new on the remote publish.
     pub untracked: Vec<Vec<u8>>,
-    /// Checkpoints written as new commits.
+    /// The attachments branches new on the remote publish (checkpoint, name), oldest
+    /// checkpoint first.
+    pub attachments: Vec<(CheckpointId, String)>,
+    /// Checkpoints written as new commits (by a dry run: that would be).
     pub exported: usize,
 }
 
@@ -53,32 +57,41 @@ pub struct PushReport {
 /// all or nothing (`git push --atomic`). A branch the remote does not have yet is first
 /// checked for files that look like secrets ([`secrets::looks_secret`]).
 pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushReport> {
-    let tips = {
-        let snapshot = store.snapshot()?;
-        chosen_branches(&snapshot, options)?
-    };
-    let on_remote = remote_refs(repo, &options.remote)?;
-    let new: Vec<CheckpointId> = tips
-        .iter()
-        .filter(|(branch, _)| !on_remote.contains_key(&remote_ref(branch)))
-        .map(|(_, tip)| *tip)
-        .collect();
-    let untracked = if new.is_empty() {
-        Vec::new()
-    } else {
-        guard(repo, &store.snapshot()?, &new, &options.allow)?
-    };
+    if options.dry_run {
+        return dry_run(repo, store, options);
+    }
+    let prepared = prepare(repo, store, options)?;
+    let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
     let exported = export::export(repo, store, &ids)?;
-    let specs: Vec<String> = tips
+    let mut specs: Vec<String> = tips
         .iter()
         .zip(&exported.commits)
         .map(|((branch, _), sha)| format!("{sha}:{}", remote_ref(branch)))
         .collect();
-    let mut args = vec!["push", "--porcelain", "--atomic", "--no-verify"];
-    if options.dry_run {
-        args.push("--dry-run");
+    {
+        let snapshot = store.snapshot()?;
+        for (branch, tip) in tips {
+            let target = attachments::attachments_ref(branch);
+            // The remote's current one, if this repository has it, to build on.
+            let previous = match on_remote.get(&target) {
+                Some(sha)
+                    if super::missing_commits(repo, std::slice::from_ref(sha))?.is_empty() =>
+                {
+                    Some(sha.as_str())
+                }
+                _ => None,
+            };
+            match attachments::side_commit(repo, &snapshot, *tip, previous)? {
+                // Derived from the branch alone, so replacing it loses nothing the
+                // branch's own (fast-forward only) update does not already allow.
+                Some(commit) => specs.push(format!("+{commit}:{target}")),
+                None if on_remote.contains_key(&target) => specs.push(format!(":{target}")),
+                None => {}
+            }
+        }
     }
+    let mut args = vec!["push", "--porcelain", "--atomic", "--no-verify"];
     if options.force {
         args.push("--force");
     }
@@ -113,19 +126,12 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
         };
         branches.push(PushedBranch {
             branch: branch.clone(),
-            commit: sha.clone(),
+            commit: Some(sha.clone()),
             status,
         });
     }
     if !refused.is_empty() {
-        let remote = &options.remote;
-        return Err(Error::Git {
-            command: "push".into(),
-            message: format!(
-                "the remote refused {}: its branch holds checkpoints this store lacks, or lost some of its own; nothing was changed. Run 'git checkpoint fetch {remote}' and compare with '{remote}/<branch>' (log, diff), then save on top or push --force to replace it",
-                refused.join(", ")
-            ),
-        });
+        return Err(refusal(&options.remote, &refused));
     }
     if !out.ok {
         return Err(Error::Git {
@@ -135,8 +141,110 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
     }
     Ok(PushReport {
         branches,
-        untracked,
+        untracked: prepared.untracked,
+        attachments: prepared.attachments,
         exported: exported.written,
+    })
+}
+
+/// What a push and a dry run work out before anything is written.
+struct Prepared {
+    /// The branches to push and their tips.
+    tips: Vec<(String, CheckpointId)>,
+    /// The remote's checkpoint refs and their commits.
+    on_remote: BTreeMap<String, String>,
+    /// Files git does not track that branches new on the remote publish.
+    untracked: Vec<Vec<u8>>,
+    /// Attachments that branches new on the remote publish.
+    attachments: Vec<(CheckpointId, String)>,
+}
+
+/// Finds the branches, asks the remote what it has, and runs the secret guard over
+/// branches new there.
+fn prepare(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Result<Prepared> {
+    let snapshot = store.snapshot()?;
+    let tips = chosen_branches(&snapshot, options)?;
+    let on_remote = remote_refs(repo, &options.remote)?;
+    let new: Vec<CheckpointId> = tips
+        .iter()
+        .filter(|(branch, _)| !on_remote.contains_key(&remote_ref(branch)))
+        .map(|(_, tip)| *tip)
+        .collect();
+    if new.is_empty() {
+        return Ok(Prepared {
+            tips,
+            on_remote,
+            untracked: Vec::new(),
+            attachments: Vec::new(),
+        });
+    }
+    let untracked = guard(repo, &snapshot, &new, &options.allow)?;
+    let mut carrying = attachments::with_attachments(&snapshot, &new)?;
+    carrying.sort_by_key(|(_, record)| record.time_ns);
+    let attachments = carrying
+        .into_iter()
+        .flat_map(|(id, record)| record.attachments.into_iter().map(move |a| (id, a.name)))
+        .collect();
+    Ok(Prepared {
+        tips,
+        on_remote,
+        untracked,
+        attachments,
+    })
+}
+
+/// The error for branches the remote refuses (`refused`: each with git's reason).
+fn refusal(remote: &str, refused: &[String]) -> Error {
+    Error::Git {
+        command: "push".into(),
+        message: format!(
+            "the remote refused {}: its branch holds checkpoints this store lacks, or lost some of its own; nothing was changed. Run 'git checkpoint fetch {remote}' and compare with '{remote}/<branch>' (log, diff), then save on top or push --force to replace it",
+            refused.join(", ")
+        ),
+    }
+}
+
+/// `push --dry-run`: what [`push`] would do, worked out from the remote's refs and the
+/// store alone, so that nothing is written, neither in the repository (no export) nor
+/// in the store nor on the remote. A remote tip is a fast-forward when it is the
+/// commit of an ancestor of the local tip (commits and checkpoints map one to one,
+/// invariant 19); a tip not yet exported has no commit to report.
+pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Result<PushReport> {
+    let prepared = prepare(repo, store, options)?;
+    let snapshot = store.snapshot()?;
+    let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
+    let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
+    let exported = export::unexported(&snapshot, &ids)?;
+    let mut branches = Vec::new();
+    let mut refused = Vec::new();
+    for (branch, tip) in tips {
+        let commit = snapshot.commit_of(*tip)?;
+        let status = match on_remote.get(&remote_ref(branch)) {
+            None => "new",
+            Some(there) if Some(there) == commit.as_ref() => "up to date",
+            Some(_) if options.force => "forced",
+            Some(there) => match snapshot.checkpoint_of(there)? {
+                Some(theirs) if super::is_ancestor(&snapshot, theirs, *tip)? => "fast-forward",
+                _ => {
+                    refused.push(format!("{branch} (would not be a fast-forward)"));
+                    "refused"
+                }
+            },
+        };
+        branches.push(PushedBranch {
+            branch: branch.clone(),
+            commit,
+            status,
+        });
+    }
+    if !refused.is_empty() {
+        return Err(refusal(&options.remote, &refused));
+    }
+    Ok(PushReport {
+        branches,
+        untracked: prepared.untracked,
+        attachments: prepared.attachments,
+        exported,
     })
 }
 
@@ -173,11 +281,17 @@ fn chosen_branches(
         .collect()
 }
 
-/// The remote's `refs/checkpoints/*` and their commits (`git ls-remote`).
+/// The remote's `refs/checkpoints/*` and `refs/checkpoints-attachments/*` and their
+/// commits (`git ls-remote`).
 fn remote_refs(repo: &Repo, remote: &str) -> Result<BTreeMap<String, String>> {
     let out = super::git_ok(
         &repo.root,
-        &["ls-remote", remote, "refs/checkpoints/*"],
+        &[
+            "ls-remote",
+            remote,
+            "refs/checkpoints/*",
+            "refs/checkpoints-attachments/*",
+        ],
         b"",
     )?;
     Ok(String::from_utf8_lossy(&out)

@@ -85,6 +85,7 @@ pub enum Command {
     Drop(commands::drop::Args),
     Push(commands::push::Args),
     Fetch(commands::fetch::Args),
+    Pull(commands::pull::Args),
     Export(commands::export::Args),
     Watch(commands::watch::Args),
 }

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, gemini};
+use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, gemini, git};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -32,6 +32,10 @@ use git_checkpoint::git::repo::Repo;
 /// their checkpoints carry agent=codex, copilot, cursor, gemini or cline and the same
 /// keys where the event gives them.
 /// See `hooks install --help` for each agent's files.
+///
+/// `hooks install git` installs a git post-commit hook instead: each commit saves a
+/// checkpoint with commit=<the new commit> as metadata, so `git checkpoint log --all
+/// --meta commit=<id>` finds the checkpoint of a commit.
 ///
 /// Examples:
 ///
@@ -73,6 +77,8 @@ enum Agent {
     Cursor,
     /// Gemini CLI.
     Gemini,
+    /// git itself: a post-commit hook recording each commit (install and uninstall only).
+    Git,
 }
 
 impl Agent {
@@ -85,6 +91,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Cursor => "cursor",
             Agent::Gemini => "gemini",
+            Agent::Git => "git",
         }
     }
 }
@@ -123,13 +130,22 @@ impl Agent {
 /// writes nothing. Uninstall deletes only files holding exactly the script this version
 /// writes.
 ///
+/// For git: writes a post-commit hook where git looks for it (core.hooksPath if set,
+/// else .git/hooks) that saves a checkpoint of the worktree after every commit, with
+/// commit=<the new commit> and event=post-commit as metadata (the commit message is not
+/// changed). An existing post-commit hook is moved aside, byte for byte, to
+/// post-commit.before-checkpoint, and ours runs it first and keeps its exit status;
+/// uninstall puts it back. --shared and --global do not apply.
+///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
-/// prompt is always there.
+/// prompt is always there (not for git).
 ///
 /// Examples:
 ///
 ///   git checkpoint hooks install claude
+///
+///   git checkpoint hooks install git
 ///
 ///   git checkpoint hooks install claude --global
 ///
@@ -174,7 +190,8 @@ impl ScopeArgs {
 /// Remove the checkpoint hooks from an agent's settings.
 ///
 /// Takes out exactly what `hooks install` added: other hooks and settings stay, and a
-/// file that install created goes again.
+/// file that install created goes again. For git, the post-commit hook install moved
+/// aside comes back as it was; a hook of ours edited since is left alone.
 ///
 /// Examples:
 ///
@@ -220,6 +237,31 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
         }
     };
     match args.action {
+        Action::Install(InstallArgs {
+            agent: Agent::Git,
+            scope,
+        }) => {
+            let path = settings_path(start, Agent::Git, &scope)?;
+            if git::install_git_hook(&path)? {
+                say(format!(
+                    "Installed the post-commit hook in {}",
+                    path.display()
+                ));
+                let mut before = path.clone().into_os_string();
+                before.push(git::GIT_HOOK_BEFORE_SUFFIX);
+                if Path::new(&before).exists() {
+                    say(format!(
+                        "Your own hook is now {} and runs first",
+                        Path::new(&before).display()
+                    ));
+                }
+            } else {
+                say(format!(
+                    "The post-commit hook is already in {}",
+                    path.display()
+                ));
+            }
+        }
         Action::Install(InstallArgs { agent, scope }) => {
             let path = settings_path(start, agent, &scope)?;
             let added = match agent {
@@ -229,6 +271,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 Agent::Copilot => copilot::install_copilot(&path)?,
                 Agent::Cursor => cursor::install_cursor(&path)?,
                 Agent::Gemini => gemini::install_gemini(&path)?,
+                Agent::Git => unreachable!("installed above"),
             };
             if added {
                 say(format!(
@@ -263,6 +306,7 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 Agent::Copilot => copilot::uninstall_copilot(&path)?,
                 Agent::Cursor => cursor::uninstall_cursor(&path)?,
                 Agent::Gemini => gemini::uninstall_gemini(&path)?,
+                Agent::Git => git::uninstall_git_hook(&path)?,
             };
             if removed {
                 say(format!(
@@ -296,6 +340,9 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 Agent::Cline => cline::run_cline(&input, start).1,
                 Agent::Cursor => cursor::run_cursor(&input, start).1,
                 Agent::Gemini => gemini::run_gemini(&input, start).1,
+                Agent::Git => anyhow::bail!(
+                    "the git hook runs 'git checkpoint save' itself; 'hooks run' is for agents"
+                ),
             };
             if !reply.is_empty() {
                 println!("{reply}");
@@ -307,6 +354,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
 
 /// The settings or hooks file of `agent` that `scope` names.
 fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Result<PathBuf> {
+    if let Agent::Git = agent {
+        if scope.shared || scope.global {
+            anyhow::bail!(
+                "the git hook goes where git looks for this repository's hooks (core.hooksPath, else .git/hooks); --shared and --global do not apply"
+            );
+        }
+        return Ok(git::git_hook_path(&Repo::discover(start)?)?);
+    }
     let root = match scope.global {
         true => PathBuf::new(),
         false => Repo::discover(start)?.root,
@@ -318,5 +373,6 @@ fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Resul
         Agent::Copilot => copilot::copilot_hooks_path(scope.global, &root)?,
         Agent::Cursor => cursor::cursor_hooks_path(scope.global, &root)?,
         Agent::Gemini => gemini::gemini_settings_path(scope.global, &root)?,
+        Agent::Git => unreachable!("found above"),
     })
 }

@@ -14,6 +14,7 @@ pub mod hooks;
 pub mod install_man;
 pub mod log;
 pub mod pin;
+pub mod pull;
 pub mod push;
 pub mod restore;
 pub mod save;
@@ -223,6 +224,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Drop(args) => drop::run(&context, args),
         Command::Push(args) => push::run(&context, args),
         Command::Fetch(args) => fetch::run(&context, args),
+        Command::Pull(args) => pull::run(&context, args),
         Command::Export(args) => export::run(&context, args),
         Command::Watch(args) => watch::run(&context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {

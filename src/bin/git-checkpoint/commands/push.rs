@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use git_checkpoint::ops::save::show;
-use git_checkpoint::remote::push::{push, PushOptions};
+use git_checkpoint::remote::push::{dry_run, push, PushOptions};
 use git_checkpoint::remote::{remote_name, remote_ref};
+use git_checkpoint::storage::StoreRead;
 
 use super::{print_json, Context};
 
@@ -17,9 +18,13 @@ use super::{print_json, Context};
 /// checkpoints. Only fast-forwards are pushed unless --force; if one branch is refused,
 /// none is changed.
 ///
+/// Attachments (agent transcripts) go beside the commits, kept by
+/// refs/checkpoints-attachments/<branch>; fetch brings them back.
+///
 /// The remote is the one named, else checkpoint.remote, else origin. The first push of a
-/// branch lists the files it publishes that git does not track, and refuses files that
-/// look like secrets (private keys, .env files, access tokens) unless --allow names them.
+/// branch lists the files it publishes that git does not track and the attachments it
+/// publishes, and refuses files that look like secrets (private keys, .env files,
+/// access tokens) unless --allow names them. --dry-run writes nothing anywhere.
 ///
 /// Examples:
 ///
@@ -37,7 +42,7 @@ pub struct Args {
     /// Push every checkpoint branch.
     #[arg(long, conflicts_with = "branches")]
     all: bool,
-    /// Say what would be pushed; change nothing on the remote.
+    /// Say what a push would do; write nothing, here or on the remote.
     #[arg(long)]
     dry_run: bool,
     /// Replace remote branches even when that loses checkpoints they hold.
@@ -50,7 +55,6 @@ pub struct Args {
 
 /// Runs `push`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let store = context.open_store()?;
     let options = PushOptions {
         remote: remote_name(&context.repo, args.remote.as_deref()),
         branches: args.branches,
@@ -59,8 +63,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         force: args.force,
         allow: context.repo.worktree_paths(&args.allow)?,
     };
-    let report = push(&context.repo, &store, &options)?;
-    drop(store);
+    // A dry run only reads: the store file stays byte-identical.
+    let report = if options.dry_run {
+        dry_run(&context.repo, &context.open_read_store()?, &options)?
+    } else {
+        push(&context.repo, &context.open_store()?, &options)?
+    };
     if context.json {
         return print_json(&serde_json::json!({
             "remote": options.remote,
@@ -73,6 +81,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                 "status": b.status,
             })).collect::<Vec<_>>(),
             "untracked": report.untracked.iter().map(|p| show(p)).collect::<Vec<_>>(),
+            "attachments": report.attachments.iter().map(|(id, name)| serde_json::json!({
+                "checkpoint": id.hex(),
+                "name": name,
+            })).collect::<Vec<_>>(),
         }));
     }
     if !report.untracked.is_empty() {
@@ -84,15 +96,35 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             context.say(&format!("  {}", show(path)));
         }
     }
+    if !report.attachments.is_empty() {
+        let read = context.open_read_store()?;
+        let snapshot = read.snapshot()?;
+        context.say(&format!(
+            "Publishing {} attachment(s):",
+            report.attachments.len()
+        ));
+        for (id, name) in &report.attachments {
+            context.say(&format!("  {} {name}", snapshot.short_id(*id)?));
+        }
+    }
     let would = if options.dry_run { "would be " } else { "" };
     for branch in &report.branches {
+        let commit = match &branch.commit {
+            Some(commit) => commit[..12.min(commit.len())].to_string(),
+            None => "not yet exported".to_string(),
+        };
         context.say(&format!(
-            "{} -> {}:{} ({would}{}, {})",
+            "{} -> {}:{} ({would}{}, {commit})",
             branch.branch,
             options.remote,
             remote_ref(&branch.branch),
             branch.status,
-            &branch.commit[..12.min(branch.commit.len())]
+        ));
+    }
+    if options.dry_run && report.exported > 0 {
+        context.say(&format!(
+            "{} checkpoint(s) would be exported as new commits",
+            report.exported
         ));
     }
     Ok(())

@@ -1,0 +1,96 @@
+//! `git checkpoint pull`
+
+use git_checkpoint::ops::save::show;
+use git_checkpoint::remote::pull::{pull, PullStatus};
+use git_checkpoint::remote::remote_name;
+use git_checkpoint::storage::StoreRead;
+
+use super::{print_json, Context};
+
+/// Fetch a checkpoint branch from a git remote and fast-forward the local branch to it.
+///
+/// Runs `fetch <remote> <branch>`, then moves the local checkpoint branch of the same
+/// name to <remote>/<branch> when that only adds checkpoints (a fast-forward), making it
+/// if it does not exist. For the current branch this is a restore, so the worktree
+/// follows (unsaved changes are saved as a checkpoint first, as every restore does);
+/// another branch only has its tip moved. A local branch with checkpoints the remote
+/// lacks is left alone: if the remote's has none it lacks, push them; if both have
+/// some (diverged), pull refuses, changes nothing, and says how to compare them, work on
+/// theirs (fork) or replace the remote's (push --force).
+///
+/// Examples:
+///
+///   git checkpoint pull
+///
+///   git checkpoint pull origin ci/1234
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The remote (default: checkpoint.remote, else origin).
+    remote: Option<String>,
+    /// The branch (default: the current one).
+    branch: Option<String>,
+}
+
+/// Runs `pull`.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let remote = remote_name(&context.repo, args.remote.as_deref());
+    let report = pull(
+        &context.repo,
+        || context.open_read_store(),
+        || context.open_store(),
+        &remote,
+        args.branch.as_deref(),
+        context.compression_level()?,
+    )?;
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let restore = report.restore.as_ref();
+    if context.json {
+        return print_json(&serde_json::json!({
+            "remote": remote,
+            "branch": report.branch,
+            "status": report.status.word(),
+            "from": report.from.map(|id| id.hex()),
+            "to": report.to.hex(),
+            "imported": report.fetch.imported,
+            "safety_checkpoint": restore.and_then(|r| r.safety_checkpoint).map(|id| id.hex()),
+            "written": restore.map(|r| r.written.iter().map(|p| show(p)).collect::<Vec<_>>()),
+            "deleted": restore.map(|r| r.deleted.iter().map(|p| show(p)).collect::<Vec<_>>()),
+        }));
+    }
+    if report.fetch.imported > 0 {
+        context.say(&format!(
+            "Fetched {} new checkpoint(s) from {remote}",
+            report.fetch.imported
+        ));
+    }
+    if let Some(safety) = restore.and_then(|r| r.safety_checkpoint) {
+        let safety = read.short_id(safety)?;
+        context.say(&format!(
+            "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
+        ));
+    }
+    let to = read.short_id(report.to)?;
+    let branch = &report.branch;
+    let line = match (report.status, report.from) {
+        (PullStatus::UpToDate, _) => format!("{branch} is up to date with {remote}/{branch}"),
+        (PullStatus::Ahead, _) => format!(
+            "{branch} is ahead of {remote}/{branch} ({to}); 'git checkpoint push' publishes it"
+        ),
+        (PullStatus::FastForward, Some(from)) => {
+            format!("{branch}: {} -> {to} (fast-forward)", read.short_id(from)?)
+        }
+        (PullStatus::FastForward, None) | (PullStatus::Created, _) => {
+            format!("{branch}: new branch at {to}")
+        }
+    };
+    context.say(&line);
+    if let Some(r) = restore {
+        context.say(&format!(
+            "Restored checkpoint {to}: {} written, {} deleted",
+            r.written.len(),
+            r.deleted.len()
+        ));
+    }
+    Ok(())
+}
