@@ -267,7 +267,7 @@ impl Crafter {
                 None,
             )
             .unwrap();
-        writer.finish(&mut packs).unwrap();
+        writer.finish(&mut index, &mut packs).unwrap();
         id
     }
 

@@ -5,6 +5,12 @@
 //! delta: a frame compressed with another chunk's content (its base) as zstd's reference
 //! prefix, which only that content decodes. Which chunk is the base is recorded where the
 //! chunk is indexed (`storage/pack.rs`), as is where stored chunks are kept.
+//!
+//! A solid block, `[FORMAT_VERSION, 3, zstd frame]`, is the content of several small
+//! chunks laid end to end and compressed as one frame of at most [`BLOCK_MAX`] bytes:
+//! a few KiB compress poorly alone, as zstd has little to learn from, while a block of
+//! neighbouring files shares its vocabulary. Where each chunk lies in the block is
+//! recorded in its index entry.
 
 use std::cell::RefCell;
 
@@ -61,6 +67,16 @@ impl ChunkParams {
 const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
 const CODEC_DELTA: u8 = 2;
+const CODEC_BLOCK: u8 = 3;
+/// Chunks shorter than this are stored in solid blocks (whole small files, and the
+/// tails of larger ones: every other chunk is at least the chunking minimum, 16 KiB).
+pub const SOLID_CHUNK_MAX: usize = 16 << 10;
+/// The most content one solid block holds: reading one chunk decompresses the whole
+/// block, which at 256 KiB is about as much work as reading one large chunk.
+pub const BLOCK_MAX: usize = 256 << 10;
+/// zstd level of solid blocks, whatever the save's level: a block's frame is large
+/// enough that a higher level finds more, and blocks are a small part of a save's work.
+pub const BLOCK_LEVEL: i32 = 3;
 /// The longest chain of delta bases one chunk may need: a read decodes at most this
 /// many other chunks first (docs/design.md invariant 18).
 pub const MAX_DELTA_DEPTH: u8 = 4;
@@ -133,6 +149,29 @@ thread_local! {
 
 /// The stored form of a chunk: zstd at `level` when that saves 3% or more, raw otherwise.
 pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
+    match compress_if_it_pays(data, level) {
+        Some(c) => stored(CODEC_ZSTD, &c),
+        None => stored(CODEC_RAW, data),
+    }
+}
+
+/// The stored form of a solid block of `content` (small chunks' content end to end) at
+/// `level`, if zstd saves 3% or more; `None` otherwise, when its chunks are better
+/// stored one by one, raw.
+pub fn encode_block(content: &[u8], level: i32) -> Option<Vec<u8>> {
+    compress_if_it_pays(content, level).map(|c| stored(CODEC_BLOCK, &c))
+}
+
+/// `[FORMAT_VERSION, codec, payload...]`.
+fn stored(codec: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 2);
+    out.extend_from_slice(&[FORMAT_VERSION, codec]);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// `data` compressed as one zstd frame at `level`, if that saves 3% or more.
+fn compress_if_it_pays(data: &[u8], level: i32) -> Option<Vec<u8>> {
     let compressed = COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(l, _)| *l != level) {
@@ -141,21 +180,49 @@ pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
         let (_, compressor) = slot.as_mut()?;
         compressor.compress(data).ok()
     });
-    let worth_it = |c: &Vec<u8>| c.len() * 100 <= data.len() * (100 - MIN_SAVING_PERCENT);
-    match compressed.filter(worth_it) {
-        Some(c) => {
-            let mut out = Vec::with_capacity(c.len() + 2);
-            out.extend_from_slice(&[FORMAT_VERSION, CODEC_ZSTD]);
-            out.extend_from_slice(&c);
-            out
-        }
-        None => {
-            let mut out = Vec::with_capacity(data.len() + 2);
-            out.extend_from_slice(&[FORMAT_VERSION, CODEC_RAW]);
-            out.extend_from_slice(data);
-            out
-        }
+    compressed.filter(|c| c.len() * 100 <= data.len() * (100 - MIN_SAVING_PERCENT))
+}
+
+/// The content of a stored chunk that is not a delta, unverified: for a writer that
+/// moves a small chunk into a solid block (the chunk's id was just computed from this
+/// content, or is checked when the block is read).
+pub fn content_of(stored: &[u8], max: usize) -> Result<std::borrow::Cow<'_, [u8]>> {
+    match stored {
+        [FORMAT_VERSION, CODEC_RAW, payload @ ..] => Ok(std::borrow::Cow::Borrowed(payload)),
+        [FORMAT_VERSION, CODEC_ZSTD, payload @ ..] => decompress(payload, max)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| Error::Corrupt(format!("a chunk does not decompress: {e}"))),
+        _ => Err(Error::Corrupt(
+            "a chunk's stored form is not one that holds its content alone".into(),
+        )),
     }
+}
+
+/// The content of a stored solid block: at most [`BLOCK_MAX`] bytes, so that a crafted
+/// block cannot make a reader allocate more.
+pub fn decode_block(stored: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    match stored {
+        [FORMAT_VERSION, CODEC_BLOCK, payload @ ..] => decompress(payload, BLOCK_MAX),
+        [FORMAT_VERSION, codec, ..] => Err(format!("it has codec {codec}, not a solid block's")),
+        [version, ..] => Err(format!(
+            "it has format {version}, which this build does not read"
+        )),
+        [] => Err("it is empty".into()),
+    }
+}
+
+/// One zstd frame's content, at most `capacity` bytes.
+fn decompress(payload: &[u8], capacity: usize) -> std::result::Result<Vec<u8>, String> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = zstd::bulk::Decompressor::new().ok();
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress(payload, capacity).map_err(|e| e.to_string()),
+            None => Err("cannot create a zstd decompressor".to_string()),
+        }
+    })
 }
 
 /// The stored form of `data` as a delta against `base` (another chunk's content), if zstd

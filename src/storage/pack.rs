@@ -5,9 +5,11 @@
 //! before packs hold them, and attachments), or its place in a pack:
 //! `[PACKED, pack, offset, stored length, content length]`, or, for a delta (a chunk
 //! compressed against another chunk's content, its base),
-//! `[PACKED_DELTA, pack, offset, stored length, content length, depth, base id]`. A pack ([`PACKS`], keyed by
-//! a sequence number) is stored chunks laid end to end, one redb value of at most
-//! [`PACK_CAPACITY`] bytes.
+//! `[PACKED_DELTA, pack, offset, stored length, content length, depth, base id]`, or, for
+//! a small chunk compressed with others in a solid block (`format::chunk`),
+//! `[PACKED_SOLID, pack, block offset, block stored length, content length, start in the
+//! block's content, share]`. A pack ([`PACKS`], keyed by a sequence number) is stored
+//! chunks and blocks laid end to end, one redb value of at most [`PACK_CAPACITY`] bytes.
 //!
 //! Why packs: redb gives a value that does not share a page a power-of-two number of
 //! pages, and rebuilds the neighbours of a key that lands among small values. Chunks
@@ -44,8 +46,11 @@ pub const PACK_CAPACITY: usize = (512 << 10) - 256;
 const PACKED: u8 = 0xB1;
 /// First byte of an index entry that points into a pack at a delta.
 const PACKED_DELTA: u8 = 0xB2;
+/// First byte of an index entry that points into a pack at a solid block.
+const PACKED_SOLID: u8 = 0xB3;
 const LOCATION_BYTES: usize = 21;
 const DELTA_LOCATION_BYTES: usize = LOCATION_BYTES + 17;
+const SOLID_LOCATION_BYTES: usize = LOCATION_BYTES + 8;
 
 /// What a delta is compressed against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,28 +62,41 @@ pub struct Delta {
     pub depth: u8,
 }
 
+/// Where a chunk lies in a solid block (docs/design.md section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Where the chunk's content starts in the block's content.
+    pub start: u32,
+    /// The part of the block's stored bytes charged to this chunk: its content's share
+    /// of the block's content. The shares of a block's chunks add up to the block, so
+    /// that gc's and stats' stored sizes of chunks stay what the store holds.
+    pub share: u32,
+}
+
 /// Where a chunk is kept in a pack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
     /// The pack's key.
     pub pack: u64,
-    /// Where the stored chunk starts in the pack.
+    /// Where the stored chunk (or its solid block) starts in the pack.
     pub offset: u32,
-    /// The stored chunk's length.
+    /// The stored chunk's (or its solid block's) length.
     pub len: u32,
     /// The length of the chunk's content, once decoded.
     pub raw_len: u32,
     /// The base, if the chunk is stored as a delta.
     pub delta: Option<Delta>,
+    /// Where the chunk lies in its solid block, if it is in one (then it is no delta).
+    pub block: Option<Member>,
 }
 
 impl Location {
     fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(DELTA_LOCATION_BYTES);
-        out.push(if self.delta.is_some() {
-            PACKED_DELTA
-        } else {
-            PACKED
+        out.push(match (self.delta, self.block) {
+            (Some(_), _) => PACKED_DELTA,
+            (None, Some(_)) => PACKED_SOLID,
+            (None, None) => PACKED,
         });
         out.extend_from_slice(&self.pack.to_le_bytes());
         out.extend_from_slice(&self.offset.to_le_bytes());
@@ -87,6 +105,9 @@ impl Location {
         if let Some(delta) = self.delta {
             out.push(delta.depth);
             out.extend_from_slice(&delta.base.0.to_le_bytes());
+        } else if let Some(member) = self.block {
+            out.extend_from_slice(&member.start.to_le_bytes());
+            out.extend_from_slice(&member.share.to_le_bytes());
         }
         out
     }
@@ -108,6 +129,18 @@ impl<'a> Entry<'a> {
             [FORMAT_VERSION, ..] => Ok(Entry::Inline(value)),
             [PACKED, rest @ ..] if rest.len() == LOCATION_BYTES - 1 => {
                 Ok(Entry::Packed(parse_location(rest, None)))
+            }
+            [PACKED_SOLID, rest @ ..] if rest.len() == SOLID_LOCATION_BYTES - 1 => {
+                let u32_at =
+                    |i: usize| u32::from_le_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]);
+                let at = Location {
+                    block: Some(Member {
+                        start: u32_at(LOCATION_BYTES - 1),
+                        share: u32_at(LOCATION_BYTES + 3),
+                    }),
+                    ..parse_location(rest, None)
+                };
+                Ok(Entry::Packed(at))
             }
             [PACKED_DELTA, rest @ ..] if rest.len() == DELTA_LOCATION_BYTES - 1 => {
                 let depth = rest[LOCATION_BYTES - 1];
@@ -142,11 +175,12 @@ impl<'a> Entry<'a> {
         }
     }
 
-    /// Bytes the stored chunk takes (in its pack, or inline).
+    /// Bytes the stored chunk takes (in its pack, or inline); for a chunk in a solid
+    /// block, its share of the block.
     pub fn stored_len(&self) -> u64 {
         match self {
             Entry::Inline(stored) => stored.len() as u64,
-            Entry::Packed(at) => u64::from(at.len),
+            Entry::Packed(at) => at.stored_len(),
         }
     }
 
@@ -156,6 +190,13 @@ impl<'a> Entry<'a> {
             Entry::Inline(stored) => chunk::raw_len(stored),
             Entry::Packed(at) => Some(u64::from(at.raw_len)),
         }
+    }
+}
+
+impl Location {
+    /// Bytes the chunk takes in its pack: its share of its solid block if in one.
+    fn stored_len(&self) -> u64 {
+        u64::from(self.block.map_or(self.len, |member| member.share))
     }
 }
 
@@ -170,6 +211,7 @@ fn parse_location(rest: &[u8], delta: Option<Delta>) -> Location {
         len: u32_at(12),
         raw_len: u32_at(16),
         delta,
+        block: None,
     }
 }
 
@@ -218,22 +260,16 @@ where
         Ok(self.index.get(id.0)?.is_some())
     }
 
-    /// Calls `with` on the stored form of chunk `id`; `None` if the index lacks it.
+    /// Calls `with` on the stored bytes at `at` in its pack (a chunk, or a solid block).
     /// `last` keeps the pack read last, for the next call.
-    pub fn with_stored<'a, T>(
+    fn in_pack<'a, T>(
         &'a self,
         id: ChunkId,
+        at: &Location,
         last: &mut LastPack<'a>,
         with: impl FnOnce(&[u8]) -> Result<T>,
-    ) -> Result<Option<T>> {
-        let Some(value) = self.index.get(id.0)? else {
-            return Ok(None);
-        };
-        let at = match Entry::parse(id, value.value())? {
-            Entry::Inline(stored) => return with(stored).map(Some),
-            Entry::Packed(at) => at,
-        };
-        let pack = match last.0.take() {
+    ) -> Result<T> {
+        let pack = match last.pack.take() {
             Some((key, pack)) if key == at.pack => pack,
             _ => self.packs.get(at.pack)?.ok_or_else(|| {
                 Error::Corrupt(format!("chunk {id}: its pack {} is missing", at.pack))
@@ -241,14 +277,63 @@ where
         };
         let start = at.offset as usize;
         let result = match pack.value().get(start..start + at.len as usize) {
-            Some(stored) => with(stored).map(Some),
+            Some(stored) => with(stored),
             None => Err(Error::Corrupt(format!(
                 "chunk {id}: lies outside its pack {}",
                 at.pack
             ))),
         };
-        last.0 = Some((at.pack, pack));
+        last.pack = Some((at.pack, pack));
         result
+    }
+
+    /// Appends the verified content of chunk `id`, which lies in the solid block at `at`,
+    /// to `out`. The block is decompressed once for a run of reads in it (`last`).
+    fn read_member<'a>(
+        &'a self,
+        hasher: &Hasher,
+        id: ChunkId,
+        at: &Location,
+        member: Member,
+        out: &mut Vec<u8>,
+        last: &mut LastPack<'a>,
+    ) -> Result<()> {
+        // The length too: an entry that misstates it must not be served from the cache.
+        let key = (at.pack, at.offset, at.len);
+        if !matches!(&last.block, Some((cached, _)) if *cached == key) {
+            last.block = None;
+            let content = self.in_pack(id, at, last, |stored| {
+                chunk::decode_block(stored).map_err(|e| {
+                    Error::Corrupt(format!(
+                        "chunk {id}: its solid block in pack {} is damaged: {e}",
+                        at.pack
+                    ))
+                })
+            })?;
+            last.block = Some((key, content));
+        }
+        let Some((_, block)) = &last.block else {
+            return Err(Error::Corrupt(format!(
+                "chunk {id}: its solid block is gone"
+            )));
+        };
+        let start = member.start as usize;
+        let content = block
+            .get(start..start + at.raw_len as usize)
+            .ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "chunk {id}: lies outside its solid block in pack {}",
+                    at.pack
+                ))
+            })?;
+        if hasher.chunk_id(content) != id {
+            return Err(Error::Corrupt(format!(
+                "chunk {id} does not match its hash (its solid block in pack {} is damaged)",
+                at.pack
+            )));
+        }
+        out.extend_from_slice(content);
+        Ok(())
     }
 
     /// The base of chunk `id` if it is stored as a delta; `None` for a full chunk or
@@ -283,7 +368,18 @@ where
         last: &mut LastPack<'a>,
         limit: u8,
     ) -> Result<()> {
-        let base = match self.delta_of(id)? {
+        let value = self
+            .index
+            .get(id.0)?
+            .ok_or_else(|| Error::Corrupt(format!("chunk {id} is missing")))?;
+        let at = match Entry::parse(id, value.value())? {
+            Entry::Inline(stored) => return chunk::decode_chunk(hasher, id, stored, out),
+            Entry::Packed(at) => at,
+        };
+        if let Some(member) = at.block {
+            return self.read_member(hasher, id, &at, member, out, last);
+        }
+        let base = match at.delta {
             Some(delta) if delta.depth >= limit => {
                 return Err(Error::Corrupt(format!(
                     "chunk {id}: its chain of delta bases is deeper than its index entries \
@@ -304,10 +400,9 @@ where
             }
             None => None,
         };
-        self.with_stored(id, last, |stored| {
+        self.in_pack(id, &at, last, |stored| {
             chunk::decode_chunk_on(hasher, id, stored, base.as_deref(), out)
-        })?
-        .ok_or_else(|| Error::Corrupt(format!("chunk {id} is missing")))
+        })
     }
 }
 
@@ -319,17 +414,33 @@ fn corrupt_message(e: Error) -> String {
     }
 }
 
-/// The pack a reader used last, held open. Chunks are mostly read in the order they were
-/// written, so most reads find their pack here: redb's cache does not reliably keep a
-/// 512 KiB page from one read to the next, and reading it again for every chunk made a
-/// full restore 40% slower. Keep one per reading thread.
+/// The pack a reader used last, held open, and the solid block it decompressed last.
+/// Chunks are mostly read in the order they were written, so most reads find their pack
+/// here: redb's cache does not reliably keep a 512 KiB page from one read to the next,
+/// and reading it again for every chunk made a full restore 40% slower. Likewise a
+/// restore reads a block's chunks one after another, and decompressing the block for
+/// each would cost as much as the rest of the restore. Keep one per reading thread; it
+/// holds at most one pack and one block ([`chunk::BLOCK_MAX`] bytes).
 #[derive(Default)]
-pub struct LastPack<'a>(Option<(u64, redb::AccessGuard<'a, &'static [u8]>)>);
+pub struct LastPack<'a> {
+    pack: Option<(u64, redb::AccessGuard<'a, &'static [u8]>)>,
+    /// The content of the block at (pack, offset, stored length).
+    block: Option<((u64, u32, u32), Vec<u8>)>,
+}
 
 /// Packs new chunks as they come and indexes them. The caller commits.
+///
+/// Small chunks ([`chunk::SOLID_CHUNK_MAX`]) that are not deltas gather in an open solid
+/// block, which is compressed and packed when full or when the pack is finished.
 pub struct PackWriter {
     next: u64,
     buf: Vec<u8>,
+    /// The open solid block's content: its chunks' content end to end.
+    block: Vec<u8>,
+    /// The open block's chunks: id, where its content starts in `block`, and its length.
+    members: Vec<(ChunkId, u32, u32)>,
+    /// The ids in `members`, which the index has not got yet.
+    in_block: HashSet<ChunkId>,
 }
 
 impl PackWriter {
@@ -342,12 +453,40 @@ impl PackWriter {
         Ok(PackWriter {
             next,
             buf: Vec::with_capacity(PACK_CAPACITY),
+            block: Vec::new(),
+            members: Vec::new(),
+            in_block: HashSet::new(),
         })
     }
 
+    /// Whether chunk `id` waits in the open solid block (it is not in the index yet).
+    pub fn holds(&self, id: ChunkId) -> bool {
+        self.in_block.contains(&id)
+    }
+
+    /// Adds new chunk `id` (stored form `stored`, content length `raw_len`, compressed
+    /// against `delta`'s base if given): a small full chunk to the open solid block (to
+    /// be indexed when the block is packed), any other as [`Self::add`] does.
+    pub fn add_new(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+        id: ChunkId,
+        stored: &[u8],
+        raw_len: usize,
+        delta: Option<Delta>,
+    ) -> Result<()> {
+        if delta.is_none() && raw_len < chunk::SOLID_CHUNK_MAX {
+            let content = chunk::content_of(stored, chunk::SOLID_CHUNK_MAX)
+                .map_err(|e| Error::Store(format!("chunk {id}: {}", corrupt_message(e))))?;
+            return self.add_to_block(index, packs, id, &content);
+        }
+        self.add(index, packs, id, stored, raw_len, delta)
+    }
+
     /// Adds chunk `id` (stored form `stored`, content length `raw_len`, compressed
-    /// against `delta`'s base if given) to the open pack and indexes it there, first
-    /// closing the pack if the chunk does not fit.
+    /// against `delta`'s base if given) to the open pack as it is, first closing the pack
+    /// if the chunk does not fit, and indexes it there.
     pub fn add(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
@@ -357,8 +496,99 @@ impl PackWriter {
         raw_len: usize,
         delta: Option<Delta>,
     ) -> Result<()> {
+        let at = self.append(packs, id, stored, raw_len)?;
+        index.insert(id.0, Location { delta, ..at }.encode().as_slice())?;
+        Ok(())
+    }
+
+    /// Adds small chunk `id`, of content `content`, to the open solid block, first
+    /// packing the block if the chunk does not fit.
+    fn add_to_block(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+        id: ChunkId,
+        content: &[u8],
+    ) -> Result<()> {
+        if self.in_block.contains(&id) {
+            return Ok(());
+        }
+        if self.block.len() + content.len() > chunk::BLOCK_MAX {
+            self.close_block(index, packs)?;
+        }
+        let too_big = || Error::Store(format!("chunk {id} is too big for a solid block"));
+        let start = u32::try_from(self.block.len()).map_err(|_| too_big())?;
+        let len = u32::try_from(content.len()).map_err(|_| too_big())?;
+        self.block.extend_from_slice(content);
+        self.members.push((id, start, len));
+        self.in_block.insert(id);
+        Ok(())
+    }
+
+    /// Compresses the open solid block, packs it and indexes its chunks in it. A block
+    /// of one chunk, or one that zstd cannot shrink, is packed as its chunks one by one.
+    fn close_block(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+    ) -> Result<()> {
+        let members = std::mem::take(&mut self.members);
+        let block = std::mem::take(&mut self.block);
+        self.in_block.clear();
+        let stored = match members.len() {
+            0 => return Ok(()),
+            1 => None,
+            _ => chunk::encode_block(&block, chunk::BLOCK_LEVEL),
+        };
+        let Some(stored) = stored else {
+            for (id, start, len) in members {
+                let content = block
+                    .get(start as usize..(start + len) as usize)
+                    .unwrap_or_default();
+                let stored = chunk::encode_chunk(content, chunk::BLOCK_LEVEL);
+                let at = self.append(packs, id, &stored, content.len())?;
+                index.insert(id.0, at.encode().as_slice())?;
+            }
+            return Ok(());
+        };
+        let Some(&(first, _, _)) = members.first() else {
+            return Ok(());
+        };
+        let at = self.append(packs, first, &stored, 0)?;
+        // Each chunk is charged the block's stored bytes in proportion to its content,
+        // rounded so that the shares add up to the whole block.
+        let total = block.len() as u64;
+        let stored_len = stored.len() as u64;
+        let charged = |end: u64| (stored_len * end).checked_div(total).unwrap_or(0);
+        for (id, start, len) in members {
+            let end = u64::from(start) + u64::from(len);
+            let share = charged(end) - charged(u64::from(start));
+            let member = Member {
+                start,
+                // At most the block's length, itself a u32.
+                share: u32::try_from(share).unwrap_or(at.len),
+            };
+            let entry = Location {
+                raw_len: len,
+                block: Some(member),
+                ..at
+            };
+            index.insert(id.0, entry.encode().as_slice())?;
+        }
+        Ok(())
+    }
+
+    /// Appends `stored` (chunk `id`'s, or a block whose first chunk is `id`) to the open
+    /// pack, first closing the pack if it does not fit; returns where it lies.
+    fn append(
+        &mut self,
+        packs: &mut Table<u64, &'static [u8]>,
+        id: ChunkId,
+        stored: &[u8],
+        raw_len: usize,
+    ) -> Result<Location> {
         if self.buf.len() + stored.len() > PACK_CAPACITY {
-            self.finish(packs)?;
+            self.write_pack(packs)?;
         }
         let too_big = || Error::Store(format!("chunk {id} is too big for a pack"));
         let location = Location {
@@ -366,15 +596,26 @@ impl PackWriter {
             offset: u32::try_from(self.buf.len()).map_err(|_| too_big())?,
             len: u32::try_from(stored.len()).map_err(|_| too_big())?,
             raw_len: u32::try_from(raw_len).map_err(|_| too_big())?,
-            delta,
+            delta: None,
+            block: None,
         };
         self.buf.extend_from_slice(stored);
-        index.insert(id.0, location.encode().as_slice())?;
-        Ok(())
+        Ok(location)
     }
 
-    /// Writes the open pack, if it holds anything. Call before committing.
-    pub fn finish(&mut self, packs: &mut Table<u64, &'static [u8]>) -> Result<()> {
+    /// Writes the open solid block and the open pack, if they hold anything. Call before
+    /// committing.
+    pub fn finish(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+    ) -> Result<()> {
+        self.close_block(index, packs)?;
+        self.write_pack(packs)
+    }
+
+    /// Writes the open pack, if it holds anything.
+    fn write_pack(&mut self, packs: &mut Table<u64, &'static [u8]>) -> Result<()> {
         if !self.buf.is_empty() {
             packs.insert(self.next, self.buf.as_slice())?;
             self.next += 1;
@@ -397,7 +638,7 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()
     for &id in &ids {
         if let Some(value) = index.remove(id.0)? {
             if let Entry::Packed(at) = Entry::parse(id, value.value())? {
-                *dead.entry(at.pack).or_default() += u64::from(at.len);
+                *dead.entry(at.pack).or_default() += at.stored_len();
             }
         }
     }
@@ -417,7 +658,7 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()
     let mut writer = PackWriter::new(&packs)?;
     for (pack, dead_bytes) in dead {
         let keep = live.remove(&pack).unwrap_or_default();
-        let live_bytes: u64 = keep.iter().map(|(_, at)| u64::from(at.len)).sum();
+        let live_bytes: u64 = keep.iter().map(|(_, at)| at.stored_len()).sum();
         if live_bytes > dead_bytes {
             continue;
         }
@@ -427,24 +668,49 @@ pub fn remove_chunks(txn: &redb::WriteTransaction, ids: &[ChunkId]) -> Result<()
                 .ok_or_else(|| Error::Corrupt(format!("pack {pack} is missing")))?
                 .value()
                 .to_vec();
+            // The content of each solid block that still holds a live chunk, by offset.
+            let mut blocks: HashMap<u32, Vec<u8>> = HashMap::new();
             for (id, at) in keep {
                 let start = at.offset as usize;
                 let stored = data.get(start..start + at.len as usize).ok_or_else(|| {
                     Error::Corrupt(format!("chunk {id}: lies outside its pack {pack}"))
                 })?;
-                writer.add(
-                    &mut index,
-                    &mut packs,
-                    id,
-                    stored,
-                    at.raw_len as usize,
-                    at.delta,
-                )?;
+                let Some(member) = at.block else {
+                    writer.add(
+                        &mut index,
+                        &mut packs,
+                        id,
+                        stored,
+                        at.raw_len as usize,
+                        at.delta,
+                    )?;
+                    continue;
+                };
+                // A live chunk of a block moves into a new block, without the dead.
+                let block = match blocks.entry(at.offset) {
+                    std::collections::hash_map::Entry::Occupied(block) => block.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(chunk::decode_block(stored).map_err(|e| {
+                            Error::Corrupt(format!(
+                                "chunk {id}: its solid block in pack {pack} is damaged: {e}"
+                            ))
+                        })?)
+                    }
+                };
+                let start = member.start as usize;
+                let content = block
+                    .get(start..start + at.raw_len as usize)
+                    .ok_or_else(|| {
+                        Error::Corrupt(format!(
+                            "chunk {id}: lies outside its solid block in pack {pack}"
+                        ))
+                    })?;
+                writer.add_to_block(&mut index, &mut packs, id, content)?;
             }
         }
         packs.remove(pack)?;
     }
-    writer.finish(&mut packs)
+    writer.finish(&mut index, &mut packs)
 }
 
 /// `ids` less every chunk that a chunk staying in `index` needs to decode: the bases of
@@ -492,6 +758,7 @@ mod tests {
             len: 65_000,
             raw_len: 258_048,
             delta: None,
+            block: None,
         };
         match Entry::parse(ChunkId(1), &at.encode()).unwrap() {
             Entry::Packed(back) => assert_eq!(back, at),
@@ -508,6 +775,21 @@ mod tests {
             Entry::Packed(back) => assert_eq!(back, delta),
             other => panic!("{other:?}"),
         }
+        let solid = Location {
+            block: Some(Member {
+                start: 70_000,
+                share: 1_234,
+            }),
+            ..at
+        };
+        match Entry::parse(ChunkId(1), &solid.encode()).unwrap() {
+            Entry::Packed(back) => {
+                assert_eq!(back, solid);
+                assert_eq!(back.stored_len(), 1_234);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Entry::parse(ChunkId(1), &solid.encode()[..28]).is_err());
         for depth in [0, MAX_DELTA_DEPTH + 1] {
             let mut bad = delta.encode();
             bad[LOCATION_BYTES] = depth;

@@ -257,7 +257,7 @@ impl<'s> Transaction<'s> {
             writer,
         };
         let out = add(&mut sink)?;
-        sink.writer.finish(sink.packs)?;
+        sink.writer.finish(sink.index, sink.packs)?;
         Ok(out)
     }
 
@@ -340,7 +340,7 @@ pub struct ChunkSink<'a, 't> {
 impl ChunkSink<'_, '_> {
     /// Whether the store (with what this transaction added) has chunk `id`.
     pub fn contains(&self, id: ChunkId) -> Result<bool> {
-        Ok(self.index.get(id.0)?.is_some())
+        Ok(self.writer.holds(id) || self.index.get(id.0)?.is_some())
     }
 
     /// Adds chunk `id`, stored form `stored`, of `raw_len` content bytes; `delta` names
@@ -361,6 +361,6 @@ impl ChunkSink<'_, '_> {
             }
         }
         self.writer
-            .add(self.index, self.packs, id, stored, raw_len, delta)
+            .add_new(self.index, self.packs, id, stored, raw_len, delta)
     }
 }

@@ -119,3 +119,23 @@ pub fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
     }
     txn.commit().unwrap();
 }
+
+/// Rewrites the value of `key` in `table` of the store at `path` with `edit` (a test
+/// damaging a record, an index entry or a pack on purpose).
+pub fn edit<K: redb::Key + 'static>(
+    path: &Path,
+    table: TableDefinition<K, &[u8]>,
+    key: K::SelfType<'_>,
+    edit: impl FnOnce(&mut Vec<u8>),
+) {
+    use redb::ReadableTable;
+    let db = open(path);
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(table).unwrap();
+        let mut value = table.get(&key).unwrap().unwrap().value().to_vec();
+        edit(&mut value);
+        table.insert(&key, value.as_slice()).unwrap();
+    }
+    txn.commit().unwrap();
+}
