@@ -211,20 +211,6 @@ pub fn decode_block(stored: &[u8]) -> std::result::Result<Vec<u8>, String> {
     }
 }
 
-/// One zstd frame's content, at most `capacity` bytes.
-fn decompress(payload: &[u8], capacity: usize) -> std::result::Result<Vec<u8>, String> {
-    DECOMPRESSOR.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = zstd::bulk::Decompressor::new().ok();
-        }
-        match slot.as_mut() {
-            Some(d) => d.decompress(payload, capacity).map_err(|e| e.to_string()),
-            None => Err("cannot create a zstd decompressor".to_string()),
-        }
-    })
-}
-
 /// The stored form of `data` as a delta against `base` (another chunk's content), if zstd
 /// manages it; the caller compares it with [`encode_chunk`]'s and keeps the smaller.
 pub fn encode_delta(data: &[u8], base: &[u8], level: i32) -> Option<Vec<u8>> {
