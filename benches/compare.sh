@@ -57,6 +57,8 @@ git config --global gc.auto 0
 sg="git --git-dir=$shadow --work-tree=$work"
 gc="$bin -C $work -q"
 export RESTIC_PASSWORD=bench RESTIC_REPOSITORY=$scratch/restic
+# restic backs up the worktree's files, as a save does: not `.git`, which holds our store.
+restic_backup="restic backup -q --exclude $work/.git $work"
 
 # A deterministic list of files to edit and delete, and fresh content for every run.
 git -C "$work" ls-files -o --exclude-standard | awk 'NR % 7 == 3 && n++ < 15' > "$scratch/victims"
@@ -91,7 +93,7 @@ measure first "sync" \
   -n "cat every file" "xargs -0 -a $scratch/regular cat > /dev/null"
 if command -v restic >/dev/null; then
   measure first-restic "rm -rf $scratch/restic; restic init -q" \
-    -n "restic" "restic backup -q $work"
+    -n "restic" "$restic_backup"
 fi
 # Name the base states for the later resets.
 rm -rf "$work/.git/checkpoint" "$shadow"
@@ -108,7 +110,7 @@ git --git-dir="$shadow" gc -q
 shadow_packed=$(du -s -B1 "$shadow" | cut -f1)
 restic_size=""
 if command -v restic >/dev/null; then
-  rm -rf "$scratch/restic"; restic init -q; restic backup -q "$work" >/dev/null
+  rm -rf "$scratch/restic"; restic init -q; $restic_backup >/dev/null
   restic_size=$(du -s -B1 "$scratch/restic" | cut -f1)
 fi
 
@@ -119,7 +121,7 @@ measure unchanged "true" \
   -n "shadow git" "$sg add -A && ($sg diff --cached --quiet || $sg commit -qm x)" \
   -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
 if command -v restic >/dev/null; then
-  measure unchanged-restic "true" -n "restic" "restic backup -q $work"
+  measure unchanged-restic "true" -n "restic" "$restic_backup"
 fi
 
 # Saves after 10 edits, 5 adds, 5 deletes.
@@ -137,24 +139,28 @@ measure restore20 "$reset_base; $scratch/mutate.sh" \
 measure full "$scratch/empty.sh" \
   -n "git-checkpoint" "$gc restore $base_id --no-save" \
   -n "shadow git" "$sg reset -q --hard base" 
-measure full-cp "rm -rf $scratch/copy" \
-  -n "cp -a" "cp -a $work $scratch/copy"
+# The worktree's files only: `.git` holds the store, which a restore does not copy.
+measure full-cp "rm -rf $scratch/copy; mkdir $scratch/copy" \
+  -n "cp -a" "find $work -mindepth 1 -maxdepth 1 ! -name .git -exec cp -a -t $scratch/copy {} +"
 
 # The same saves with a watcher running (`watch --daemon`): nothing changed, and the
 # 10 edits, 5 adds, 5 deletes on top of the last save (no restore in between, which
 # would make the next save walk). The first save after the watcher starts walks and
 # records the token the measured saves ask about.
-$gc restore "$base_id" --no-save
-$gc watch --daemon
-trap '$gc watch --stop >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
-"$scratch/mutate.sh"; $gc save
-measure unchanged-watched "true" \
-  -n "git-checkpoint" "$gc save" \
-  -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
-measure edits-watched "$scratch/mutate.sh" \
-  -n "git-checkpoint" "$gc save" \
-  -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
-$gc watch --stop
+# (Builds without `watch` leave these rows empty.)
+if $bin watch --help >/dev/null 2>&1; then
+  $gc restore "$base_id" --no-save
+  $gc watch --daemon
+  trap '$gc watch --stop >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+  "$scratch/mutate.sh"; $gc save
+  measure unchanged-watched "true" \
+    -n "git-checkpoint" "$gc save" \
+    -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
+  measure edits-watched "$scratch/mutate.sh" \
+    -n "git-checkpoint" "$gc save" \
+    -n "git status" "$sg -c core.untrackedCache=false status --porcelain"
+  $gc watch --stop
+fi
 
 python3 - "$results" "$store_first" "$shadow_loose" "$shadow_packed" "$restic_size" <<'PY'
 import json, os, sys

@@ -103,20 +103,19 @@ pub fn keep_summary(
     record: &Checkpoint,
 ) -> Result<()> {
     let _span = crate::trace::span("commit: change summary");
-    let parent = match record.parents.first() {
-        Some(&parent) => Some(txn.checkpoint(parent)?),
-        None => None,
+    // A first checkpoint's diff lists every file, which would hold them all in memory at
+    // once on a big first save; `log` makes that one diff itself.
+    let Some(&parent) = record.parents.first() else {
+        return Ok(());
     };
+    let parent = txn.checkpoint(parent)?;
     // Read through the write transaction itself: a read view opened beside it would
     // keep the store from reusing the pages this transaction frees.
     let reader = txn.trees(Some(trees))?;
-    if let Some(parent) = &parent {
-        reader.expect(parent);
-    }
-    let parent_tree = parent.map(|p| p.tree);
+    reader.expect(&parent);
     match diff_trees(
         &reader,
-        parent_tree,
+        Some(parent.tree),
         Some(record.tree),
         &PathFilter::default(),
     ) {
