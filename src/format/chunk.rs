@@ -231,11 +231,6 @@ pub fn encode_delta(data: &[u8], base: &[u8], level: i32) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Whether a stored chunk is a delta, which needs its base's content to decode.
-pub fn is_delta(stored: &[u8]) -> bool {
-    matches!(stored, [FORMAT_VERSION, CODEC_DELTA, ..])
-}
-
 /// Decompresses the zstd frame `payload` into at most `capacity` bytes, with this
 /// thread's decompressor (made once: a context per frame would cost more than small
 /// frames do).
