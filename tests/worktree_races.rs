@@ -61,10 +61,19 @@ fn restore_racing_a_swap(
     // in which it goes through them is its own business.
     for d in 1..DIRS {
         let victim = repo.p(format!("d{d}"));
-        if std::fs::symlink_metadata(&victim).is_ok() {
-            std::fs::rename(&victim, repo.sb.root.join(format!("moved-{round}-{d}"))).unwrap();
+        // Only one of the restore's threads waits at the point; another may make the
+        // directory between the look and the swap, and then it is moved away in turn.
+        for attempt in 0.. {
+            if std::fs::symlink_metadata(&victim).is_ok() {
+                let moved = repo.sb.root.join(format!("moved-{round}-{d}-{attempt}"));
+                std::fs::rename(&victim, moved).unwrap();
+            }
+            match std::os::unix::fs::symlink(outside, &victim) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {}
+                Err(e) => panic!("cannot swap d{d} for a symlink: {e}"),
+            }
         }
-        std::os::unix::fs::symlink(outside, &victim).unwrap();
     }
     let out = child.wait_with_output().unwrap();
     common::assert_no_panic(
