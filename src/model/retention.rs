@@ -590,7 +590,7 @@ mod tests {
         assert!(select(&policy(|p| p.last = Some(0)), &list, NOW).is_empty());
     }
 
-    // `local_time` is tested through the binary, in tests/time_zone.rs: it needs `TZ` set,
+    // `local_time` is tested through the binary, in tests/it/time_zone.rs: it needs `TZ` set,
     // and setting it here would race with the other tests' threads in this process.
 
     /// The offset `tz` gives at a UTC time, in hours.

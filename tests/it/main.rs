@@ -1,0 +1,57 @@
+//! The integration tests, one binary (`cargo test --test it`): each module drives the real
+//! `git-checkpoint` binary against real git repositories in temporary directories. One
+//! binary links once, where one per file linked the library 50 times over.
+
+mod agent_cline;
+mod agent_codex;
+mod agent_copilot;
+mod agent_cursor;
+mod agent_gemini;
+mod agent_session;
+mod big_file;
+mod changing_files;
+mod cli;
+mod common;
+mod concurrency;
+mod config_large_files;
+mod corruption;
+mod crafted_store;
+mod crash;
+mod deltas;
+mod diff_vs_git;
+mod discovery;
+mod drop;
+mod full_disk;
+mod gc;
+mod hooks;
+mod hostile_index;
+mod hostile_store;
+mod ignore_rules;
+mod linked_worktrees;
+mod log_graph;
+mod log_stream;
+mod log_summary;
+mod manual_help;
+mod no_change_save;
+mod output_safety;
+mod packs;
+mod pager_release;
+mod permissions;
+mod progress;
+mod read_only;
+mod remote;
+mod restore;
+mod restore_safety;
+mod revisions;
+mod roundtrip;
+mod save;
+mod soak;
+mod solid_packs;
+mod terminal;
+mod time_zone;
+mod timeline;
+mod tree_storage;
+mod unreadable;
+mod verify;
+mod watch;
+mod worktree_races;
