@@ -9,17 +9,19 @@ use std::borrow::Cow;
 /// bytes (ESC is `\033`, U+009B is `\302\233`). Everything else, backslashes included,
 /// stays as written, so ordinary text reads unchanged; `--json` keeps the exact text.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    escape_except(text, None)
+    escape_except(text, &[])
 }
 
-/// [`escape_controls`], but keeping line breaks: for a whole message of several lines,
-/// such as a warning or an error, whose lines are its layout.
+/// [`escape_controls`], but keeping line breaks and tabs: for a whole message of several
+/// lines, such as a warning or an error, whose lines and indents are its layout (git's
+/// own advice indents the command to run with a tab). Neither moves the cursor anywhere
+/// a line of text could not.
 pub fn escape_controls_keeping_lines(text: &str) -> Cow<'_, str> {
-    escape_except(text, Some('\n'))
+    escape_except(text, &['\n', '\t'])
 }
 
-fn escape_except(text: &str, keep: Option<char>) -> Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && Some(c) != keep;
+fn escape_except<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
+    let escaped = |c: char| c.is_control() && !keep.contains(&c);
     if !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
@@ -71,8 +73,8 @@ mod tests {
         assert_eq!(escape_controls("a\tb\nc\r\0\x7f"), "a\\tb\\nc\\r\\000\\177");
         assert_eq!(escape_controls("\u{9b}2J"), "\\302\\2332J");
         assert_eq!(
-            escape_controls_keeping_lines("one\x1b\ntwo\r\n"),
-            "one\\033\ntwo\\r\n"
+            escape_controls_keeping_lines("one\x1b\ntwo\r\n\tthree"),
+            "one\\033\ntwo\\r\n\tthree"
         );
     }
 }

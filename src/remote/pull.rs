@@ -102,10 +102,15 @@ pub fn pull<E: From<crate::Error>>(
             Some(local) if is_ancestor(&snapshot, to, local)? => PullStatus::Ahead,
             Some(local) if is_ancestor(&snapshot, local, to)? => PullStatus::FastForward,
             Some(_) => {
+                // The fetch has happened: say so, since the refusal is the only output.
+                let fetched = match fetched.imported {
+                    0 => String::new(),
+                    n => format!("fetched {n} new checkpoint(s) from {remote}, but "),
+                };
                 return Err(Error::InvalidArgument(format!(
-                    "{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph {branch} {tracked}, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
+                    "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph --all, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
                 ))
-                .into())
+                .into());
             }
         };
         (from, to, status)

@@ -21,6 +21,7 @@ mod deltas;
 mod diff_vs_git;
 mod discovery;
 mod drop;
+mod first_hour;
 mod full_disk;
 mod gc;
 mod hooks;

@@ -44,7 +44,14 @@ use crate::commands;
 /// `git checkpoint completions <shell>`, and the AI agent hooks with
 /// `git checkpoint hooks install claude`.
 #[derive(Debug, Parser)]
-#[command(name = "git-checkpoint", bin_name = "git checkpoint", version)]
+// The usage line is written out: clap's manual page drops the value of an option that has
+// no long form, and printed `[-C ]`.
+#[command(
+    name = "git-checkpoint",
+    bin_name = "git checkpoint",
+    version,
+    override_usage = "git checkpoint [-C <path>] [-q | --quiet] [--json] <command> [<args>]"
+)]
 pub struct Cli {
     /// Run as if started in <path>, like `git -C`.
     #[arg(short = 'C', value_name = "path")]
@@ -66,9 +73,6 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Log(commands::log::Args),
-    InstallMan(commands::install_man::Args),
-    Completions(commands::completions::Args),
-    Hooks(commands::hooks::Args),
     Show(commands::show::Args),
     Status(commands::status::Args),
     Diff(commands::diff::Args),
@@ -76,18 +80,22 @@ pub enum Command {
     Switch(commands::switch::Args),
     Branch(commands::branch::Args),
     Attachment(commands::attachment::Args),
+    Sessions(commands::sessions::Args),
+    Hooks(commands::hooks::Args),
     Gc(commands::gc::Args),
+    Drop(commands::drop::Args),
     Pin(commands::pin::Args),
     Unpin(commands::unpin::Args),
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
-    Sessions(commands::sessions::Args),
-    Drop(commands::drop::Args),
     Push(commands::push::Args),
     Fetch(commands::fetch::Args),
     Pull(commands::pull::Args),
     Export(commands::export::Args),
     Watch(commands::watch::Args),
+    // Set-up commands last: they are run once, the others every day.
+    Completions(commands::completions::Args),
+    InstallMan(commands::install_man::Args),
 }
 
 #[cfg(test)]

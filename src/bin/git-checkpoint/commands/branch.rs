@@ -101,6 +101,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             .collect();
         return Output::json(&list);
     }
+    if rows.is_empty() {
+        context.explain_empty(&read)?;
+    }
     let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
     let lines = rows
         .iter()

@@ -12,7 +12,7 @@ use git_checkpoint::ops::gc::{self, Outcome, Plan};
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::{print_json, Context, SUMMARY_ROWS};
 
 /// Remove old checkpoints by a retention policy, and give the space back.
 ///
@@ -43,7 +43,7 @@ use super::{print_json, Context};
 ///
 ///   git checkpoint gc --keep 10
 ///
-///   git checkpoint gc --keep-within 2d --keep-daily 7 --keep-weekly 4 --dry-run
+///   git checkpoint gc --keep-within 2d --keep-daily 7 --keep-weekly 4 --dry-run -v
 ///
 ///   git checkpoint gc --max-size 2G
 #[derive(Debug, clap::Args)]
@@ -75,6 +75,9 @@ pub struct Args {
     /// Print what would go and what it would free, and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// List every checkpoint removed, not only the first few.
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
@@ -104,11 +107,18 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             git_checkpoint::clock::now_ns(),
         )?;
         let seconds = started.elapsed().as_secs_f64();
-        return report(context, &options, &plan, None, seconds);
+        return report(context, &options, &plan, None, seconds, args.verbose);
     }
     let mut store = context.open_store()?;
     let (plan, outcome) = gc::run(&mut store, &options)?;
-    report(context, &options, &plan, Some(&outcome), outcome.seconds)
+    report(
+        context,
+        &options,
+        &plan,
+        Some(&outcome),
+        outcome.seconds,
+        args.verbose,
+    )
 }
 
 fn report(
@@ -117,6 +127,7 @@ fn report(
     plan: &Plan,
     outcome: Option<&Outcome>,
     seconds: f64,
+    verbose: bool,
 ) -> anyhow::Result<()> {
     let policy = (!options.policy.is_empty()).then(|| options.policy.describe());
     if context.json {
@@ -163,13 +174,24 @@ fn report(
         plan.total
     ));
     let now = git_checkpoint::clock::now_ns();
-    for removal in &plan.removed {
+    let shown = if verbose {
+        plan.removed.len()
+    } else {
+        SUMMARY_ROWS
+    };
+    for removal in plan.removed.iter().take(shown) {
         context.say(&format!(
             "  {} {:>15}  {}{}",
             removal.short_id,
             relative_time(removal.checkpoint.time_ns, now),
             if removal.for_size { "[max-size] " } else { "" },
             removal.checkpoint.message
+        ));
+    }
+    if plan.removed.len() > shown {
+        context.say(&format!(
+            "  ... and {} more (-v lists every one)",
+            plan.removed.len() - shown
         ));
     }
     if let Some(budget) = options.max_size {

@@ -124,6 +124,9 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let entries = entries(&read, &args)?;
+    if entries.is_empty() && args.meta.is_empty() && args.session.is_none() {
+        context.explain_empty(&read)?;
+    }
     let pinned = read.pins()?;
     let head = read.head()?;
     // Fetched branches label their tips as `<remote>/<branch>`, as git labels

@@ -34,6 +34,7 @@ use std::sync::Arc;
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::git::repo::Repo;
 use git_checkpoint::git::settings;
+use git_checkpoint::model::Head;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
 
@@ -41,6 +42,9 @@ use crate::cli::{Cli, Command};
 use crate::ui::output;
 use crate::ui::pager::Pager;
 use crate::ui::progress_bar::TerminalBar;
+
+/// How many rows a summary shows of a long list (`stats`, `gc`) before "-v lists all".
+pub const SUMMARY_ROWS: usize = 5;
 
 /// What every command needs: the worktree and the output switches.
 pub struct Context {
@@ -106,6 +110,31 @@ impl Context {
             "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
         ));
         Ok(Some(target))
+    }
+
+    /// Says on stderr, for a person, why a listing came out empty and what to run: a
+    /// store with no checkpoint at all, or none on HEAD's branch while other branches
+    /// (fetched ones too) have some. Scripts reading stdout still see an empty list.
+    pub fn explain_empty(&self, read: &Snapshot) -> anyhow::Result<()> {
+        if self.quiet || self.json || read.current()?.is_some() {
+            return Ok(());
+        }
+        let local = read.branches()?;
+        let message = if !local.is_empty() {
+            let name = match read.head()? {
+                Head::Branch(name) => name,
+                Head::Detached(_) => return Ok(()),
+            };
+            format!(
+                "no checkpoint on branch '{name}' yet: 'git checkpoint save' makes one, 'git checkpoint branch' lists the branches that have some"
+            )
+        } else if !read.branches_and_fetched()?.is_empty() {
+            "no checkpoints of this worktree yet, only fetched ones: 'git checkpoint save' makes the first, 'git checkpoint pull <remote> <branch>' starts from a fetched branch".to_string()
+        } else {
+            "no checkpoints yet: run 'git checkpoint save' to make the first".to_string()
+        };
+        eprintln!("{message}");
+        Ok(())
     }
 
     /// Prints a warning to stderr unless quiet, as one line: control characters in the
@@ -204,33 +233,120 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         quiet: cli.quiet,
         json: cli.json,
     };
+    dispatch(&context, command).map_err(|error| {
+        let hint = store_access_hint(&context, &error);
+        match hint.or_else(|| unknown_revision_hint(&context, &error)) {
+            // The cause first, then what to do about it, on the error's one line.
+            Some(hint) => anyhow::anyhow!("{error:#}; {hint}"),
+            None => error,
+        }
+    })
+}
+
+/// Runs a command that needs a worktree.
+fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Save(args) => save::run(&context, args),
-        Command::Restore(args) => restore::run(&context, args),
-        Command::Log(args) => log::run(&context, args),
-        Command::Show(args) => show::run(&context, args),
-        Command::Status(args) => status::run(&context, args),
-        Command::Diff(args) => diff::run(&context, args),
-        Command::Fork(args) => fork::run(&context, args),
-        Command::Switch(args) => switch::run(&context, args),
-        Command::Branch(args) => branch::run(&context, args),
-        Command::Attachment(args) => attachment::run(&context, args),
-        Command::Gc(args) => gc::run(&context, args),
-        Command::Pin(args) => pin::run(&context, args),
-        Command::Unpin(args) => unpin::run(&context, args),
-        Command::Verify(args) => verify::run(&context, args),
-        Command::Stats(args) => stats::run(&context, args),
-        Command::Sessions(args) => sessions::run(&context, args),
-        Command::Drop(args) => drop::run(&context, args),
-        Command::Push(args) => push::run(&context, args),
-        Command::Fetch(args) => fetch::run(&context, args),
-        Command::Pull(args) => pull::run(&context, args),
-        Command::Export(args) => export::run(&context, args),
-        Command::Watch(args) => watch::run(&context, args),
+        Command::Save(args) => save::run(context, args),
+        Command::Restore(args) => restore::run(context, args),
+        Command::Log(args) => log::run(context, args),
+        Command::Show(args) => show::run(context, args),
+        Command::Status(args) => status::run(context, args),
+        Command::Diff(args) => diff::run(context, args),
+        Command::Fork(args) => fork::run(context, args),
+        Command::Switch(args) => switch::run(context, args),
+        Command::Branch(args) => branch::run(context, args),
+        Command::Attachment(args) => attachment::run(context, args),
+        Command::Gc(args) => gc::run(context, args),
+        Command::Pin(args) => pin::run(context, args),
+        Command::Unpin(args) => unpin::run(context, args),
+        Command::Verify(args) => verify::run(context, args),
+        Command::Stats(args) => stats::run(context, args),
+        Command::Sessions(args) => sessions::run(context, args),
+        Command::Drop(args) => drop::run(context, args),
+        Command::Push(args) => push::run(context, args),
+        Command::Fetch(args) => fetch::run(context, args),
+        Command::Pull(args) => pull::run(context, args),
+        Command::Export(args) => export::run(context, args),
+        Command::Watch(args) => watch::run(context, args),
         Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
             unreachable!("handled before the worktree is found")
         }
     }
+}
+
+/// What to do about a store this user may not write, when `error` is a refused
+/// permission: the bare "Permission denied" of a file in the store's directory leaves the
+/// user guessing whether it is the owner, the mode or another user's repository.
+fn store_access_hint(context: &Context, error: &anyhow::Error) -> Option<String> {
+    let denied = error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+            || match cause.downcast_ref::<git_checkpoint::Error>() {
+                Some(git_checkpoint::Error::Io { error, .. }) => {
+                    error.kind() == std::io::ErrorKind::PermissionDenied
+                }
+                // The storage engine's errors arrive as text.
+                Some(git_checkpoint::Error::Store(text)) => text.contains("(os error 13)"),
+                _ => false,
+            }
+    });
+    if !denied {
+        return None;
+    }
+    let dir = context.repo.checkpoint_dir();
+    // The directory when the store's files are not made yet, else the file that refused.
+    let refused = [dir.join("store.redb"), dir.clone()]
+        .into_iter()
+        .find(|p| p.exists() && rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_err())?;
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&refused).ok()?);
+    let me = rustix::process::geteuid().as_raw();
+    Some(if owner == me {
+        format!(
+            "{} is not writable (check its permissions, or whether its disk is mounted read-only)",
+            refused.display()
+        )
+    } else {
+        format!(
+            "{} belongs to uid {owner}, not to you (uid {me}): run git checkpoint as its owner, or have them make {} writable for you",
+            refused.display(),
+            dir.display()
+        )
+    })
+}
+
+/// Why a revision that looks right names nothing here, when the likely cause is known:
+/// git's own `HEAD` (ours is `@`), or a remote branch fetched by another worktree of the
+/// repository (the fetched commits are shared, but each worktree's store is its own).
+fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<String> {
+    let Some(git_checkpoint::Error::UnknownRevision(rev)) =
+        error.downcast_ref::<git_checkpoint::Error>()
+    else {
+        return None;
+    };
+    let base = rev.split(['~', '^']).next().unwrap_or(rev);
+    if base == "HEAD" {
+        let suffix = &rev[base.len()..];
+        return Some(format!(
+            "the current checkpoint is '@' here, not HEAD: try '@{suffix}'"
+        ));
+    }
+    if !base.contains('/') {
+        return None;
+    }
+    let root = &context.repo.root;
+    let fetched_ref = format!("refs/checkpoints-remote/{base}");
+    git_checkpoint::git::repo::git(root, &["rev-parse", "--verify", "--quiet", &fetched_ref])
+        .ok()?;
+    let remotes = git_checkpoint::git::repo::git(root, &["remote"]).ok()?;
+    let remote = String::from_utf8_lossy(&remotes)
+        .lines()
+        .filter(|name| base.starts_with(&format!("{name}/")))
+        .max_by_key(|name| name.len())
+        .map(str::to_string)?;
+    Some(format!(
+        "another worktree of this repository fetched {base}, and each worktree keeps its own checkpoints: run 'git checkpoint fetch {remote}' here first"
+    ))
 }
 
 /// Prints a value as the one JSON document on stdout.

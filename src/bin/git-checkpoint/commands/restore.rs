@@ -17,8 +17,11 @@ use super::{print_json, Context};
 /// The current branch moves to the checkpoint; checkpoints after it stay in the store
 /// (see `log --all`). With paths, only those are restored and the branch stays.
 ///
-/// <rev> is a full id, a unique prefix of 4+ hex digits, a branch name or `@` (the
-/// current checkpoint), optionally followed by `~N` (the N-th parent).
+/// <rev> is a full id, a unique prefix of 4+ hex digits, a branch name, a fetched
+/// branch `<remote>/<branch>`, `@` (the current checkpoint), `<session>:prompt<N>` (the
+/// checkpoint an agent's hook saved as prompt N of that session was submitted) or
+/// `<session>:<tool-call-id>` (the one saved after that tool call); any of them may be
+/// followed by `~N` (the N-th first parent). `git checkpoint sessions` lists sessions.
 ///
 /// Examples:
 ///

@@ -37,9 +37,18 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
     let records = {
         let store = context.open_read_store()?;
         let snapshot = store.snapshot()?;
-        snapshot.checkpoints()?
+        let records = snapshot.checkpoints()?;
+        if records.is_empty() {
+            context.explain_empty(&snapshot)?;
+        }
+        records
     };
     let sessions = Session::all(&records);
+    if sessions.is_empty() && !records.is_empty() && !context.quiet && !context.json {
+        eprintln!(
+            "no agent sessions yet: 'git checkpoint hooks install <agent>' saves around every step of claude, codex, gemini, cursor, copilot or cline"
+        );
+    }
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     if context.json {
         let list: Vec<_> = sessions

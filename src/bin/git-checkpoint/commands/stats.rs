@@ -8,33 +8,39 @@ use git_checkpoint::storage::stats;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{Context, Output};
+use super::{Context, Output, SUMMARY_ROWS};
 
 /// Show what the store holds and what it costs.
 ///
 /// The store file's size on disk; the live data (stored bytes of everything some
 /// checkpoint reaches) and the unreachable data a gc would delete; the deduplication
 /// ratio (the sum of every checkpoint's file sizes over the unique content) and the
-/// compression ratio (unique content over its stored size); and per checkpoint, newest
-/// first, the stored bytes only it holds: what removing it alone would free. The store
-/// is opened read-only.
+/// compression ratio (unique content over its stored size); and the checkpoints that
+/// hold the most stored bytes only they hold: what removing each alone would free (every
+/// checkpoint, newest first, with -v or --json). The store is opened read-only.
 ///
 /// Examples:
 ///
 ///   git checkpoint stats
 ///
+///   git checkpoint stats -v
+///
 ///   git checkpoint stats --json | jq '.per_checkpoint | max_by(.exclusive_bytes)'
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// List every checkpoint, newest first, not only the few that hold the most.
+    #[arg(short, long)]
+    verbose: bool,
+}
 
 /// Runs `stats`.
-pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
-    let output = render(context)?;
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let output = render(context, args.verbose)?;
     context.emit(output)
 }
 
 /// Everything `stats` prints, made while the store is open.
-fn render(context: &Context) -> anyhow::Result<Output> {
+fn render(context: &Context, verbose: bool) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let stats = stats::collect(&read, &store.path)?;
@@ -103,12 +109,22 @@ fn render(context: &Context) -> anyhow::Result<Output> {
         human_bytes(stats.unique_bytes),
         human_bytes(stats.stored_chunk_bytes)
     ));
-    if !per_checkpoint.is_empty() {
+    let mut shown: Vec<_> = per_checkpoint.iter().collect();
+    if !verbose {
+        // The biggest few answer "what costs the space"; the whole list is -v.
+        shown.sort_by_key(|(_, c)| std::cmp::Reverse(c.exclusive_bytes));
+        shown.truncate(SUMMARY_ROWS);
+    }
+    if !shown.is_empty() {
         lines.push(String::new());
-        lines.push("Bytes only each checkpoint holds (what removing it alone would free):".into());
+        lines.push(if verbose {
+            "Bytes only each checkpoint holds (what removing it alone would free):".into()
+        } else {
+            "Checkpoints holding the most bytes only they hold (what removing each alone would free):".into()
+        });
     }
     let now = git_checkpoint::clock::now_ns();
-    for (short, c) in &per_checkpoint {
+    for (short, c) in &shown {
         lines.push(format!(
             "  {short} {:>15} {:>10}  {}",
             relative_time(c.checkpoint.time_ns, now),
@@ -116,6 +132,13 @@ fn render(context: &Context) -> anyhow::Result<Output> {
             // One line per checkpoint, whatever the message holds.
             escape_controls(&c.checkpoint.message)
         ));
+    }
+    if let Some(more) = per_checkpoint
+        .len()
+        .checked_sub(shown.len())
+        .filter(|n| *n > 0)
+    {
+        lines.push(format!("  ... and {more} more (-v lists every checkpoint)"));
     }
     Ok(Output::Lines(lines))
 }

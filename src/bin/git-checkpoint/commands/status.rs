@@ -17,7 +17,8 @@ use super::{Context, Output};
 ///
 /// One line per path, like `git status --short`: M modified (content or executable
 /// bit), A added, D deleted, T a file that became a symlink or back. Nothing is printed
-/// when the worktree equals the checkpoint. Nothing is written to the store; files whose
+/// when the worktree equals the checkpoint. Before the first checkpoint it prints how
+/// many paths the first save would take (`--json` lists them). Nothing is written to the store; files whose
 /// metadata did not change since the last save are not read.
 ///
 /// Examples:
@@ -91,6 +92,16 @@ fn render(context: &Context) -> anyhow::Result<Output> {
     }
     if context.quiet {
         return Ok(Output::Nothing);
+    }
+    if current.is_none() {
+        // Every path would be "A": a line for each of thousands of files says less than
+        // their count and what to run.
+        context.explain_empty(&read)?;
+        let count = changes.len();
+        return Ok(Output::Lines(vec![format!(
+            "{count} {} to save",
+            if count == 1 { "path" } else { "paths" }
+        )]));
     }
     let colour = colour_wanted(std::io::stdout().is_terminal());
     let mut out = Vec::new();
