@@ -3,8 +3,9 @@
 //! file) joined with the files git tracks although an ignore rule matches them, which
 //! the walk alone skips. Never anything named `.git`. Nested repositories are walked
 //! into: their files are captured under their own ignore rules, their `.git` is not. The
-//! paths [`super::exempt`] names are never captured: the linked worktrees of the same
-//! repository are not entered, and the agent settings files at the top are left out.
+//! paths [`super::exempt`] names are never captured: the repository's own git dirs and
+//! the linked worktrees of the same repository are not entered, and the agent settings
+//! files at the top are left out.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -18,7 +19,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rayon::slice::ParallelSliceMut;
 
-use super::exempt::{is_agent_settings, LinkedWorktrees};
+use super::exempt::{is_agent_settings, GitDirs, LinkedWorktrees};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::{Error, Result};
@@ -72,22 +73,30 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
+    let git_dirs = GitDirs::of(repo);
     let mut found = {
         let _span = crate::trace::span("walk: directories");
-        walk_tree(repo, leftovers_possible, &tracked)?
+        walk_tree(repo, leftovers_possible, &tracked, &git_dirs)?
     };
     // Long shared prefixes make each comparison cost: both cores sort.
     found
         .entries
         .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
     Ok(found)
 }
 
 /// Adds to `found` (entries sorted) each path of `tracked` it lacks that is still in the
 /// worktree, then sorts and dedups every list. A tracked path the walk did not reach is
-/// deleted, or ignored although tracked, which `git add -A` still records.
-fn add_tracked(repo: &Repo, mut tracked: Vec<Vec<u8>>, leftovers_possible: bool, found: &mut Walk) {
+/// deleted, or ignored although tracked, which `git add -A` still records. Nothing in
+/// `git_dirs` is added, whatever the index says.
+fn add_tracked(
+    repo: &Repo,
+    mut tracked: Vec<Vec<u8>>,
+    leftovers_possible: bool,
+    git_dirs: &GitDirs,
+    found: &mut Walk,
+) {
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
@@ -112,6 +121,7 @@ fn add_tracked(repo: &Repo, mut tracked: Vec<Vec<u8>>, leftovers_possible: bool,
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
             || is_agent_settings(&path)
+            || git_dirs.contains(&path)
             || inside_any(&found.linked_worktrees, &path)
         {
             continue;
@@ -145,7 +155,7 @@ enum Reach {
     Open(Option<Arc<Rules>>),
     /// Ignored, or below an ignored directory: only tracked files there are captured.
     Ignored,
-    /// Gone, not a directory, or not the worktree's own (a linked worktree).
+    /// Gone, not a directory, or not the worktree's own (a linked worktree, a git dir).
     Out,
 }
 
@@ -157,7 +167,8 @@ enum Reach {
 /// result are sorted; nothing outside `changed` and their subtrees is in it.
 pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) -> Result<Walk> {
     // No tracked list: a tracked file an ignore rule matches is looked up afterwards.
-    let state = WalkState::new(repo, leftovers_possible, &[])?;
+    let git_dirs = GitDirs::of(repo);
+    let state = WalkState::new(repo, leftovers_possible, &[], &git_dirs)?;
     let mut dirs: HashMap<Vec<u8>, Reach> = HashMap::new();
     let mut found = Walk::default();
     let mut subtrees = Vec::new();
@@ -168,6 +179,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
             || !path
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
+            || git_dirs.contains(path)
         {
             continue;
         }
@@ -224,7 +236,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     } else {
         Vec::new()
     };
-    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
     Ok(found)
 }
 
@@ -260,6 +272,8 @@ fn reach(state: &WalkState<'_>, known: &mut HashMap<Vec<u8>, Reach>, dir: &[u8])
             .then(|| dir_rules(&full, 0, None))
             .flatten();
         Reach::Open(rules)
+    } else if state.git_dirs.is(dir) {
+        Reach::Out
     } else {
         let (parent, _) = split_parent(dir);
         match reach(state, known, parent) {
@@ -367,6 +381,8 @@ struct WalkState<'a> {
     leftovers_possible: bool,
     /// Which directories holding a `.git` file are this repository's linked worktrees.
     linked: LinkedWorktrees,
+    /// The repository's own directories inside the worktree, never entered.
+    git_dirs: &'a GitDirs,
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
     /// Whether an ignore rule left anything out: only then can a tracked file lie where
@@ -412,8 +428,13 @@ fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<A
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
 /// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
 /// directories are not entered, as in git, so a rule inside one cannot re-include.
-fn walk_tree(repo: &Repo, leftovers_possible: bool, tracked: &[Vec<u8>]) -> Result<Walk> {
-    let state = WalkState::new(repo, leftovers_possible, tracked)?;
+fn walk_tree(
+    repo: &Repo,
+    leftovers_possible: bool,
+    tracked: &[Vec<u8>],
+    git_dirs: &GitDirs,
+) -> Result<Walk> {
+    let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs)?;
     rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
     state.into_walk()
 }
@@ -424,6 +445,7 @@ impl<'a> WalkState<'a> {
         repo: &'a Repo,
         leftovers_possible: bool,
         tracked: &'a [Vec<u8>],
+        git_dirs: &'a GitDirs,
     ) -> Result<WalkState<'a>> {
         let root = repo.root.as_path();
         let mut excludes = GitignoreBuilder::new(root);
@@ -450,6 +472,7 @@ impl<'a> WalkState<'a> {
             failed: Mutex::new(None),
             leftovers_possible,
             linked: LinkedWorktrees::of(repo),
+            git_dirs,
             tracked,
             ignored_any: AtomicBool::new(false),
         })
@@ -547,6 +570,9 @@ fn read_dir<'s>(
             continue;
         }
         if file_type.is_dir() {
+            if state.git_dirs.is(&rel) {
+                continue;
+            }
             let rules = rules.clone();
             scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
             continue;
