@@ -1,14 +1,20 @@
-//! The repository's own directories inside the worktree (issue 21, finding 1).
+//! The repository's own directories inside the worktree, and git's ignore rules read
+//! exactly as git reads them (issue 21, findings 1, 10, 21 and 22).
 //!
 //! A git dir, common dir or store that lies inside the worktree under a name other than
 //! `.git` (a dotfiles repository, `core.worktree`, `--separate-git-dir`, a linked
 //! worktree holding its repository) is never captured, listed or reported as changed,
 //! and a restore of a checkpoint that holds it (taken while it was an ordinary directory)
-//! neither writes nor deletes it.
+//! neither writes nor deletes it. A save holds exactly what `git add -A` would add when
+//! an ignore file is a symlink, holds bytes that are not UTF-8, a line that is `!` alone
+//! or a pattern with a NUL byte.
 
 mod common;
 
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -392,4 +398,106 @@ fn a_watched_save_never_reports_the_common_dir() {
         walked.stdout.contains("Nothing changed"),
         "a walk records something else than the watched save did:\n{walked}"
     );
+}
+
+/// The paths of the current checkpoint, which is the first of its store.
+fn saved_paths(r: &Repo) -> BTreeSet<String> {
+    r.ok(&["show", "@", "--name-status"])
+        .stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("A\t"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What `git add -A` would add, as `git status --porcelain --ignored` tells it: every
+/// path it does not report as ignored.
+fn git_paths(r: &Repo) -> BTreeSet<String> {
+    r.git(&["ls-files", "--cached", "--others", "--exclude-standard"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[track_caller]
+fn assert_saves_what_git_adds(r: &Repo, what: &str) {
+    let out = r.run(&["save", "-m", what]);
+    assert_eq!(out.code, 0, "{what}: the save failed\n{out}");
+    let git = git_paths(r);
+    assert!(
+        git.len() > 1,
+        "{what}: the test needs files git adds: {git:?}"
+    );
+    assert_eq!(saved_paths(r), git, "{what}: the checkpoint differs from git add -A");
+}
+
+fn write_all(r: &Repo, paths: &[&str]) {
+    for path in paths {
+        r.write(path, format!("{path}\n").as_bytes());
+    }
+}
+
+/// git 2.47 opens a worktree's `.gitignore` without following a symlink (it warns and
+/// reads no rule from it): `src/work.rs` is added.
+#[test]
+fn a_symlinked_gitignore_is_not_followed() {
+    let r = Repo::new();
+    let outside = r.scratch("rules").join("ignore");
+    fs::write(&outside, b"work.rs\n*.log\n").unwrap();
+    r.symlink(".gitignore", &outside);
+    r.symlink("sub/.gitignore", &outside);
+    write_all(&r, &["src/work.rs", "a.log", "sub/work.rs", "sub/b.log", "keep.txt"]);
+    assert_saves_what_git_adds(&r, "symlinked .gitignore");
+    assert!(saved_paths(&r).contains("src/work.rs"));
+}
+
+/// Latin-1 bytes in a comment cost none of the rules after it, and a pattern that is not
+/// UTF-8 still ignores the name with those bytes.
+#[test]
+fn a_gitignore_line_that_is_not_utf8_costs_no_rule() {
+    let r = Repo::new();
+    r.write(".gitignore", b"# r\xe9sum\xe9\n*.log\n.env\ncaf\xe9.txt\n");
+    r.write("sub/.gitignore", b"# \xff\xfe\n*.tmp\n");
+    write_all(&r, &["build.log", ".env", "a.txt", "sub/x.tmp", "sub/y.txt"]);
+    let latin1 = OsStr::from_bytes(b"caf\xe9.txt");
+    fs::write(r.p(latin1), b"a Latin-1 name\n").unwrap();
+    assert_saves_what_git_adds(&r, "non-UTF-8 .gitignore");
+    let saved = saved_paths(&r);
+    assert!(!saved.contains(".env") && !saved.contains("build.log"), "{saved:?}");
+}
+
+/// The same bytes in `info/exclude` and in `core.excludesFile` make no save fail.
+#[test]
+fn an_excludes_file_that_is_not_utf8_fails_no_save() {
+    let r = Repo::new();
+    r.write(".git/info/exclude", b"# \xe9t\xe9\n*.log\n");
+    let excludes = r.scratch("cfg").join("ignore");
+    fs::write(&excludes, b"# na\xefve\n.env\n").unwrap();
+    r.git(&["config", "core.excludesFile", excludes.to_str().unwrap()]);
+    write_all(&r, &["build.log", ".env", "a.txt", "b.txt"]);
+    assert_saves_what_git_adds(&r, "non-UTF-8 excludes files");
+}
+
+/// A line that is `!` alone re-includes nothing; a line ends at its first NUL byte, so
+/// `*\0.bak` is `*` and `x\0y` is `x`.
+#[test]
+fn a_bare_negation_and_a_nul_byte_read_as_git_reads_them() {
+    let r = Repo::new();
+    r.write(".gitignore", b"*.tmp\n!\nx\0y\n");
+    r.write("sub/.gitignore", b"*\0.bak\n");
+    write_all(&r, &["a.tmp", "x", "xy", "b.txt", "sub/c.txt", "sub/d.bak"]);
+    assert_saves_what_git_adds(&r, "`!` and NUL");
+    let saved = saved_paths(&r);
+    assert!(!saved.contains("a.tmp") && !saved.contains("sub/c.txt"), "{saved:?}");
+
+    // Files git ignores that appear later are neither saved first nor deleted by a
+    // restore of the checkpoint that lacks them.
+    let old = r.current();
+    write_all(&r, &["new.tmp", "sub/new.txt", "x"]);
+    r.write("b.txt", b"b v2\n");
+    r.ok(&["restore", &old]);
+    assert_eq!(r.read("b.txt"), b"b.txt\n");
+    for ignored in ["new.tmp", "sub/new.txt", "x"] {
+        assert!(r.exists(ignored), "the restore deleted the ignored {ignored}");
+    }
 }

@@ -6,6 +6,9 @@
 //! paths [`super::exempt`] names are never captured: the repository's own git dirs and
 //! the linked worktrees of the same repository are not entered, and the agent settings
 //! files at the top are left out.
+//!
+//! Ignore files are read as git reads them ([`add_ignore_file`]): as bytes, line by line,
+//! and a `.gitignore` that is a symlink is not followed.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -413,8 +416,11 @@ impl WalkState<'_> {
 /// holds a `.gitignore`, on top of those of the directories above it.
 fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<Arc<Rules>> {
     let mut builder = GitignoreBuilder::new(full);
-    // Like git, a pattern that does not parse is skipped; the others still apply.
-    let _ = builder.add(full.join(".gitignore"));
+    // git warns about a `.gitignore` it cannot read (a symlink, no permission) and goes
+    // on as if it were empty; so does the walk, which has no one to warn.
+    if add_ignore_file(&mut builder, &full.join(".gitignore"), false).is_err() {
+        return parent;
+    }
     match builder.build() {
         Ok(matcher) => Some(Arc::new(Rules {
             matcher,
@@ -423,6 +429,75 @@ fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<A
         })),
         Err(_) => parent,
     }
+}
+
+/// Adds the patterns of the ignore file `path` to `builder`, reading them as git's
+/// `add_patterns_from_buffer` does: bytes, not text, so that a line in another encoding
+/// (a Latin-1 comment) costs no other line; a UTF-8 byte order mark at the start skipped;
+/// one `\r` before each line's end dropped; each line ends at its first NUL, as git reads
+/// it as a C string. Where `follow` is false (a `.gitignore` in the worktree, which git
+/// opens with `O_NOFOLLOW`), a symlink is an error, as it is to git. A line that is `!`
+/// alone matches nothing in git, and is dropped (the `ignore` crate would re-include
+/// everything). A byte that is not UTF-8 in a pattern stands for itself in git; the
+/// `ignore` crate takes patterns as text only, so it becomes `?` (any one byte but `/`):
+/// the pattern still matches what git's does, and, rarely, a name that differs from it
+/// in just those bytes, which is then left out rather than saved and shared. A pattern
+/// that does not parse is skipped, as git skips it; the others still apply.
+fn add_ignore_file(
+    builder: &mut GitignoreBuilder,
+    path: &Path,
+    follow: bool,
+) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Never waits on a FIFO put in the file's place; it is then refused as not a file.
+    let mut flags = libc::O_NONBLOCK;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    options.custom_flags(flags);
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    for line in text.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = match line.iter().position(|&b| b == 0) {
+            Some(nul) => &line[..nul],
+            None => line,
+        };
+        let pattern = pattern_text(line);
+        if pattern.trim_end() == "!" {
+            continue;
+        }
+        let _ = builder.add_line(Some(path.to_path_buf()), &pattern);
+    }
+    Ok(())
+}
+
+/// One ignore-file line as the text the `ignore` crate takes: each byte of a sequence
+/// that is not UTF-8 becomes `?` (see [`add_ignore_file`]).
+fn pattern_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(line) {
+        return text.into();
+    }
+    let mut text = String::with_capacity(line.len());
+    for chunk in line.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            // An escaped byte is the byte itself; an escaped `?` would be a literal `?`.
+            if text.ends_with('\\') {
+                text.pop();
+            }
+            text.push('?');
+        }
+    }
+    text.into()
 }
 
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
@@ -454,8 +529,10 @@ impl<'a> WalkState<'a> {
             .into_iter()
             .flatten()
         {
+            // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
+            // git follows them.
             if file.is_file() {
-                if let Some(err) = excludes.add(&file) {
+                if let Err(err) = add_ignore_file(&mut excludes, &file, true) {
                     return Err(Error::InvalidArgument(format!(
                         "cannot read excludes file {}: {err}",
                         file.display()
