@@ -36,7 +36,10 @@ impl Layout {
         let sb = Sandbox::new();
         let root = sb.root.join("w");
         fs::create_dir_all(&root).unwrap();
-        sb.git(&sb.root, &["init", "-q", "--bare", "-b", "main", "w/.dotfiles"]);
+        sb.git(
+            &sb.root,
+            &["init", "-q", "--bare", "-b", "main", "w/.dotfiles"],
+        );
         let env = vec![
             ("GIT_DIR", root.join(".dotfiles")),
             ("GIT_WORK_TREE", root.clone()),
@@ -289,7 +292,10 @@ fn a_restore_spares_a_git_dir_that_an_older_checkpoint_holds() {
     r.write(".meta/HEAD", b"ref: refs/heads/planted\n");
     r.write(".meta/config", b"[core]\n\tbare = true\n");
     r.write(".meta/checkpoint/store.redb", b"not a store\n");
-    r.write(".meta/refs/heads/main", b"0000000000000000000000000000000000000000\n");
+    r.write(
+        ".meta/refs/heads/main",
+        b"0000000000000000000000000000000000000000\n",
+    );
     let old = r.save("while .meta was ordinary");
     let listed = r.ok(&["show", &old, "--name-status"]).stdout;
     assert!(listed.contains(".meta/HEAD"), "{listed}");
@@ -319,7 +325,11 @@ fn a_restore_spares_a_git_dir_that_an_older_checkpoint_holds() {
         "the restore wrote git's files from the older checkpoint:\n{out}"
     );
     assert_ne!(after[3], b"not a store\n", "the store was replaced:\n{out}");
-    assert_eq!(r.git(&["rev-parse", "HEAD"]), git_head_now, "git's branch moved");
+    assert_eq!(
+        r.git(&["rev-parse", "HEAD"]),
+        git_head_now,
+        "git's branch moved"
+    );
     assert!(
         out.stdout.contains("Left .meta/HEAD untouched")
             && out.stdout.contains("the repository's git dir"),
@@ -428,7 +438,11 @@ fn assert_saves_what_git_adds(r: &Repo, what: &str) {
         git.len() > 1,
         "{what}: the test needs files git adds: {git:?}"
     );
-    assert_eq!(saved_paths(r), git, "{what}: the checkpoint differs from git add -A");
+    assert_eq!(
+        saved_paths(r),
+        git,
+        "{what}: the checkpoint differs from git add -A"
+    );
 }
 
 fn write_all(r: &Repo, paths: &[&str]) {
@@ -446,7 +460,16 @@ fn a_symlinked_gitignore_is_not_followed() {
     fs::write(&outside, b"work.rs\n*.log\n").unwrap();
     r.symlink(".gitignore", &outside);
     r.symlink("sub/.gitignore", &outside);
-    write_all(&r, &["src/work.rs", "a.log", "sub/work.rs", "sub/b.log", "keep.txt"]);
+    write_all(
+        &r,
+        &[
+            "src/work.rs",
+            "a.log",
+            "sub/work.rs",
+            "sub/b.log",
+            "keep.txt",
+        ],
+    );
     assert_saves_what_git_adds(&r, "symlinked .gitignore");
     assert!(saved_paths(&r).contains("src/work.rs"));
 }
@@ -458,12 +481,18 @@ fn a_gitignore_line_that_is_not_utf8_costs_no_rule() {
     let r = Repo::new();
     r.write(".gitignore", b"# r\xe9sum\xe9\n*.log\n.env\ncaf\xe9.txt\n");
     r.write("sub/.gitignore", b"# \xff\xfe\n*.tmp\n");
-    write_all(&r, &["build.log", ".env", "a.txt", "sub/x.tmp", "sub/y.txt"]);
+    write_all(
+        &r,
+        &["build.log", ".env", "a.txt", "sub/x.tmp", "sub/y.txt"],
+    );
     let latin1 = OsStr::from_bytes(b"caf\xe9.txt");
     fs::write(r.p(latin1), b"a Latin-1 name\n").unwrap();
     assert_saves_what_git_adds(&r, "non-UTF-8 .gitignore");
     let saved = saved_paths(&r);
-    assert!(!saved.contains(".env") && !saved.contains("build.log"), "{saved:?}");
+    assert!(
+        !saved.contains(".env") && !saved.contains("build.log"),
+        "{saved:?}"
+    );
 }
 
 /// The same bytes in `info/exclude` and in `core.excludesFile` make no save fail.
@@ -488,7 +517,10 @@ fn a_bare_negation_and_a_nul_byte_read_as_git_reads_them() {
     write_all(&r, &["a.tmp", "x", "xy", "b.txt", "sub/c.txt", "sub/d.bak"]);
     assert_saves_what_git_adds(&r, "`!` and NUL");
     let saved = saved_paths(&r);
-    assert!(!saved.contains("a.tmp") && !saved.contains("sub/c.txt"), "{saved:?}");
+    assert!(
+        !saved.contains("a.tmp") && !saved.contains("sub/c.txt"),
+        "{saved:?}"
+    );
 
     // Files git ignores that appear later are neither saved first nor deleted by a
     // restore of the checkpoint that lacks them.
@@ -498,6 +530,9 @@ fn a_bare_negation_and_a_nul_byte_read_as_git_reads_them() {
     r.ok(&["restore", &old]);
     assert_eq!(r.read("b.txt"), b"b.txt\n");
     for ignored in ["new.tmp", "sub/new.txt", "x"] {
-        assert!(r.exists(ignored), "the restore deleted the ignored {ignored}");
+        assert!(
+            r.exists(ignored),
+            "the restore deleted the ignored {ignored}"
+        );
     }
 }
