@@ -99,8 +99,8 @@ pub struct RestoreReport {
     /// because they are larger than `checkpoint.maxFileSize` or were unreadable (now, or
     /// when the target was saved), and the paths of [`RestoreReport::exempt`].
     pub untouched: Vec<Vec<u8>>,
-    /// Of `untouched`, the paths the target or the current snapshot has inside a linked
-    /// worktree of the same repository or at an agent settings file
+    /// Of `untouched`, the paths the target or the current snapshot has inside the
+    /// repository's own git dirs or a linked worktree of it, or at an agent settings file
     /// ([`crate::worktree::exempt`]): a checkpoint an older build made may hold them, and
     /// a restore never writes or deletes them.
     pub exempt: Vec<Vec<u8>>,
@@ -275,9 +275,11 @@ fn spare_skipped_files<'a>(
 }
 
 /// Keeps the paths no checkpoint of this build holds out of `changes`: an agent settings
-/// file, and anything inside a linked worktree of the same repository (which an older
-/// build captured as a nested repository). Writing or deleting there would rewind another
-/// worktree's work, or take the agent's hooks away. Returns them, sorted.
+/// file, anything inside a linked worktree of the same repository (which an older build
+/// captured as a nested repository) or inside the repository's own git dirs (which an
+/// older build captured under a name other than `.git`). Writing or deleting there would
+/// rewind another worktree's work or git's refs, replace the store, or take the agent's
+/// hooks away. Returns them, sorted.
 fn spare_exempt_paths(repo: &Repo, changes: &mut Vec<Change>) -> Vec<Vec<u8>> {
     let mut exempt = ExemptPaths::of(repo);
     let mut spared = Vec::new();

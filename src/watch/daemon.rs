@@ -35,6 +35,7 @@ use rustix::fs::FlockOperation;
 use super::journal::{Journal, Since};
 use super::Token;
 use crate::git::repo::Repo;
+use crate::worktree::exempt::GitDirs;
 use crate::{Error, Result};
 
 /// How often the watcher looks whether its worktree still exists and whether a save it
@@ -96,6 +97,7 @@ pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Ex
         root: repo.root.clone(),
         root_id: (root_meta.dev(), root_meta.ino()),
         git_dir: repo.git_dir.canonicalize().ok(),
+        git_dirs: GitDirs::of(repo),
         inotify,
         wds: HashMap::new(),
         journal: Journal::new(),
@@ -138,6 +140,10 @@ struct Watcher {
     root_id: (u64, u64),
     /// The repository's own directory, never watched, wherever it is.
     git_dir: Option<PathBuf>,
+    /// The repository's own directories inside the worktree (the git dir, the common
+    /// dir, the store), never watched: git's and the store's writes are no change of the
+    /// worktree, and a save never captures them.
+    git_dirs: GitDirs,
     inotify: Inotify,
     /// Each watched directory's worktree path.
     wds: HashMap<WatchDescriptor, Vec<u8>>,
@@ -183,7 +189,7 @@ impl Watcher {
         let mut pending = vec![top];
         while let Some(dir) = pending.pop() {
             let full = self.root.join(OsStr::from_bytes(&dir));
-            if self.git_dir.as_deref() == Some(full.as_path()) {
+            if self.git_dir.as_deref() == Some(full.as_path()) || self.git_dirs.is(&dir) {
                 continue;
             }
             match self.inotify.watches().add(&full, dir_mask()) {
@@ -292,6 +298,9 @@ impl Watcher {
             return;
         };
         let path = join(&dir, &name);
+        if self.git_dirs.contains(&path) {
+            return;
+        }
         if is_dot_git(&name) {
             // A nested repository's `.git` came or went: whether its directory is a
             // linked worktree (not captured) may have changed, so it is looked at whole.

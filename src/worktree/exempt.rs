@@ -7,6 +7,10 @@
 //!   worktree must never rewind another one's work.
 //! - the agent's settings files at the top, which `hooks install` writes: restoring a
 //!   checkpoint from before the install must not take the hooks away.
+//! - the repository's own git dir, its common dir and the store, where they lie inside
+//!   the worktree under a name other than `.git` (a dotfiles repository's `~/.dotfiles`,
+//!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
+//!   objects, and restoring them would rewind git's refs and replace the store itself.
 //!
 //! A nested independent repository (a `.git` directory, or a `.git` file naming a git dir
 //! that is not one of this repository's worktrees, as a submodule's does) is the
@@ -91,6 +95,51 @@ impl LinkedWorktrees {
     }
 }
 
+/// The repository's own directories that lie inside the worktree under another name than
+/// `.git`, as worktree paths: the git dir, the common dir and the store's directory. A
+/// `.git` anywhere is left out by its name already; these are found by where they are.
+#[derive(Debug, Clone, Default)]
+pub struct GitDirs {
+    /// Each a worktree path, never empty.
+    inside: Vec<Vec<u8>>,
+}
+
+impl GitDirs {
+    /// The git directories of `repo` that lie inside its worktree. Both sides are
+    /// compared canonical, so a git dir named through a symlink is still found where the
+    /// walk meets it as a real directory.
+    pub fn of(repo: &Repo) -> GitDirs {
+        let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let root = canonical(&repo.root);
+        let mut inside = Vec::new();
+        for dir in [&repo.git_dir, &repo.common_dir, &repo.checkpoint_dir()] {
+            let dir = canonical(dir);
+            // A git dir that is the worktree's top itself cannot be left out whole; its
+            // store directory below it still is.
+            if let Ok(rel) = dir.strip_prefix(&root) {
+                let rel = rel.as_os_str().as_bytes();
+                if !rel.is_empty() && !inside.iter().any(|known: &Vec<u8>| known == rel) {
+                    inside.push(rel.to_vec());
+                }
+            }
+        }
+        GitDirs { inside }
+    }
+
+    /// Whether the worktree path `path` is one of these directories.
+    pub fn is(&self, path: &[u8]) -> bool {
+        self.inside.iter().any(|dir| dir == path)
+    }
+
+    /// Whether the worktree path `path` is one of these directories or lies below one.
+    pub fn contains(&self, path: &[u8]) -> bool {
+        self.inside.iter().any(|dir| {
+            path.strip_prefix(dir.as_slice())
+                .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
+        })
+    }
+}
+
 /// What a worktree path was found to be, remembered per directory by [`ExemptPaths`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum DirKind {
@@ -103,10 +152,12 @@ enum DirKind {
 }
 
 /// Decides, for many worktree paths in turn, which are exempt: an agent settings file, a
-/// linked worktree, or inside one. Each directory is looked at once.
+/// linked worktree or inside one, the repository's own git dirs or inside one. Each
+/// directory is looked at once.
 #[derive(Debug)]
 pub struct ExemptPaths<'r> {
     root: &'r Path,
+    git_dirs: GitDirs,
     linked: LinkedWorktrees,
     seen: HashMap<Vec<u8>, DirKind>,
 }
@@ -116,16 +167,19 @@ impl<'r> ExemptPaths<'r> {
     pub fn of(repo: &'r Repo) -> ExemptPaths<'r> {
         ExemptPaths {
             root: &repo.root,
+            git_dirs: GitDirs::of(repo),
             linked: LinkedWorktrees::of(repo),
             seen: HashMap::new(),
         }
     }
 
-    /// Whether the worktree path `path` is exempt. Only real directories are looked into:
-    /// below a symlink or a file nothing is the worktree's, so nothing there is a linked
-    /// worktree of it either.
+    /// Whether the worktree path `path` is exempt. The git dirs go by path alone: a
+    /// checkpoint may hold `.dotfiles/HEAD` from before `.dotfiles` became the git dir,
+    /// and it is spared whatever is there now. For linked worktrees only real directories
+    /// are looked into: below a symlink or a file nothing is the worktree's, so nothing
+    /// there is a linked worktree of it either.
     pub fn contains(&mut self, path: &[u8]) -> bool {
-        if is_agent_settings(path) {
+        if is_agent_settings(path) || self.git_dirs.contains(path) {
             return true;
         }
         if self.linked.admin.is_none() {

@@ -3,8 +3,12 @@
 //! file) joined with the files git tracks although an ignore rule matches them, which
 //! the walk alone skips. Never anything named `.git`. Nested repositories are walked
 //! into: their files are captured under their own ignore rules, their `.git` is not. The
-//! paths [`super::exempt`] names are never captured: the linked worktrees of the same
-//! repository are not entered, and the agent settings files at the top are left out.
+//! paths [`super::exempt`] names are never captured: the repository's own git dirs and
+//! the linked worktrees of the same repository are not entered, and the agent settings
+//! files at the top are left out.
+//!
+//! Ignore files are read as git reads them ([`add_ignore_file`]): as bytes, line by line,
+//! and a `.gitignore` that is a symlink is not followed.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -18,7 +22,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rayon::slice::ParallelSliceMut;
 
-use super::exempt::{is_agent_settings, LinkedWorktrees};
+use super::exempt::{is_agent_settings, GitDirs, LinkedWorktrees};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::{Error, Result};
@@ -72,22 +76,30 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
+    let git_dirs = GitDirs::of(repo);
     let mut found = {
         let _span = crate::trace::span("walk: directories");
-        walk_tree(repo, leftovers_possible, &tracked)?
+        walk_tree(repo, leftovers_possible, &tracked, &git_dirs)?
     };
     // Long shared prefixes make each comparison cost: both cores sort.
     found
         .entries
         .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
     Ok(found)
 }
 
 /// Adds to `found` (entries sorted) each path of `tracked` it lacks that is still in the
 /// worktree, then sorts and dedups every list. A tracked path the walk did not reach is
-/// deleted, or ignored although tracked, which `git add -A` still records.
-fn add_tracked(repo: &Repo, mut tracked: Vec<Vec<u8>>, leftovers_possible: bool, found: &mut Walk) {
+/// deleted, or ignored although tracked, which `git add -A` still records. Nothing in
+/// `git_dirs` is added, whatever the index says.
+fn add_tracked(
+    repo: &Repo,
+    mut tracked: Vec<Vec<u8>>,
+    leftovers_possible: bool,
+    git_dirs: &GitDirs,
+    found: &mut Walk,
+) {
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
@@ -112,6 +124,7 @@ fn add_tracked(repo: &Repo, mut tracked: Vec<Vec<u8>>, leftovers_possible: bool,
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
             || is_agent_settings(&path)
+            || git_dirs.contains(&path)
             || inside_any(&found.linked_worktrees, &path)
         {
             continue;
@@ -145,7 +158,7 @@ enum Reach {
     Open(Option<Arc<Rules>>),
     /// Ignored, or below an ignored directory: only tracked files there are captured.
     Ignored,
-    /// Gone, not a directory, or not the worktree's own (a linked worktree).
+    /// Gone, not a directory, or not the worktree's own (a linked worktree, a git dir).
     Out,
 }
 
@@ -157,7 +170,8 @@ enum Reach {
 /// result are sorted; nothing outside `changed` and their subtrees is in it.
 pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) -> Result<Walk> {
     // No tracked list: a tracked file an ignore rule matches is looked up afterwards.
-    let state = WalkState::new(repo, leftovers_possible, &[])?;
+    let git_dirs = GitDirs::of(repo);
+    let state = WalkState::new(repo, leftovers_possible, &[], &git_dirs)?;
     let mut dirs: HashMap<Vec<u8>, Reach> = HashMap::new();
     let mut found = Walk::default();
     let mut subtrees = Vec::new();
@@ -168,6 +182,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
             || !path
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
+            || git_dirs.contains(path)
         {
             continue;
         }
@@ -224,7 +239,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     } else {
         Vec::new()
     };
-    add_tracked(repo, tracked, leftovers_possible, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
     Ok(found)
 }
 
@@ -260,6 +275,8 @@ fn reach(state: &WalkState<'_>, known: &mut HashMap<Vec<u8>, Reach>, dir: &[u8])
             .then(|| dir_rules(&full, 0, None))
             .flatten();
         Reach::Open(rules)
+    } else if state.git_dirs.is(dir) {
+        Reach::Out
     } else {
         let (parent, _) = split_parent(dir);
         match reach(state, known, parent) {
@@ -367,6 +384,8 @@ struct WalkState<'a> {
     leftovers_possible: bool,
     /// Which directories holding a `.git` file are this repository's linked worktrees.
     linked: LinkedWorktrees,
+    /// The repository's own directories inside the worktree, never entered.
+    git_dirs: &'a GitDirs,
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
     /// Whether an ignore rule left anything out: only then can a tracked file lie where
@@ -397,8 +416,11 @@ impl WalkState<'_> {
 /// holds a `.gitignore`, on top of those of the directories above it.
 fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<Arc<Rules>> {
     let mut builder = GitignoreBuilder::new(full);
-    // Like git, a pattern that does not parse is skipped; the others still apply.
-    let _ = builder.add(full.join(".gitignore"));
+    // git warns about a `.gitignore` it cannot read (a symlink, no permission) and goes
+    // on as if it were empty; so does the walk, which has no one to warn.
+    if add_ignore_file(&mut builder, &full.join(".gitignore"), false).is_err() {
+        return parent;
+    }
     match builder.build() {
         Ok(matcher) => Some(Arc::new(Rules {
             matcher,
@@ -409,11 +431,85 @@ fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<A
     }
 }
 
+/// Adds the patterns of the ignore file `path` to `builder`, reading them as git's
+/// `add_patterns_from_buffer` does: bytes, not text, so that a line in another encoding
+/// (a Latin-1 comment) costs no other line; a UTF-8 byte order mark at the start skipped;
+/// one `\r` before each line's end dropped; each line ends at its first NUL, as git reads
+/// it as a C string. Where `follow` is false (a `.gitignore` in the worktree, which git
+/// opens with `O_NOFOLLOW`), a symlink is an error, as it is to git. A line that is `!`
+/// alone matches nothing in git, and is dropped (the `ignore` crate would re-include
+/// everything). A byte that is not UTF-8 in a pattern stands for itself in git; the
+/// `ignore` crate takes patterns as text only, so it becomes `?` (any one byte but `/`):
+/// the pattern still matches what git's does, and, rarely, a name that differs from it
+/// in just those bytes, which is then left out rather than saved and shared. A pattern
+/// that does not parse is skipped, as git skips it; the others still apply.
+fn add_ignore_file(
+    builder: &mut GitignoreBuilder,
+    path: &Path,
+    follow: bool,
+) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Never waits on a FIFO put in the file's place; it is then refused as not a file.
+    let mut flags = libc::O_NONBLOCK;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    options.custom_flags(flags);
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    for line in text.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = match line.iter().position(|&b| b == 0) {
+            Some(nul) => &line[..nul],
+            None => line,
+        };
+        let pattern = pattern_text(line);
+        if pattern.trim_end() == "!" {
+            continue;
+        }
+        let _ = builder.add_line(Some(path.to_path_buf()), &pattern);
+    }
+    Ok(())
+}
+
+/// One ignore-file line as the text the `ignore` crate takes: each byte of a sequence
+/// that is not UTF-8 becomes `?` (see [`add_ignore_file`]).
+fn pattern_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(line) {
+        return text.into();
+    }
+    let mut text = String::with_capacity(line.len());
+    for chunk in line.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            // An escaped byte is the byte itself; an escaped `?` would be a literal `?`.
+            if text.ends_with('\\') {
+                text.pop();
+            }
+            text.push('?');
+        }
+    }
+    text.into()
+}
+
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
 /// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
 /// directories are not entered, as in git, so a rule inside one cannot re-include.
-fn walk_tree(repo: &Repo, leftovers_possible: bool, tracked: &[Vec<u8>]) -> Result<Walk> {
-    let state = WalkState::new(repo, leftovers_possible, tracked)?;
+fn walk_tree(
+    repo: &Repo,
+    leftovers_possible: bool,
+    tracked: &[Vec<u8>],
+    git_dirs: &GitDirs,
+) -> Result<Walk> {
+    let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs)?;
     rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
     state.into_walk()
 }
@@ -424,6 +520,7 @@ impl<'a> WalkState<'a> {
         repo: &'a Repo,
         leftovers_possible: bool,
         tracked: &'a [Vec<u8>],
+        git_dirs: &'a GitDirs,
     ) -> Result<WalkState<'a>> {
         let root = repo.root.as_path();
         let mut excludes = GitignoreBuilder::new(root);
@@ -432,8 +529,10 @@ impl<'a> WalkState<'a> {
             .into_iter()
             .flatten()
         {
+            // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
+            // git follows them.
             if file.is_file() {
-                if let Some(err) = excludes.add(&file) {
+                if let Err(err) = add_ignore_file(&mut excludes, &file, true) {
                     return Err(Error::InvalidArgument(format!(
                         "cannot read excludes file {}: {err}",
                         file.display()
@@ -450,6 +549,7 @@ impl<'a> WalkState<'a> {
             failed: Mutex::new(None),
             leftovers_possible,
             linked: LinkedWorktrees::of(repo),
+            git_dirs,
             tracked,
             ignored_any: AtomicBool::new(false),
         })
@@ -547,6 +647,9 @@ fn read_dir<'s>(
             continue;
         }
         if file_type.is_dir() {
+            if state.git_dirs.is(&rel) {
+                continue;
+            }
             let rules = rules.clone();
             scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
             continue;

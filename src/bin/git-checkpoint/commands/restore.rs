@@ -109,7 +109,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 fn say_untouched(context: &Context, report: &RestoreReport) {
     for path in &report.untouched {
         let why = if report.exempt.contains(path) {
-            "it belongs to a linked worktree or to the agent's settings, which a restore never changes"
+            "it belongs to the repository's git dir, a linked worktree or the agent's settings, which a restore never changes"
         } else {
             "no checkpoint holds it (larger than checkpoint.maxFileSize, or unreadable when saved)"
         };
