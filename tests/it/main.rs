@@ -52,6 +52,7 @@ mod terminal;
 mod time_zone;
 mod timeline;
 mod tree_storage;
+mod trust_gitdir;
 mod unreadable;
 mod verify;
 mod watch;

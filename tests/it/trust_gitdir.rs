@@ -9,7 +9,7 @@
 //! an ignore file is a symlink, holds bytes that are not UTF-8, a line that is `!` alone
 //! or a pattern with a NUL byte.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
