@@ -56,6 +56,9 @@ pub struct SaveOptions {
     /// Files to store with the checkpoint, outside its tree, under their file names.
     /// A save with attachments always makes a checkpoint, so that they are never lost.
     pub attach: Vec<PathBuf>,
+    /// Make the checkpoint a child of the current one and leave HEAD's branch where it
+    /// is: a restore's safety save, whose restore decides where the branch goes.
+    pub keep_head: bool,
 }
 
 /// Whether a scan stores what it reads.
@@ -282,7 +285,9 @@ fn save_walked(
             };
             let id = txn.add_checkpoint(&mut record)?;
             crate::diff::keep_summary(&txn, &snapshot.trees, id, &record)?;
-            txn.move_head(id)?;
+            if !options.keep_head {
+                txn.move_head(id)?;
+            }
             SaveOutcome::Saved {
                 id,
                 checkpoint: Box::new(record),
