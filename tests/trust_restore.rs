@@ -63,6 +63,8 @@ fn read_commands_leave_the_store_byte_identical_the_branch_listing_too() {
         &["stats"],
         &["verify"],
         &["attachment", "@", "notes.txt"],
+        &["restore", "--dry-run", "@~1"],
+        &["restore", "--no-save", "--dry-run", "@"],
     ];
     for args in reads {
         repo.ok(args);

@@ -401,7 +401,8 @@ fn finish_plan(
             plan.live_bytes = Some(live_bytes);
         }
         Sweep::RemovedOnly => {
-            let (trees, chunks, bytes) = snapshot.unmarked_below(&removed_roots, &marked, &bases)?;
+            let (trees, chunks, bytes) =
+                snapshot.unmarked_below(&removed_roots, &marked, &bases)?;
             plan.removed_bytes += bytes;
             plan.trees = trees;
             plan.chunks = chunks;

@@ -45,8 +45,8 @@ use crate::format::chunk::Hasher;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::tree::Node;
-use crate::model::{Head, SkippedFile};
-use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode, Warning};
+use crate::model::{Head, PendingTrees, SkippedFile};
+use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
 use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -112,25 +112,22 @@ pub struct RestoreReport {
     pub exempt: Vec<Vec<u8>>,
 }
 
-/// Restores the checkpoint named by `rev` into the worktree.
+/// Restores the checkpoint named by `rev` into the worktree. A dry run is [`dry_run`].
 pub fn restore(
     repo: &Repo,
     store: &Store,
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let locate =
-        |snapshot: &Snapshot, rev: &str| -> Result<(CheckpointId, TreeId, Vec<SkippedFile>)> {
-            let target = snapshot.resolve(rev)?;
-            let record = snapshot.checkpoint(target)?;
-            Ok((target, record.tree, record.skipped))
-        };
+    if options.dry_run {
+        return dry_run(repo, store, rev, options);
+    }
     let before = store.snapshot()?;
-    check_head_update(&before, &options.head, &options.paths)?;
-    let (mut target, mut target_tree, mut target_skipped) = match &options.head {
-        HeadUpdate::SwitchBranch(name) => locate(&before, name)?,
-        _ => locate(&before, rev)?,
-    };
+    let Target {
+        id: mut target,
+        tree: mut target_tree,
+        skipped: mut target_skipped,
+    } = Target::of(&before, rev, options)?;
     let short = before.short_id(target)?;
     let safety_message = match &options.head {
         HeadUpdate::MoveBranch => format!("before restore to {short}"),
@@ -139,7 +136,6 @@ pub fn restore(
     };
     let mut report = RestoreReport {
         target: Some(target),
-        dry_run: options.dry_run,
         ..RestoreReport::default()
     };
 
@@ -147,16 +143,10 @@ pub fn restore(
     // is made beside HEAD's branch, which moves only once the restore has started (or
     // not at all, for a path-limited one): a refused restore leaves it where it was.
     let leftovers;
-    let (current_tree, scanned_trees, current_skipped) = if options.dry_run || options.no_save {
-        let snapshot =
-            save::scan_with_progress(repo, store, ScanMode::HashOnly, options.progress.as_deref())?;
+    let (current_tree, scanned_trees, current_skipped) = if options.no_save {
+        let snapshot = save::look_with_progress(repo, store, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         leftovers = snapshot.leftovers;
-        let current_tree = match before.current()? {
-            Some(id) => Some(before.checkpoint(id)?.tree),
-            None => None,
-        };
-        report.would_save = !options.no_save && current_tree != Some(snapshot.root);
         (snapshot.root, Some(snapshot.trees), snapshot.skipped)
     } else {
         let head = before.head()?;
@@ -199,47 +189,28 @@ pub fn restore(
     // held, and the restore's own marker touches no tree or chunk.
     let snapshot = store.snapshot()?;
     let filter = PathFilter::new(options.paths.clone());
-    let mut changes = {
-        let reader = snapshot.checked_trees(scanned_trees.as_ref())?;
-        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
-    };
-    report.untouched = spare_skipped_files(
-        &repo.root,
-        &mut changes,
-        current_skipped.iter().chain(&target_skipped),
+    let planned = plan(
+        repo,
+        &snapshot,
+        &store.hasher,
+        (current_tree, scanned_trees.as_ref(), &current_skipped),
+        (target_tree, &target_skipped),
+        &filter,
+        &mut report,
     );
-    report.exempt = spare_exempt_paths(repo, &mut changes);
-    if !report.exempt.is_empty() {
-        report.untouched.extend(report.exempt.iter().cloned());
-        report.untouched.sort_unstable();
-        report.untouched.dedup();
-    }
-    for change in &changes {
-        match change.new {
-            Some(_) => report.written.push(change.path.clone()),
-            None => report.deleted.push(change.path.clone()),
+    let changes = match planned {
+        Ok(changes) => changes,
+        Err(refused) => {
+            drop(snapshot);
+            if let Some(safety) = report.safety_checkpoint {
+                // The worktree is as it was, so the safety checkpoint protects nothing;
+                // it goes, so that a refused restore leaves the store as it found it
+                // too. Should that fail, it stays beside the branch, which is harmless.
+                let _ = discard(store, safety);
+            }
+            return Err(refused);
         }
-    }
-    // What can be known before a change is checked before any, and before the restore
-    // is recorded as started: a refused restore changed nothing and left nothing to
-    // finish, and a dry run refuses exactly what the real run would.
-    let checked = {
-        let chunks = snapshot.chunks()?;
-        preflight(&repo.root, &store.hasher, &chunks, &changes)
     };
-    if let Err(refused) = checked {
-        drop(snapshot);
-        if let Some(safety) = report.safety_checkpoint {
-            // The worktree is as it was, so the safety checkpoint protects nothing; it
-            // goes, so that a refused restore leaves the store as it found it too. Should
-            // that fail, it stays beside the branch, which is harmless.
-            let _ = discard(store, safety);
-        }
-        return Err(refused);
-    }
-    if options.dry_run {
-        return Ok(report);
-    }
     // A restore that changes no file needs no way back, and a path-limited one leaves
     // the branch where it is: run twice, the second run changes nothing at all.
     if let (true, HeadUpdate::MoveBranch, Some(safety)) = (
@@ -284,6 +255,109 @@ pub fn restore(
     drop(snapshot);
     finish(store, target, &filter, options, &report)?;
     Ok(report)
+}
+
+/// What [`restore`] would do, changing nothing: not the worktree, not the store, which
+/// may be open only for reading. Refuses exactly what the restore would.
+pub fn dry_run(
+    repo: &Repo,
+    store: &impl StoreRead,
+    rev: &str,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    let before = store.snapshot()?;
+    let target = Target::of(&before, rev, options)?;
+    let scan = save::look_with_progress(repo, store, options.progress.as_deref())?;
+    let current_tree = match before.current()? {
+        Some(id) => Some(before.checkpoint(id)?.tree),
+        None => None,
+    };
+    let mut report = RestoreReport {
+        target: Some(target.id),
+        would_save: !options.no_save && current_tree != Some(scan.root),
+        dry_run: true,
+        warnings: scan.warnings,
+        ..RestoreReport::default()
+    };
+    plan(
+        repo,
+        &before,
+        store.hasher(),
+        (scan.root, Some(&scan.trees), &scan.skipped),
+        (target.tree, &target.skipped),
+        &PathFilter::new(options.paths.clone()),
+        &mut report,
+    )?;
+    Ok(report)
+}
+
+/// The checkpoint a restore restores.
+struct Target {
+    id: CheckpointId,
+    tree: TreeId,
+    skipped: Vec<SkippedFile>,
+}
+
+impl Target {
+    /// The checkpoint `rev` names (the branch, for a switch), once the HEAD update
+    /// `options` asks for is known to be possible.
+    fn of(snapshot: &Snapshot, rev: &str, options: &RestoreOptions) -> Result<Target> {
+        check_head_update(snapshot, &options.head, &options.paths)?;
+        let rev = match &options.head {
+            HeadUpdate::SwitchBranch(name) => name.as_str(),
+            _ => rev,
+        };
+        let id = snapshot.resolve(rev)?;
+        let record = snapshot.checkpoint(id)?;
+        Ok(Target {
+            id,
+            tree: record.tree,
+            skipped: record.skipped,
+        })
+    }
+}
+
+/// The changes that make the worktree (the tree `current`, with its pending trees if
+/// only scanned, and the files it skipped) equal to the checkpoint's tree `target` (with
+/// the files its save skipped) under `filter`, less the skipped and exempt paths, which
+/// go to `report` as untouched; the paths to write and delete go there too. Checked by
+/// [`preflight`]: what can be known before a change is checked before any, and before
+/// the restore is recorded as started, so a refused restore changes nothing and leaves
+/// nothing to finish, and a dry run refuses exactly what the real run would.
+fn plan(
+    repo: &Repo,
+    snapshot: &Snapshot,
+    hasher: &Hasher,
+    current: (TreeId, Option<&PendingTrees>, &[SkippedFile]),
+    target: (TreeId, &[SkippedFile]),
+    filter: &PathFilter,
+    report: &mut RestoreReport,
+) -> Result<Vec<Change>> {
+    let (current_tree, scanned_trees, current_skipped) = current;
+    let (target_tree, target_skipped) = target;
+    let mut changes = {
+        let reader = snapshot.checked_trees(scanned_trees)?;
+        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), filter)?
+    };
+    report.untouched = spare_skipped_files(
+        &repo.root,
+        &mut changes,
+        current_skipped.iter().chain(target_skipped),
+    );
+    report.exempt = spare_exempt_paths(repo, &mut changes);
+    if !report.exempt.is_empty() {
+        report.untouched.extend(report.exempt.iter().cloned());
+        report.untouched.sort_unstable();
+        report.untouched.dedup();
+    }
+    for change in &changes {
+        match change.new {
+            Some(_) => report.written.push(change.path.clone()),
+            None => report.deleted.push(change.path.clone()),
+        }
+    }
+    preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
+    Ok(changes)
 }
 
 /// The final transaction of a restore: clears the marker, moves HEAD as `options` ask, and

@@ -583,12 +583,21 @@ impl Scanned {
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
 /// changed, with a store that may be open only for reading.
 pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
+    look_with_progress(repo, store, None)
+}
+
+/// [`look`], reporting each file to `progress` (a restore's dry run).
+pub fn look_with_progress<'s>(
+    repo: &Repo,
+    store: &'s impl StoreRead,
+    progress: Option<&dyn Progress>,
+) -> Result<Scan<'s>> {
     complete(scan_store(
         repo,
         store,
         None,
         ScanMode::HashOnly,
-        None,
+        progress,
         None,
         None,
     )?)

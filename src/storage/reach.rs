@@ -435,7 +435,10 @@ mod tests {
         let mut marked = Marked::default();
         marked.chunks.extend([id(4), id(6)]);
         marked.add_chunk_bases(&bases);
-        assert_eq!(sorted(marked.chunks.iter().copied().collect()), [1, 2, 3, 4, 6]);
+        assert_eq!(
+            sorted(marked.chunks.iter().copied().collect()),
+            [1, 2, 3, 4, 6]
+        );
         assert!(sweepable(vec![id(1), id(3)], &marked, &bases).is_empty());
 
         // Once 4 goes, its bases go with it, also those no removed checkpoint names.
@@ -446,6 +449,9 @@ mod tests {
             [1, 2, 3, 4]
         );
         // 5 is the base of 9, which stays though nothing names it: 5 stays too.
-        assert_eq!(sorted(sweepable(vec![id(5), id(8)], &marked, &bases)), [7, 8]);
+        assert_eq!(
+            sorted(sweepable(vec![id(5), id(8)], &marked, &bases)),
+            [7, 8]
+        );
     }
 }
