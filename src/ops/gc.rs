@@ -300,6 +300,9 @@ fn finish_plan(
         .collect();
     let graph = snapshot.tree_graph(kept.keys().map(|id| by_id[id].0.tree))?;
 
+    // A kept chunk stored as a delta keeps its bases: they are live, neither listed for
+    // deletion nor reported as freed (docs/design.md invariant 18).
+    let bases = snapshot.chunk_bases()?;
     let mut for_size = HashSet::new();
     let mut over_budget = false;
     let (tree_sizes, chunk_sizes) = match sweep {
@@ -308,7 +311,8 @@ fn finish_plan(
     };
     if let Some(budget) = options.max_size {
         let live = |kept: &BTreeMap<CheckpointId, Vec<String>>| -> u64 {
-            let marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+            let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+            marked.add_chunk_bases(&bases);
             let records: u64 = kept.keys().map(|id| by_id[id].1).sum();
             marked.stored_bytes(&tree_sizes, &chunk_sizes) + records
         };
@@ -348,7 +352,8 @@ fn finish_plan(
         }
     }
 
-    let marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+    let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+    marked.add_chunk_bases(&bases);
     let mut plan = Plan {
         total: records.list.len(),
         over_budget,
@@ -396,7 +401,8 @@ fn finish_plan(
             plan.live_bytes = Some(live_bytes);
         }
         Sweep::RemovedOnly => {
-            let (trees, chunks, bytes) = snapshot.unmarked_below(&removed_roots, &marked)?;
+            let (trees, chunks, bytes) =
+                snapshot.unmarked_below(&removed_roots, &marked, &bases)?;
             plan.removed_bytes += bytes;
             plan.trees = trees;
             plan.chunks = chunks;
@@ -456,6 +462,23 @@ pub fn apply(
 ) -> Result<Outcome> {
     let file_before = file_size(&store.path)?;
     crate::fault::point("gc-planned");
+    commit(store, plan)?;
+    crate::fault::point("gc-committed");
+    if compact(file_before) {
+        while store.compact()? {
+            crate::fault::point("gc-compacting");
+        }
+    }
+    Ok(Outcome {
+        file_before,
+        file_after: file_size(&store.path)?,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Step 2 of the module comment: carries out `plan` in one transaction, without
+/// compacting the file.
+pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
     let txn = store.transaction()?;
     for (id, new_parents) in &plan.reparented {
         txn.set_parents(*id, new_parents.clone())?;
@@ -471,18 +494,7 @@ pub fn apply(
         txn.set_head(&Head::Detached(id))?;
     }
     crate::fault::point("gc-before-commit");
-    txn.commit()?;
-    crate::fault::point("gc-committed");
-    if compact(file_before) {
-        while store.compact()? {
-            crate::fault::point("gc-compacting");
-        }
-    }
-    Ok(Outcome {
-        file_before,
-        file_after: file_size(&store.path)?,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    txn.commit()
 }
 
 /// Plans and applies a gc.

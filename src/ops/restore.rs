@@ -4,11 +4,16 @@
 //! Order of work, chosen so that nothing is lost and nothing escapes the worktree
 //! (docs/design.md invariants 1, 3, 8 and 13):
 //! 1. Unless told not to, save the worktree first, so the restore can be undone; the
-//!    diff is then taken from exactly what was saved.
+//!    diff is then taken from exactly what was saved. The safety checkpoint is made
+//!    beside HEAD's branch, which does not move yet.
 //! 2. Check the whole plan before anything changes (the preflight): nothing in the way
-//!    that no checkpoint holds, names a filesystem takes, room for the new bytes. A
-//!    refused restore (and `--dry-run`) stops here, before the restore is recorded.
-//! 3. Record the restore as started (the marker `status` reports until it is done).
+//!    that no checkpoint holds (also where a directory is to be made), names a
+//!    filesystem takes, room for the new bytes. A refused restore (and `--dry-run`)
+//!    stops here, before the restore is recorded; the safety checkpoint goes again, so
+//!    a refused restore changes nothing at all, HEAD's branch included.
+//! 3. Record the restore as started, with its paths (the marker `status` reports until
+//!    it is done); HEAD's branch moves to the safety checkpoint, as a save would have
+//!    moved it, unless the restore is limited to paths.
 //! 4. Delete captured files the target lacks. Only paths that are in the current
 //!    snapshot are ever deleted, so ignored files are never touched.
 //! 5. Create missing directories and clear directories that become files.
@@ -16,8 +21,9 @@
 //!    replaces another under a temporary name beside it; sync the filesystem once; if
 //!    there were temporary names, rename each over its target and sync once more.
 //! 7. Remove directories that step 4 emptied (also when a later step failed).
-//! 8. Move the branch (or, for `fork` and `switch`, make a branch and point HEAD at it),
-//!    clear the marker and drop the rewritten paths from the stat cache, in one commit.
+//! 8. Move the branch to the target (not for a path-limited restore, which leaves it where
+//!    it was; for `fork` and `switch`, make a branch or point HEAD at one), clear the
+//!    marker and drop the rewritten paths from the stat cache, in one commit.
 //!
 //! Steps 4 to 7 go through handles of the directories they change ([`crate::worktree`]),
 //! never through a path string below the worktree's top.
@@ -39,8 +45,8 @@ use crate::format::chunk::Hasher;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::tree::Node;
-use crate::model::{Head, SkippedFile};
-use crate::ops::save::{self, SaveOptions, SaveOutcome, ScanMode, Warning};
+use crate::model::{Head, PendingTrees, SkippedFile};
+use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
 use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -106,25 +112,22 @@ pub struct RestoreReport {
     pub exempt: Vec<Vec<u8>>,
 }
 
-/// Restores the checkpoint named by `rev` into the worktree.
+/// Restores the checkpoint named by `rev` into the worktree. A dry run is [`dry_run`].
 pub fn restore(
     repo: &Repo,
     store: &Store,
     rev: &str,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let locate =
-        |snapshot: &Snapshot, rev: &str| -> Result<(CheckpointId, TreeId, Vec<SkippedFile>)> {
-            let target = snapshot.resolve(rev)?;
-            let record = snapshot.checkpoint(target)?;
-            Ok((target, record.tree, record.skipped))
-        };
+    if options.dry_run {
+        return dry_run(repo, store, rev, options);
+    }
     let before = store.snapshot()?;
-    check_head_update(&before, &options.head, &options.paths)?;
-    let (mut target, mut target_tree, mut target_skipped) = match &options.head {
-        HeadUpdate::SwitchBranch(name) => locate(&before, name)?,
-        _ => locate(&before, rev)?,
-    };
+    let Target {
+        id: mut target,
+        tree: mut target_tree,
+        skipped: mut target_skipped,
+    } = Target::of(&before, rev, options)?;
     let short = before.short_id(target)?;
     let safety_message = match &options.head {
         HeadUpdate::MoveBranch => format!("before restore to {short}"),
@@ -133,24 +136,20 @@ pub fn restore(
     };
     let mut report = RestoreReport {
         target: Some(target),
-        dry_run: options.dry_run,
         ..RestoreReport::default()
     };
 
-    // The worktree as it is now: saved first, or only scanned.
+    // The worktree as it is now: saved first, or only scanned. The safety checkpoint
+    // is made beside HEAD's branch, which moves only once the restore has started (or
+    // not at all, for a path-limited one): a refused restore leaves it where it was.
     let leftovers;
-    let (current_tree, scanned_trees, current_skipped) = if options.dry_run || options.no_save {
-        let snapshot =
-            save::scan_with_progress(repo, store, ScanMode::HashOnly, options.progress.as_deref())?;
+    let (current_tree, scanned_trees, current_skipped) = if options.no_save {
+        let snapshot = save::look_with_progress(repo, store, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         leftovers = snapshot.leftovers;
-        let current_tree = match before.current()? {
-            Some(id) => Some(before.checkpoint(id)?.tree),
-            None => None,
-        };
-        report.would_save = current_tree != Some(snapshot.root);
         (snapshot.root, Some(snapshot.trees), snapshot.skipped)
     } else {
+        let head = before.head()?;
         drop(before);
         let saved = save::save(
             repo,
@@ -161,6 +160,7 @@ pub fn restore(
                 skip_unreadable: true,
                 compression_level: options.compression_level,
                 progress: options.progress.clone(),
+                keep_head: true,
                 ..SaveOptions::default()
             },
         )?;
@@ -174,9 +174,12 @@ pub fn restore(
             SaveOutcome::Unchanged { current } => current,
         };
         if let HeadUpdate::SwitchBranch(name) = &options.head {
-            // Switching to the current branch: its tip is now the safety checkpoint.
-            (target, target_tree, target_skipped) = locate(&store.snapshot()?, name)?;
-            report.target = Some(target);
+            // Switching to the current branch: its tip is the worktree as saved now.
+            if head == Head::Branch(name.clone()) {
+                let record = store.snapshot()?.checkpoint(id)?;
+                (target, target_tree, target_skipped) = (id, record.tree, record.skipped);
+                report.target = Some(target);
+            }
         }
         let tree = store.snapshot()?.checkpoint(id)?.tree;
         (tree, None, saved.skipped)
@@ -186,40 +189,54 @@ pub fn restore(
     // held, and the restore's own marker touches no tree or chunk.
     let snapshot = store.snapshot()?;
     let filter = PathFilter::new(options.paths.clone());
-    let mut changes = {
-        let reader = snapshot.checked_trees(scanned_trees.as_ref())?;
-        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?
-    };
-    report.untouched = spare_skipped_files(
-        &repo.root,
-        &mut changes,
-        current_skipped.iter().chain(&target_skipped),
+    let planned = plan(
+        repo,
+        &snapshot,
+        &store.hasher,
+        (current_tree, scanned_trees.as_ref(), &current_skipped),
+        (target_tree, &target_skipped),
+        &filter,
+        &mut report,
     );
-    report.exempt = spare_exempt_paths(repo, &mut changes);
-    if !report.exempt.is_empty() {
-        report.untouched.extend(report.exempt.iter().cloned());
-        report.untouched.sort_unstable();
-        report.untouched.dedup();
-    }
-    for change in &changes {
-        match change.new {
-            Some(_) => report.written.push(change.path.clone()),
-            None => report.deleted.push(change.path.clone()),
+    let changes = match planned {
+        Ok(changes) => changes,
+        Err(refused) => {
+            drop(snapshot);
+            if let Some(safety) = report.safety_checkpoint {
+                // The worktree is as it was, so the safety checkpoint protects nothing;
+                // it goes, so that a refused restore leaves the store as it found it
+                // too. Should that fail, it stays beside the branch, which is harmless.
+                let _ = discard(store, safety);
+            }
+            return Err(refused);
         }
-    }
-    // What can be known before a change is checked before any, and before the restore
-    // is recorded as started: a refused restore changed nothing and left nothing to
-    // finish, and a dry run refuses exactly what the real run would.
-    preflight(&repo.root, &changes)?;
-    if options.dry_run {
+    };
+    // A restore that changes no file needs no way back, and a path-limited one leaves
+    // the branch where it is: run twice, the second run changes nothing at all.
+    if let (true, HeadUpdate::MoveBranch, Some(safety)) = (
+        changes.is_empty() && leftovers.is_empty(),
+        &options.head,
+        report.safety_checkpoint,
+    ) {
+        drop(snapshot);
+        if discard(store, safety).is_ok() {
+            report.safety_checkpoint = None;
+        }
+        finish(store, target, &filter, options, &report)?;
         return Ok(report);
     }
     // Recorded durably first, so that a crash in the middle is reported and can be
-    // finished by running the restore again.
+    // finished by running the restore again (with the same paths). Until then, HEAD's
+    // branch holds the safety checkpoint, as a save would have left it; a path-limited
+    // restore never moves it.
     {
         let _span = crate::trace::span("restore: record the restore as started");
         let txn = store.transaction()?;
-        txn.set_restoring(target)?;
+        txn.set_restoring(target, &options.paths)?;
+        let moves = !matches!(options.head, HeadUpdate::MoveBranch) || filter.is_everything();
+        if let (true, Some(safety)) = (moves, report.safety_checkpoint) {
+            txn.move_head(safety)?;
+        }
         txn.commit()?;
     }
     {
@@ -236,6 +253,122 @@ pub fn restore(
     }
 
     drop(snapshot);
+    finish(store, target, &filter, options, &report)?;
+    Ok(report)
+}
+
+/// What [`restore`] would do, changing nothing: not the worktree, not the store, which
+/// may be open only for reading. Refuses exactly what the restore would.
+pub fn dry_run(
+    repo: &Repo,
+    store: &impl StoreRead,
+    rev: &str,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    let before = store.snapshot()?;
+    let target = Target::of(&before, rev, options)?;
+    let scan = save::look_with_progress(repo, store, options.progress.as_deref())?;
+    let current_tree = match before.current()? {
+        Some(id) => Some(before.checkpoint(id)?.tree),
+        None => None,
+    };
+    let mut report = RestoreReport {
+        target: Some(target.id),
+        would_save: !options.no_save && current_tree != Some(scan.root),
+        dry_run: true,
+        warnings: scan.warnings,
+        ..RestoreReport::default()
+    };
+    plan(
+        repo,
+        &before,
+        store.hasher(),
+        (scan.root, Some(&scan.trees), &scan.skipped),
+        (target.tree, &target.skipped),
+        &PathFilter::new(options.paths.clone()),
+        &mut report,
+    )?;
+    Ok(report)
+}
+
+/// The checkpoint a restore restores.
+struct Target {
+    id: CheckpointId,
+    tree: TreeId,
+    skipped: Vec<SkippedFile>,
+}
+
+impl Target {
+    /// The checkpoint `rev` names (the branch, for a switch), once the HEAD update
+    /// `options` asks for is known to be possible.
+    fn of(snapshot: &Snapshot, rev: &str, options: &RestoreOptions) -> Result<Target> {
+        check_head_update(snapshot, &options.head, &options.paths)?;
+        let rev = match &options.head {
+            HeadUpdate::SwitchBranch(name) => name.as_str(),
+            _ => rev,
+        };
+        let id = snapshot.resolve(rev)?;
+        let record = snapshot.checkpoint(id)?;
+        Ok(Target {
+            id,
+            tree: record.tree,
+            skipped: record.skipped,
+        })
+    }
+}
+
+/// The changes that make the worktree (the tree `current`, with its pending trees if
+/// only scanned, and the files it skipped) equal to the checkpoint's tree `target` (with
+/// the files its save skipped) under `filter`, less the skipped and exempt paths, which
+/// go to `report` as untouched; the paths to write and delete go there too. Checked by
+/// [`preflight`]: what can be known before a change is checked before any, and before
+/// the restore is recorded as started, so a refused restore changes nothing and leaves
+/// nothing to finish, and a dry run refuses exactly what the real run would.
+fn plan(
+    repo: &Repo,
+    snapshot: &Snapshot,
+    hasher: &Hasher,
+    current: (TreeId, Option<&PendingTrees>, &[SkippedFile]),
+    target: (TreeId, &[SkippedFile]),
+    filter: &PathFilter,
+    report: &mut RestoreReport,
+) -> Result<Vec<Change>> {
+    let (current_tree, scanned_trees, current_skipped) = current;
+    let (target_tree, target_skipped) = target;
+    let mut changes = {
+        let reader = snapshot.checked_trees(scanned_trees)?;
+        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), filter)?
+    };
+    report.untouched = spare_skipped_files(
+        &repo.root,
+        &mut changes,
+        current_skipped.iter().chain(target_skipped),
+    );
+    report.exempt = spare_exempt_paths(repo, &mut changes);
+    if !report.exempt.is_empty() {
+        report.untouched.extend(report.exempt.iter().cloned());
+        report.untouched.sort_unstable();
+        report.untouched.dedup();
+    }
+    for change in &changes {
+        match change.new {
+            Some(_) => report.written.push(change.path.clone()),
+            None => report.deleted.push(change.path.clone()),
+        }
+    }
+    preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
+    Ok(changes)
+}
+
+/// The final transaction of a restore: clears the marker, moves HEAD as `options` ask, and
+/// forgets the stat-cache entries of the paths written and deleted.
+fn finish(
+    store: &Store,
+    target: CheckpointId,
+    filter: &PathFilter,
+    options: &RestoreOptions,
+    report: &RestoreReport,
+) -> Result<()> {
     let _span = crate::trace::span("restore: record the restore as done");
     let txn = store.transaction()?;
     txn.clear_restoring()?;
@@ -250,8 +383,15 @@ pub fn restore(
     }
     txn.forget_cached(&report.written)?;
     txn.forget_cached(&report.deleted)?;
-    txn.commit()?;
-    Ok(report)
+    txn.commit()
+}
+
+/// Removes the safety checkpoint `id` that a restore made and no longer needs, with the
+/// data only it holds, as `drop` would. Nothing points at it: it was saved beside HEAD's
+/// branch, and it has no children.
+fn discard(store: &Store, id: CheckpointId) -> Result<()> {
+    let plan = crate::ops::gc::plan_drop(&store.snapshot()?, &BTreeSet::from([id]))?;
+    crate::ops::gc::commit(store, &plan)
 }
 
 /// Keeps files that a save skipped (too large, or unreadable) out of `changes`: no
@@ -589,11 +729,13 @@ const NAME_MAX: usize = 255;
 
 /// Refuses, before anything is changed, a restore that would overwrite something no
 /// checkpoint holds (a file at a path the current snapshot lacks is ignored, or appeared
-/// after the scan, and writing there would lose it for good), or that is known to fail
-/// half-way: a name longer than a filesystem takes, or more bytes to write than the
-/// worktree's filesystem has free (each new file exists beside the old one until the
-/// renames).
-fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
+/// after the scan, and writing there would lose it for good, unless it holds exactly what
+/// is to be written), that would write through a symlink or where something other than
+/// a directory stands in the way of a directory (an ignored or skipped file, an ignored
+/// symlink, or one the paths given leave alone), or that is known to fail half-way: a
+/// name longer than a filesystem takes, or more bytes to write than the worktree's
+/// filesystem has free (each new file exists beside the old one until the renames).
+fn preflight(root: &Path, hasher: &Hasher, chunks: &ReadChunks, changes: &[Change]) -> Result<()> {
     let deleted: HashSet<&[u8]> = changes
         .iter()
         .filter(|c| c.new.is_none())
@@ -630,31 +772,117 @@ fn preflight(root: &Path, changes: &[Change]) -> Result<()> {
             });
         }
     }
-    for change in changes.iter().filter(|c| c.old.is_none()) {
-        // Below a path the restore deletes first (a symlink to a directory, a file),
-        // nothing in the way can be the worktree's: looking there would follow that
-        // symlink into its target.
-        let below_deleted = change
-            .path
-            .iter()
-            .enumerate()
-            .any(|(i, &b)| b == b'/' && deleted.contains(&change.path[..i]));
-        if below_deleted {
+    // Directories already found to be real ones, so each is looked at once.
+    let mut real_dirs: HashSet<&[u8]> = HashSet::new();
+    let mut last = LastPack::default();
+    for change in changes {
+        let Some(node) = &change.new else { continue };
+        // Each directory above the path, from the top: the restore opens them without
+        // following symlinks and makes the missing ones, so anything else in the way
+        // would stop it half-way. Below a path the restore deletes first (a symlink to a
+        // directory, a file), nothing in the way can be the worktree's: looking there
+        // would follow that symlink into its target.
+        let mut below_deleted = false;
+        for (i, _) in change.path.iter().enumerate().filter(|(_, &b)| b == b'/') {
+            let dir = &change.path[..i];
+            if deleted.contains(dir) {
+                below_deleted = true;
+                break;
+            }
+            if real_dirs.contains(dir) {
+                continue;
+            }
+            let full = root.join(OsStr::from_bytes(dir));
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => {
+                    real_dirs.insert(dir);
+                }
+                Ok(meta) => {
+                    return Err(Error::RestoreBlocked {
+                        path: full,
+                        why: if meta.file_type().is_symlink() {
+                            "the checkpoint has a directory here, and the worktree a symlink that this restore does not replace (it is ignored, or outside the paths given); restore never writes through one: move it away and retry".into()
+                        } else {
+                            "the checkpoint has a directory here, and the worktree a file that this restore does not replace (it is ignored, larger than checkpoint.maxFileSize, or outside the paths given); move it away and retry".into()
+                        },
+                    })
+                }
+                // Missing: the restore makes it, and everything below it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => return Err(Error::io(full, e)),
+            }
+        }
+        if below_deleted || change.old.is_some() {
             continue;
         }
         let full = root.join(OsStr::from_bytes(&change.path));
         match std::fs::symlink_metadata(&full) {
             Ok(meta) if meta.is_dir() => holds_nothing_else(root, &full, &deleted)?,
-            Ok(_) => {
-                return Err(Error::RestoreBlocked {
-                    path: full,
-                    why: "it exists but is not in the current checkpoint (it is ignored, or new); move it away and retry".into(),
-                })
+            Ok(meta) => {
+                if !holds_the_same(&full, &meta, node, hasher, chunks, &mut last)? {
+                    return Err(Error::RestoreBlocked {
+                        path: full,
+                        why: "it exists but is not in the current checkpoint (it is ignored, or new); move it away and retry".into(),
+                    });
+                }
             }
-            Err(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(full, e)),
         }
     }
     Ok(())
+}
+
+/// Whether the file or symlink at `full` (whose metadata is `meta`) holds exactly what
+/// `node` holds: then writing `node` over it loses nothing (a permission bit at most,
+/// which the checkpoint decides).
+fn holds_the_same<'a>(
+    full: &Path,
+    meta: &std::fs::Metadata,
+    node: &Node,
+    hasher: &Hasher,
+    chunks: &'a ReadChunks,
+    last: &mut LastPack<'a>,
+) -> Result<bool> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    match node {
+        Node::Symlink { target } => Ok(meta.file_type().is_symlink()
+            && std::fs::read_link(full)
+                .map_err(|e| Error::io(full, e))?
+                .as_os_str()
+                .as_bytes()
+                == target.as_slice()),
+        Node::File {
+            size, chunks: ids, ..
+        }
+        | Node::FileWithMode {
+            size, chunks: ids, ..
+        } => {
+            if !meta.is_file() || meta.len() != *size {
+                return Ok(false);
+            }
+            // Not through a symlink swapped in since, and never blocking on a FIFO.
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(full)
+                .map_err(|e| Error::io(full, e))?;
+            let (mut want, mut have) = (Vec::new(), Vec::new());
+            for &id in ids {
+                want.clear();
+                chunks.read(hasher, id, &mut want, last)?;
+                have.resize(want.len(), 0);
+                if file.read_exact(&mut have).is_err() || have != want {
+                    return Ok(false);
+                }
+            }
+            // Nothing past the recorded size (the file may have grown since the look).
+            let mut more = [0u8; 1];
+            Ok(matches!(file.read(&mut more), Ok(0)))
+        }
+        Node::Dir { .. } => Ok(false),
+    }
 }
 
 /// Checks that `dir` holds only directories and files in `deleted`.

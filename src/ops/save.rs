@@ -56,6 +56,9 @@ pub struct SaveOptions {
     /// Files to store with the checkpoint, outside its tree, under their file names.
     /// A save with attachments always makes a checkpoint, so that they are never lost.
     pub attach: Vec<PathBuf>,
+    /// Make the checkpoint a child of the current one and leave HEAD's branch where it
+    /// is: a restore's safety save, whose restore decides where the branch goes.
+    pub keep_head: bool,
 }
 
 /// Whether a scan stores what it reads.
@@ -282,7 +285,9 @@ fn save_walked(
             };
             let id = txn.add_checkpoint(&mut record)?;
             crate::diff::keep_summary(&txn, &snapshot.trees, id, &record)?;
-            txn.move_head(id)?;
+            if !options.keep_head {
+                txn.move_head(id)?;
+            }
             SaveOutcome::Saved {
                 id,
                 checkpoint: Box::new(record),
@@ -578,12 +583,21 @@ impl Scanned {
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
 /// changed, with a store that may be open only for reading.
 pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
+    look_with_progress(repo, store, None)
+}
+
+/// [`look`], reporting each file to `progress` (a restore's dry run).
+pub fn look_with_progress<'s>(
+    repo: &Repo,
+    store: &'s impl StoreRead,
+    progress: Option<&dyn Progress>,
+) -> Result<Scan<'s>> {
     complete(scan_store(
         repo,
         store,
         None,
         ScanMode::HashOnly,
-        None,
+        progress,
         None,
         None,
     )?)

@@ -228,6 +228,22 @@ pub fn stored_sizes(
     Ok(sizes)
 }
 
+/// The base of every chunk the index holds as a delta, by the delta's id, from the index
+/// entries alone.
+pub fn delta_bases(
+    index: &impl ReadableTable<u128, &'static [u8]>,
+) -> Result<HashMap<ChunkId, ChunkId>> {
+    let mut bases = HashMap::new();
+    for item in index.iter()? {
+        let (key, value) = item?;
+        let id = ChunkId(key.value());
+        if let Some(delta) = Entry::parse(id, value.value())?.delta() {
+            bases.insert(id, delta.base);
+        }
+    }
+    Ok(bases)
+}
+
 /// The chunk index and the packs, read together.
 pub struct Chunks<I, P> {
     /// The chunk index.

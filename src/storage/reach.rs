@@ -45,6 +45,63 @@ impl Marked {
     ) -> u64 {
         sum_sizes(&self.trees, trees) + sum_sizes(&self.chunks, chunks)
     }
+    /// Marks the delta bases of the marked chunks, down their chains (`bases`: each
+    /// delta's base, [`super::pack::delta_bases`]): a kept chunk stored as a delta cannot
+    /// be read without them (docs/design.md invariant 18), so they are live, not garbage.
+    pub fn add_chunk_bases(&mut self, bases: &HashMap<ChunkId, ChunkId>) {
+        add_bases(&mut self.chunks, bases);
+    }
+}
+
+/// Adds to `chunks` the delta bases (`bases`: each delta's base) of the chunks in it,
+/// down their chains.
+pub fn add_bases(chunks: &mut HashSet<ChunkId>, bases: &HashMap<ChunkId, ChunkId>) {
+    let mut stack: Vec<ChunkId> = chunks
+        .iter()
+        .filter_map(|id| bases.get(id))
+        .copied()
+        .collect();
+    while let Some(base) = stack.pop() {
+        if chunks.insert(base) {
+            stack.extend(bases.get(&base));
+        }
+    }
+}
+
+/// Of `candidates`, chunks that nothing `marked` needs, what a sweep removes: with the
+/// bases they were stored against that nothing marked needs either, down each chain (a
+/// base that a kept delta needed when its own checkpoint went stays behind, and has to
+/// go with the last delta that needed it, or it is never found again by a sweep that
+/// looks only below what it removes), and less every base that a chunk staying needs
+/// (one that no checkpoint names, which an interrupted save leaves): the exact list of
+/// what leaves the index, so that what gc reports is what it deletes.
+pub fn sweepable(
+    candidates: Vec<ChunkId>,
+    marked: &Marked,
+    bases: &HashMap<ChunkId, ChunkId>,
+) -> Vec<ChunkId> {
+    let mut going: HashSet<ChunkId> = candidates.into_iter().collect();
+    let mut stack: Vec<ChunkId> = going.iter().copied().collect();
+    while let Some(id) = stack.pop() {
+        if let Some(&base) = bases.get(&id) {
+            if !marked.chunks.contains(&base) && going.insert(base) {
+                stack.push(base);
+            }
+        }
+    }
+    let mut needed: Vec<ChunkId> = bases
+        .iter()
+        .filter(|(delta, _)| !going.contains(delta))
+        .map(|(_, base)| *base)
+        .collect();
+    while let Some(base) = needed.pop() {
+        if going.remove(&base) {
+            needed.extend(bases.get(&base));
+        }
+    }
+    let mut out: Vec<ChunkId> = going.into_iter().collect();
+    out.sort_unstable();
+    out
 }
 
 fn sum_sizes<K: std::hash::Hash + Eq>(ids: &HashSet<K>, sizes: &HashMap<K, u64>) -> u64 {
@@ -364,5 +421,37 @@ mod tests {
         let marked = g.mark([&a]);
         assert_eq!(sorted(marked.trees.into_iter().collect()), [1, 10]);
         assert_eq!(sorted(marked.chunks.into_iter().collect()), [100, 101, 102]);
+    }
+
+    #[test]
+    fn a_sweep_takes_the_bases_nothing_needs_and_spares_those_something_does() {
+        let id = ChunkId;
+        // Chain 1 <- 2 <- 3 <- 4 (4 is a delta of 3, ...); 7 <- 8; 9 is a delta of 5.
+        let bases: HashMap<ChunkId, ChunkId> = [(2, 1), (3, 2), (4, 3), (8, 7), (9, 5)]
+            .into_iter()
+            .map(|(delta, base)| (id(delta), id(base)))
+            .collect();
+        // 4 is kept: its whole chain is live.
+        let mut marked = Marked::default();
+        marked.chunks.extend([id(4), id(6)]);
+        marked.add_chunk_bases(&bases);
+        assert_eq!(
+            sorted(marked.chunks.iter().copied().collect()),
+            [1, 2, 3, 4, 6]
+        );
+        assert!(sweepable(vec![id(1), id(3)], &marked, &bases).is_empty());
+
+        // Once 4 goes, its bases go with it, also those no removed checkpoint names.
+        let mut marked = Marked::default();
+        marked.chunks.insert(id(6));
+        assert_eq!(
+            sorted(sweepable(vec![id(4)], &marked, &bases)),
+            [1, 2, 3, 4]
+        );
+        // 5 is the base of 9, which stays though nothing names it: 5 stays too.
+        assert_eq!(
+            sorted(sweepable(vec![id(5), id(8)], &marked, &bases)),
+            [7, 8]
+        );
     }
 }

@@ -17,6 +17,9 @@ use crate::{CheckpointId, Error, Result};
 pub(super) const HEAD: &str = "head";
 /// The `state` key of the target of a restore in progress (docs/design.md invariant 6).
 pub(super) const RESTORING: &str = "restoring";
+/// The paths a path-limited restore recorded in [`RESTORING`] was limited to: a key of
+/// its own, so that builds that know only the target read the marker as before.
+pub(super) const RESTORING_PATHS: &str = "restoring_paths";
 
 /// Reads a checkpoint record.
 pub(super) fn load(
@@ -135,6 +138,19 @@ pub(super) fn restoring(
             "restore marker",
         )?))),
         None => Ok(None),
+    }
+}
+
+/// The paths the interrupted restore was limited to; empty for a whole-worktree one.
+pub(super) fn restoring_paths(
+    state: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Vec<Vec<u8>>> {
+    if state.get(RESTORING)?.is_none() {
+        return Ok(Vec::new());
+    }
+    match state.get(RESTORING_PATHS)? {
+        Some(v) => codec::decode(v.value(), "restore marker paths"),
+        None => Ok(Vec::new()),
     }
 }
 

@@ -105,6 +105,12 @@ impl<'s> Snapshot<'s> {
         records::restoring(&self.txn.open_table(STATE)?)
     }
 
+    /// The paths the interrupted restore ([`Self::interrupted_restore`]) was limited to;
+    /// empty when it restored the whole worktree, or none was interrupted.
+    pub fn interrupted_restore_paths(&self) -> Result<Vec<Vec<u8>>> {
+        records::restoring_paths(&self.txn.open_table(STATE)?)
+    }
+
     /// The shortest unique prefix of `id`, at least
     /// [`crate::model::revision::MIN_SHORT_ID`] digits.
     pub fn short_id(&self, id: CheckpointId) -> Result<String> {
@@ -180,16 +186,25 @@ impl<'s> Snapshot<'s> {
         pack::stored_sizes(&self.txn.open_table(CHUNKS)?)
     }
 
+    /// Each delta's base, by the delta's id ([`pack::delta_bases`]).
+    pub fn chunk_bases(&self) -> Result<HashMap<ChunkId, ChunkId>> {
+        pack::delta_bases(&self.txn.open_table(CHUNKS)?)
+    }
+
     /// The trees and chunks under `checkpoints` that `marked` lacks, with their stored
-    /// bytes in all ([`reach::unmarked_below`]).
+    /// bytes in all ([`reach::unmarked_below`]); the chunks as a sweep takes them, with
+    /// the delta bases (`bases`, [`Self::chunk_bases`]) nothing else needs
+    /// ([`reach::sweepable`]).
     pub fn unmarked_below(
         &self,
         checkpoints: &[&Checkpoint],
         marked: &Marked,
+        bases: &HashMap<ChunkId, ChunkId>,
     ) -> Result<(Vec<TreeId>, Vec<ChunkId>, u64)> {
         let trees_table = self.txn.open_table(TREES)?;
         let chunks_table = self.txn.open_table(CHUNKS)?;
         let (trees, chunks) = reach::unmarked_below(&trees_table, checkpoints, marked)?;
+        let chunks = reach::sweepable(chunks, marked, bases);
         let mut bytes = 0;
         for id in &trees {
             if let Some(value) = trees_table.get(id.0)? {

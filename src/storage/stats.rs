@@ -99,7 +99,9 @@ pub fn collect(snapshot: &Snapshot<'_>, path: &Path) -> Result<Stats> {
     let tree_sizes = snapshot.tree_sizes()?;
     let graph = snapshot.tree_graph(records.iter().map(|(_, r, _)| r.tree))?;
     let list: Vec<&Checkpoint> = records.iter().map(|(_, r, _)| r).collect();
-    let marked = graph.mark(list.iter().copied());
+    let mut marked = graph.mark(list.iter().copied());
+    // The bases of kept deltas are live data, not garbage (docs/design.md invariant 18).
+    marked.add_chunk_bases(&snapshot.chunk_bases()?);
 
     let mut chunk_sizes = HashMap::new();
     for item in txn.open_table(CHUNKS)?.iter()? {

@@ -207,17 +207,24 @@ impl<'s> Transaction<'s> {
         })
     }
 
-    /// Records that a restore to `target` has started (docs/design.md invariant 6).
-    pub fn set_restoring(&self, target: CheckpointId) -> Result<()> {
-        self.txn
-            .open_table(STATE)?
-            .insert(records::RESTORING, codec::encode(&target.0).as_slice())?;
+    /// Records that a restore to `target`, limited to `paths` if any, has started
+    /// (docs/design.md invariant 13): running the same restore again finishes it.
+    pub fn set_restoring(&self, target: CheckpointId, paths: &[Vec<u8>]) -> Result<()> {
+        let mut state = self.txn.open_table(STATE)?;
+        state.insert(records::RESTORING, codec::encode(&target.0).as_slice())?;
+        if paths.is_empty() {
+            state.remove(records::RESTORING_PATHS)?;
+        } else {
+            state.insert(records::RESTORING_PATHS, codec::encode(&paths).as_slice())?;
+        }
         Ok(())
     }
 
     /// Records that no restore is in progress.
     pub fn clear_restoring(&self) -> Result<()> {
-        self.txn.open_table(STATE)?.remove(records::RESTORING)?;
+        let mut state = self.txn.open_table(STATE)?;
+        state.remove(records::RESTORING)?;
+        state.remove(records::RESTORING_PATHS)?;
         Ok(())
     }
 

@@ -291,7 +291,7 @@ fn check_records(
     let mut bad_chunks: HashSet<ChunkId> = HashSet::new();
     // Without reading data, a delta whose base is gone is still found: it cannot decode.
     // (Reading finds it too, with the rest of the chain's damage.)
-    for (id, base) in deltas.into_iter().filter(|_| !read_data) {
+    for &(id, base) in deltas.iter().filter(|_| !read_data) {
         if !chunk_ids.contains_key(&base) {
             findings.add(
                 format!("chunk {id}"),
@@ -359,6 +359,9 @@ fn check_records(
             findings.affected.insert(*id);
         }
     }
+    // A referenced chunk stored as a delta needs its bases, down the chain: they are
+    // live data, which gc keeps (invariant 18), not garbage.
+    super::reach::add_bases(&mut referenced, &deltas.into_iter().collect());
     for (_, (stored, _)) in chunk_ids.iter().filter(|(id, _)| !referenced.contains(id)) {
         report.unreachable_chunks += 1;
         report.unreachable_bytes += stored;

@@ -47,8 +47,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 /// Does a deletion or a rename, or lists; what to print is made while the store is
-/// open and printed after it is closed.
+/// open and printed after it is closed. Only a deletion or a rename opens the store for
+/// writing: the listing leaves the file byte-identical (docs/design.md, section 5).
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
+    if args.delete.is_none() && args.rename.is_none() {
+        return list(context);
+    }
     let store = context.open_store()?;
     if let Some(name) = args.delete {
         let txn = store.transaction()?;
@@ -73,6 +77,14 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             "Renamed branch {old} to {new}"
         )]));
     }
+    // clap gives -m exactly two names; anything else lists, as without options.
+    drop(store);
+    list(context)
+}
+
+/// The listing: every branch, the current one marked.
+fn list(context: &Context) -> anyhow::Result<Output> {
+    let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let head = read.head()?;
     let mut rows = Vec::new();

@@ -106,8 +106,19 @@ impl Context {
             return Ok(None);
         };
         let target = snapshot.short_id(target)?;
+        // A path-limited restore is finished by the same paths: without them, the advice
+        // would restore the whole worktree.
+        let paths: String = snapshot
+            .interrupted_restore_paths()?
+            .iter()
+            .map(|path| format!(" {}", shell_word(&relative_to(&self.repo.prefix, path))))
+            .collect();
+        let paths = match paths.is_empty() {
+            true => paths,
+            false => format!(" --{paths}"),
+        };
         self.warn(format!(
-            "a restore to {target} was interrupted; run 'git checkpoint restore {target}' to finish it"
+            "a restore to {target} was interrupted; to finish it, run: git checkpoint restore {target}{paths}"
         ));
         Ok(Some(target))
     }
@@ -353,4 +364,34 @@ fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<Str
 pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+/// Worktree path `path` as seen from the directory `prefix` (the current one: empty at the
+/// top, else ending in `/`).
+fn relative_to(prefix: &[u8], path: &[u8]) -> Vec<u8> {
+    let parts = |p: &[u8]| -> Vec<Vec<u8>> {
+        p.split(|&b| b == b'/')
+            .filter(|c| !c.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let (here, there) = (parts(prefix), parts(path));
+    let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<Vec<u8>> = vec![b"..".to_vec(); here.len() - common];
+    out.extend(there[common..].iter().cloned());
+    match out.is_empty() {
+        true => b".".to_vec(),
+        false => out.join(&b'/'),
+    }
+}
+
+/// `word` as one POSIX shell word: as it is when it holds only characters no shell reads
+/// specially, else single-quoted.
+fn shell_word(word: &[u8]) -> String {
+    let text = String::from_utf8_lossy(word);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@%=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.into_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use git_checkpoint::ops::restore::{restore, RestoreOptions, RestoreReport};
+use git_checkpoint::ops::restore::{dry_run, restore, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::save::show;
 
 use git_checkpoint::storage::StoreRead;
@@ -48,7 +48,6 @@ pub struct Args {
 /// Runs `restore`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let paths = context.repo.worktree_paths(&args.paths)?;
-    let store = context.open_store()?;
     let options = RestoreOptions {
         dry_run: args.dry_run,
         no_save: args.no_save,
@@ -57,7 +56,19 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         progress: context.progress(),
         ..RestoreOptions::default()
     };
+    // A dry run changes nothing, the store file included: it opens it read-only.
+    if args.dry_run {
+        let store = context.open_read_store()?;
+        let report = dry_run(&context.repo, &store, &args.rev, &options)?;
+        return say(context, &store, &report);
+    }
+    let store = context.open_store()?;
     let report = restore(&context.repo, &store, &args.rev, &options)?;
+    say(context, &store, &report)
+}
+
+/// Reports what the restore did, or would do.
+fn say(context: &Context, store: &impl StoreRead, report: &RestoreReport) -> anyhow::Result<()> {
     for warning in &report.warnings {
         context.warn(warning);
     }
@@ -92,7 +103,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         for path in &report.deleted {
             context.say(&format!("delete {}", show(path)));
         }
-        say_untouched(context, &report);
+        say_untouched(context, report);
         return Ok(());
     }
     context.say(&format!(
@@ -101,7 +112,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         report.written.len(),
         report.deleted.len()
     ));
-    say_untouched(context, &report);
+    say_untouched(context, report);
     Ok(())
 }
 
