@@ -603,19 +603,6 @@ pub fn look_with_progress<'s>(
     )?)
 }
 
-/// Reads the worktree into trees, reporting each file to `progress`. In
-/// [`ScanMode::Store`] new chunks are written to the store as they are found; the trees
-/// are returned, not written.
-pub fn scan_with_progress<'s>(
-    repo: &Repo,
-    store: &'s Store,
-    mode: ScanMode,
-    progress: Option<&dyn Progress>,
-) -> Result<Scan<'s>> {
-    let writer = matches!(mode, ScanMode::Store { .. }).then_some(store);
-    complete(scan_store(repo, store, writer, mode, progress, None, None)?)
-}
-
 /// A walk of the worktree, handed from a save's read-only look to its write path so that
 /// the worktree is walked once.
 pub struct Walked {
@@ -653,7 +640,7 @@ fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
     }
 }
 
-/// [`scan_with_progress`] over any store: `writer`, if given, takes the new chunks (a
+/// The scan of the worktree over any store: `writer`, if given, takes the new chunks (a
 /// scan in [`ScanMode::Store`] without one reads and hashes but stores nothing: a save's
 /// read-only look). `walked` is a walk made earlier for this save, used unless something
 /// was committed to the store since. With `read_limit`, a scan that would read more files

@@ -53,6 +53,7 @@ mod time_zone;
 mod timeline;
 mod tree_storage;
 mod trust_gitdir;
+mod trust_restore;
 mod unreadable;
 mod verify;
 mod watch;

@@ -3,7 +3,7 @@
 //! a refused restore changes nothing at all (no file, no marker, no branch move), and a
 //! path-limited restore leaves the branch where it is.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
