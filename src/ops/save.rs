@@ -372,7 +372,7 @@ enum Looked {
 /// nothing changed (files the stat cache cannot vouch for). Past either bound it leaves
 /// them to the write path, which records them in the stat cache: a no-change save
 /// therefore writes nothing and re-reads at most this much each time, until a save
-/// that writes settles them (docs/design.md invariant 9).
+/// that writes settles them (docs/design.md invariant 14).
 const LOOK_FIRST_FILES: usize = 64;
 /// See [`LOOK_FIRST_FILES`].
 const LOOK_FIRST_BYTES: u64 = 1 << 20;

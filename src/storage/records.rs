@@ -15,7 +15,7 @@ use crate::{CheckpointId, Error, Result};
 
 /// The `state` key of HEAD.
 pub(super) const HEAD: &str = "head";
-/// The `state` key of the target of a restore in progress (docs/design.md invariant 6).
+/// The `state` key of the target of a restore in progress (docs/design.md invariant 13).
 pub(super) const RESTORING: &str = "restoring";
 /// The paths a path-limited restore recorded in [`RESTORING`] was limited to: a key of
 /// its own, so that builds that know only the target read the marker as before.

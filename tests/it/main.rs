@@ -18,6 +18,7 @@ mod corruption;
 mod crafted_store;
 mod crash;
 mod deltas;
+mod design_doc;
 mod diff_vs_git;
 mod discovery;
 mod drop;
