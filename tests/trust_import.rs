@@ -157,7 +157,6 @@ fn a_commit_that_is_not_a_checkpoint_is_skipped_and_the_other_branches_fetched()
     let tree = s.tree(&bare, &[("100644", &blob, "x")]);
     let plain = s.commit(&bare, &tree, &[], "an ordinary commit\n");
     s.publish(&bare, "plain", &plain);
-
     let fetched = s.repo.run(&["--json", "fetch", "origin"]);
     assert!(
         fetched.stderr.contains("refused origin/plain")
@@ -519,7 +518,7 @@ fn the_graph_of_a_checkpoint_with_hundreds_of_parents_grows_linearly() {
 
     let out = s.repo.ok(&["log", "--all", "--graph"]);
     let lines = out.stdout.lines().count();
-    assert!(lines >= PARENTS + 1, "{lines} lines");
+    assert!(lines > PARENTS, "{lines} lines");
     // Each line is its graph (bounded) and its checkpoint's short description; lanes
     // for every parent at once would make the output grow with the square.
     assert!(

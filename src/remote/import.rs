@@ -84,6 +84,7 @@ pub fn import(repo: &Repo, store: &Store, commits: &[String], level: i32) -> Res
             snapshot: &snapshot,
             found: &out.found,
             refused: &out.refused,
+            stored: &blobs,
             max_file_size,
         };
         let commit = match looked.commit(&mut check, &mut cat, sha)? {
@@ -211,6 +212,8 @@ struct Look<'a> {
     snapshot: &'a Snapshot<'a>,
     found: &'a HashMap<String, CheckpointId>,
     refused: &'a HashMap<String, String>,
+    /// Blobs this import stored already.
+    stored: &'a HashMap<String, (u64, Vec<ChunkId>)>,
     max_file_size: Option<u64>,
 }
 
@@ -355,6 +358,33 @@ impl Look<'_> {
         }
         if let Some(why) = colliding(&mut paths) {
             return Ok(Err(why.into()));
+        }
+        // `ls-tree` gives the type an entry's mode implies; what the object is, only the
+        // object database knows, and reading a tree as a file would stop the import.
+        let mut asked = HashSet::new();
+        let objects = regular
+            .iter()
+            .map(|f| (&f.path, &f.object))
+            .chain(links.iter().map(|(path, object)| (path, object)));
+        for (path, object) in objects {
+            if self.stored.contains_key(object) || !asked.insert(object) {
+                continue;
+            }
+            match check.info(object)? {
+                Some((kind, _)) if kind == "blob" => {}
+                Some((kind, _)) => {
+                    return refuse(format!(
+                        "has a {kind} at {}, where a file's content belongs",
+                        tree::quoted(path)
+                    ))
+                }
+                None => {
+                    return refuse(format!(
+                        "lacks the content of {} (object {object})",
+                        tree::quoted(path)
+                    ))
+                }
+            }
         }
         let mut attachments: Vec<AttachmentBlob> = Vec::new();
         for attachment in std::mem::take(&mut trailers.attachments) {
