@@ -85,6 +85,8 @@ pub struct Plan {
     pub moved_branches: Vec<(String, CheckpointId)>,
     /// Where a detached HEAD moves, when the checkpoint it names goes ([`plan_drop`]).
     pub moved_head: Option<CheckpointId>,
+    /// Fetched branches whose tip goes ([`plan_drop`] with them released): forgotten.
+    pub forgotten_fetched: Vec<String>,
 }
 
 /// What applying a plan measured.
@@ -189,7 +191,15 @@ pub fn plan(snapshot: &Snapshot, options: &GcOptions, now_ns: i128) -> Result<Pl
 /// HEAD) whose tip goes moves to the nearest first-parent ancestor that stays; the
 /// worktree is never touched. Refuses pinned checkpoints, the target of an interrupted
 /// restore, and a drop that would leave a branch or HEAD with no checkpoint.
-pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Plan> {
+///
+/// A fetched branch's tip stays (it mirrors the remote) unless `released` names the
+/// branch: the caller found its remote gone or its tip damaged. Such a branch is then
+/// forgotten, and a fetch brings it back if the remote still has it.
+pub fn plan_drop(
+    snapshot: &Snapshot,
+    ids: &BTreeSet<CheckpointId>,
+    released: &BTreeSet<String>,
+) -> Result<Plan> {
     let records = load_records(snapshot)?;
     let by_id: HashMap<CheckpointId, &Checkpoint> =
         records.list.iter().map(|(id, r, _)| (*id, r)).collect();
@@ -207,10 +217,10 @@ pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Pl
             )));
         }
         // A fetched branch mirrors the remote; moving it here would make it lie.
-        if let Some(why) = protected
-            .iter()
-            .find(|why| why.starts_with("fetched branch "))
-        {
+        if let Some(why) = protected.iter().find(|why| {
+            why.strip_prefix("fetched branch ")
+                .is_some_and(|name| !released.contains(name))
+        }) {
             return Err(Error::InvalidArgument(format!(
                 "checkpoint {short} is the tip of {why}; it mirrors the remote, so it stays"
             )));
@@ -265,6 +275,12 @@ pub fn plan_drop(snapshot: &Snapshot, ids: &BTreeSet<CheckpointId>) -> Result<Pl
     )?;
     plan.moved_branches = moved_branches;
     plan.moved_head = moved_head;
+    plan.forgotten_fetched = snapshot
+        .remote_branches()?
+        .into_iter()
+        .filter(|(_, tip)| ids.contains(tip))
+        .map(|(name, _)| name)
+        .collect();
     Ok(plan)
 }
 
@@ -492,6 +508,9 @@ pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
     }
     if let Some(id) = plan.moved_head {
         txn.set_head(&Head::Detached(id))?;
+    }
+    for name in &plan.forgotten_fetched {
+        txn.remove_remote_branch(name)?;
     }
     crate::fault::point("gc-before-commit");
     txn.commit()

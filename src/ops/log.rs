@@ -96,9 +96,12 @@ pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
         HashMap::with_capacity_and_hasher(listed.len(), Default::default());
     for &id in &listed {
         let mut parents = Vec::new();
+        // A set, so that a checkpoint with thousands of parents costs no more than
+        // thousands of checkpoints.
+        let mut seen: HashSet<CheckpointId> = HashSet::default();
         for &p in &records[&id].parents {
             for found in nearest.of(p, &records, &listed) {
-                if !parents.contains(&found) {
+                if seen.insert(found) {
                     parents.push(found);
                 }
             }

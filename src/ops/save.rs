@@ -34,7 +34,7 @@ use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 /// big save holds a bounded amount in memory (docs/design.md invariant 2).
 const BATCH_BYTES: usize = 64 << 20;
 /// Files up to this size are read whole into a reused buffer; larger ones are streamed.
-const READ_WHOLE_LIMIT: u64 = 8 << 20;
+pub(crate) const READ_WHOLE_LIMIT: u64 = 8 << 20;
 /// How often a file that changes while it is read is read before it is left out.
 const READ_ATTEMPTS: usize = 5;
 

@@ -19,6 +19,7 @@ use super::export::{quote_path, run_fast_import, IDENTITY};
 use super::import::CatFile;
 use super::message::{self, AttachmentBlob};
 use crate::git::repo::Repo;
+use crate::model::tree::is_safe_name;
 use crate::model::Checkpoint;
 use crate::storage::Snapshot;
 use crate::{CheckpointId, Error, Result};
@@ -99,6 +100,15 @@ pub(crate) fn side_commit(
             }
         }
     }
+    // Entries other than `<commit>/<safe name>` (a crafted remote's) are not built on:
+    // the commit starts afresh, without them.
+    let previous = match before.keys().all(|path| is_entry_path(path)) {
+        true => previous,
+        false => {
+            before.clear();
+            None
+        }
+    };
     let dir_of = |path: &[u8]| -> String {
         let end = path.iter().position(|&b| b == b'/').unwrap_or(path.len());
         String::from_utf8_lossy(&path[..end]).into_owned()
@@ -117,7 +127,12 @@ pub(crate) fn side_commit(
             Some(reader) => reader,
             None => cat.insert(CatFile::start(repo)?),
         };
-        for blob in exported_attachments(reader, commit)? {
+        // A name no file can have (`.`, `..`, empty: an import leaves those out, but the
+        // commit it came from still names them) would make an entry git rejects.
+        for blob in exported_attachments(reader, commit)?
+            .into_iter()
+            .filter(|blob| is_safe_name(blob.name.as_bytes()))
+        {
             let path = format!("{commit}/{}", blob.name).into_bytes();
             entries.insert(path, blob.blob);
         }
@@ -168,6 +183,14 @@ pub(crate) fn side_commit(
         command: "fast-import".into(),
         message: "it did not name the attachments commit".into(),
     })
+}
+
+/// Whether `path` is `<commit id>/<safe name>`, an entry [`side_commit`] writes.
+fn is_entry_path(path: &[u8]) -> bool {
+    match path.iter().position(|&b| b == b'/') {
+        Some(at) => path[..at].iter().all(u8::is_ascii_hexdigit) && is_safe_name(&path[at + 1..]),
+        None => false,
+    }
 }
 
 /// The attachments commit `commit`'s message names with their blobs.

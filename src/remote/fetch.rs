@@ -30,6 +30,13 @@ pub struct FetchReport {
     pub imported: usize,
     /// Branches gone from the remote, forgotten here.
     pub removed: Vec<String>,
+    /// Branches refused (`<remote>/<branch>`), each with why: their tip, or a commit
+    /// below it, is not one a checkpoint export writes. Each keeps the tip it had here,
+    /// if any; the other branches are fetched all the same.
+    pub refused: Vec<(String, String)>,
+    /// What the imported checkpoints left out, one line each (files larger than
+    /// `checkpoint.maxFileSize`, attachments whose names no file can have).
+    pub warnings: Vec<String>,
 }
 
 /// Fetches `branches` (all when empty) of `remote`. The store is first only read
@@ -52,6 +59,7 @@ pub fn fetch<E: From<crate::Error>>(
         ))
         .into());
     }
+    super::check_namespace(repo, remote)?;
     let mut args = vec![
         "fetch".to_string(),
         "--quiet".into(),
@@ -160,15 +168,23 @@ pub fn fetch<E: From<crate::Error>>(
     }
     drop(read);
     let store = open_write()?;
-    let (found, imported) = import::import(repo, &store, &wanted, level)?;
-    let report = changes(
+    let imported = import::import(repo, &store, &wanted, level)?;
+    let mut report = changes(
         &store.snapshot()?,
         remote,
         branches,
         &tips,
-        &found,
-        imported,
+        &imported.found,
+        imported.count,
     )?;
+    report.warnings = imported.warnings;
+    for (branch, sha) in &tips {
+        if let Some(why) = imported.refused.get(sha) {
+            report
+                .refused
+                .push((format!("{remote}/{branch}"), why.clone()));
+        }
+    }
     if report.branches.iter().any(|b| b.changed) || !report.removed.is_empty() {
         let txn = store.transaction()?;
         for branch in report.branches.iter().filter(|b| b.changed) {

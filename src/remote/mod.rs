@@ -48,6 +48,52 @@ pub fn remote_name(repo: &Repo, named: Option<&str>) -> String {
         .unwrap_or_else(|| "origin".to_string())
 }
 
+/// The names of the repository's configured remotes.
+pub fn configured_remotes(repo: &Repo) -> Result<Vec<String>> {
+    let listed = git_ok(&repo.root, &["remote"], b"")?;
+    Ok(String::from_utf8_lossy(&listed)
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether fetched branch `name` (`<remote>/<branch>`) belongs to one of `remotes`.
+pub fn has_remote(name: &str, remotes: &[String]) -> bool {
+    remotes.iter().any(|remote| {
+        name.strip_prefix(remote.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+/// Refuses `remote` when another configured remote's name starts with its name and a
+/// `/` (or the other way round): their fetched branches would share one namespace, so
+/// fetching one would take the other's branches for its own and forget them.
+pub(crate) fn check_namespace(repo: &Repo, remote: &str) -> Result<()> {
+    let listed = configured_remotes(repo)?;
+    let under = |outer: &str, inner: &str| {
+        inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    match listed
+        .iter()
+        .find(|other| under(remote, other) || under(other, remote))
+    {
+        Some(other) => {
+            let (outer, inner) = if under(remote, other) {
+                (remote, other.as_str())
+            } else {
+                (other.as_str(), remote)
+            };
+            Err(Error::InvalidArgument(format!(
+                "remotes '{outer}' and '{inner}' would share the fetched branches under '{outer}/'; rename one (git remote rename {inner} {})",
+                inner.replace('/', "-")
+            )))
+        }
+        None => Ok(()),
+    }
+}
+
 /// What a git process printed, and whether it succeeded.
 pub(crate) struct GitOutput {
     pub(crate) ok: bool,

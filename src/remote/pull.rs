@@ -86,10 +86,16 @@ pub fn pull<E: From<crate::Error>>(
         std::slice::from_ref(&branch),
         level,
     )?;
+    let tracked = format!("{remote}/{branch}");
+    if let Some((_, why)) = fetched.refused.iter().find(|(name, _)| *name == tracked) {
+        return Err(Error::InvalidArgument(format!(
+            "refused {tracked}, so {branch} was left as it was: {why}"
+        ))
+        .into());
+    }
     let store = open_write()?;
     let (from, to, status) = {
         let snapshot = store.snapshot()?;
-        let tracked = format!("{remote}/{branch}");
         let to = snapshot.remote_branch(&tracked)?.ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "{remote} has no checkpoint branch '{branch}' (git ls-remote {remote} 'refs/checkpoints/*' lists them)"

@@ -6,6 +6,7 @@ use std::time::Instant;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::gc::{self, Outcome, Plan};
+use git_checkpoint::remote::{configured_remotes, has_remote};
 use git_checkpoint::storage::{Snapshot, StoreRead};
 use git_checkpoint::CheckpointId;
 
@@ -18,7 +19,10 @@ use crate::ui::output::relative_time;
 /// re-linked to its parents, as gc does. A branch (or a detached HEAD) whose tip goes
 /// moves back to its nearest first-parent ancestor that stays. The worktree is never
 /// touched. Pinned checkpoints and the target of an interrupted restore are refused, and
-/// so is a drop that would leave a branch or HEAD without any checkpoint. --session
+/// so is a drop that would leave a branch or HEAD without any checkpoint. The tip of a
+/// fetched branch stays while it mirrors a remote; once its remote is removed, or when
+/// its record or tree is damaged, it can be dropped, and the fetched branch is
+/// forgotten (a fetch brings it back if the remote still has it). --session
 /// drops a whole agent session once its work is kept elsewhere (a commit, a branch).
 ///
 /// Examples:
@@ -44,16 +48,16 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     if args.dry_run {
         let store = context.open_read_store()?;
-        let plan = plan(&store.snapshot()?, &args)?;
+        let plan = plan(context, &store.snapshot()?, &args)?;
         return report(context, &plan, None);
     }
     let mut store = context.open_store()?;
-    let plan = plan(&store.snapshot()?, &args)?;
+    let plan = plan(context, &store.snapshot()?, &args)?;
     let outcome = gc::apply(&mut store, &plan, started, |_| true)?;
     report(context, &plan, Some(&outcome))
 }
 
-fn plan(snapshot: &Snapshot, args: &Args) -> anyhow::Result<Plan> {
+fn plan(context: &Context, snapshot: &Snapshot, args: &Args) -> anyhow::Result<Plan> {
     let mut ids: BTreeSet<CheckpointId> = args
         .revs
         .iter()
@@ -70,7 +74,23 @@ fn plan(snapshot: &Snapshot, args: &Args) -> anyhow::Result<Plan> {
                 .then_some(*id)
         }));
     }
-    Ok(gc::plan_drop(snapshot, &ids)?)
+    let remotes = configured_remotes(&context.repo)?;
+    let mut released = BTreeSet::new();
+    for (name, tip) in snapshot.remote_branches()? {
+        if ids.contains(&tip) && (!has_remote(&name, &remotes) || damaged(snapshot, tip)) {
+            released.insert(name);
+        }
+    }
+    Ok(gc::plan_drop(snapshot, &ids, &released)?)
+}
+
+/// Whether checkpoint `id`'s record, or a tree below it, is damaged: such a checkpoint
+/// can always be dropped, so that a store is never stuck with it.
+fn damaged(snapshot: &Snapshot, id: CheckpointId) -> bool {
+    match snapshot.checkpoint(id) {
+        Ok(record) => snapshot.tree_graph(std::iter::once(record.tree)).is_err(),
+        Err(_) => true,
+    }
 }
 
 fn report(context: &Context, plan: &Plan, outcome: Option<&Outcome>) -> anyhow::Result<()> {
@@ -88,6 +108,7 @@ fn report(context: &Context, plan: &Plan, outcome: Option<&Outcome>) -> anyhow::
                 "tip": tip.hex(),
             })).collect::<Vec<_>>(),
             "moved_head": plan.moved_head.map(|id| id.hex()),
+            "forgotten_fetched": plan.forgotten_fetched,
             "stored_bytes_removed": plan.removed_bytes,
         }));
     }
@@ -123,6 +144,14 @@ fn report(context: &Context, plan: &Plan, outcome: Option<&Outcome>) -> anyhow::
     }
     if let Some(id) = plan.moved_head {
         context.say(&format!("HEAD {moves} back to {}", &id.hex()[..7]));
+    }
+    let forgets = if outcome.is_some() {
+        "forgotten"
+    } else {
+        "would be forgotten"
+    };
+    for name in &plan.forgotten_fetched {
+        context.say(&format!("Fetched branch {name} {forgets}"));
     }
     Ok(())
 }

@@ -38,6 +38,20 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         &args.branches,
         context.compression_level()?,
     )?;
+    for line in &report.warnings {
+        context.warn(line);
+    }
+    for (name, why) in &report.refused {
+        context.warn(format!("refused {name}: {why}"));
+    }
+    let refused = || -> anyhow::Result<()> {
+        match report.refused.len() {
+            0 => Ok(()),
+            n => anyhow::bail!(
+                "refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"
+            ),
+        }
+    };
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     if context.json {
@@ -50,19 +64,25 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
                 "changed": b.changed,
             }));
         }
-        return print_json(&serde_json::json!({
+        print_json(&serde_json::json!({
             "remote": remote,
             "imported": report.imported,
             "branches": branches,
             "removed": report.removed,
-        }));
+            "refused": report.refused.iter().map(|(name, why)| serde_json::json!({
+                "name": name,
+                "reason": why,
+            })).collect::<Vec<_>>(),
+            "warnings": report.warnings,
+        }))?;
+        return refused();
     }
     if report.imported == 0
         && report.removed.is_empty()
         && report.branches.iter().all(|b| !b.changed)
     {
         context.say(&format!("{remote}: up to date"));
-        return Ok(());
+        return refused();
     }
     context.say(&format!(
         "Fetched {} new checkpoint(s) from {remote}",
@@ -74,5 +94,5 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     for name in &report.removed {
         context.say(&format!("  {name} (gone from the remote; forgotten)"));
     }
-    Ok(())
+    refused()
 }

@@ -12,6 +12,15 @@
 //!   left one a column per row, and lanes right of a closed lane shift left the same
 //!   way. So every lane has settled before the next node's row, which holds only `*`
 //!   and `|`, and a lane never waits for a node that an earlier lane waits for.
+//! - At most [`MAX_LANES`] lanes wait at once, so that every row is short and the
+//!   picture grows with the number of nodes, not its square (a fetched checkpoint may
+//!   have thousands of parents). A parent that finds no room gets no line: it is drawn
+//!   where the list reaches it, as a start of its own line; a node that finds no room
+//!   (every lane taken) closes its lane after its row, as a root does.
+
+/// The most lanes that wait at once: wide enough for any history a person reads as a
+/// picture.
+pub const MAX_LANES: usize = 32;
 
 /// ANSI colours of the lanes, in the order git uses them.
 const PALETTE: [&str; 6] = ["31", "32", "33", "34", "35", "36"];
@@ -113,14 +122,26 @@ pub fn layout<K: Copy + Eq>(nodes: &[(K, Vec<K>)]) -> Vec<NodeRows> {
         node.cells.resize(2 * lanes.len(), None);
 
         let mut after = Vec::new();
+        // A lane past the limit goes on only to join a lane already waiting.
+        let crowded = |first: &K| {
+            lanes.len() > MAX_LANES
+                && !lanes
+                    .iter()
+                    .enumerate()
+                    .any(|(i, l)| i != col && l.waits_for == *first)
+        };
         match parents.split_first() {
+            Some((first, _)) if crowded(first) => {
+                lanes.remove(col);
+            }
             None => {
                 // Lanes to the right keep their columns for now and shift left below.
                 lanes.remove(col);
             }
             Some((first, rest)) => {
                 lanes[col].waits_for = *first;
-                for (k, parent) in rest.iter().enumerate() {
+                let room = MAX_LANES.saturating_sub(lanes.len());
+                for (k, parent) in rest.iter().take(room).enumerate() {
                     lanes.insert(
                         col + 1 + k,
                         Lane {
@@ -277,6 +298,23 @@ mod tests {
             draw(&[('m', "ab"), ('b', "r"), ('a', "r"), ('r', "")]),
             ["* m", "|\\", "| * b", "* | a", "|/", "* r"]
         );
+    }
+
+    #[test]
+    fn lanes_stay_within_the_limit_however_many_parents() {
+        let parents: Vec<u32> = (1..=1000).collect();
+        let mut nodes = vec![(0u32, parents.clone())];
+        nodes.extend(parents.iter().map(|&p| (p, Vec::new())));
+        let rows = layout(&nodes);
+        let widest = rows
+            .iter()
+            .flat_map(|r| std::iter::once(&r.node).chain(&r.after))
+            .map(|line| line.cells.len())
+            .max()
+            .unwrap_or(0);
+        assert!(widest <= 2 * MAX_LANES + 2, "a row {widest} columns wide");
+        let lines: usize = rows.iter().map(|r| 1 + r.after.len()).sum();
+        assert!(lines < nodes.len() + 4 * MAX_LANES, "{lines} lines");
     }
 
     #[test]
