@@ -54,6 +54,7 @@ mod time_zone;
 mod timeline;
 mod tree_storage;
 mod trust_gitdir;
+mod trust_import;
 mod trust_restore;
 mod unreadable;
 mod verify;

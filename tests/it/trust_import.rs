@@ -2,7 +2,7 @@
 //! 11, 12, 13 and 14): commits crafted with git plumbing in a bare remote, as an
 //! attacker would push them, fetched by the real binary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
