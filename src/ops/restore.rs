@@ -159,6 +159,7 @@ pub fn restore(
                 message: safety_message,
                 // Recorded as skipped, so the restore leaves them alone.
                 skip_unreadable: true,
+                walk: true,
                 compression_level: options.compression_level,
                 progress: options.progress.clone(),
                 ..SaveOptions::default()

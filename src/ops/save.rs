@@ -61,6 +61,11 @@ pub struct SaveOptions {
     /// Files to attach that the caller opened and checked itself (an agent's
     /// transcript), stored like `attach` but read in pieces, never whole.
     pub attach_files: Vec<AttachFile>,
+    /// Look at every file, whatever a watcher says: walk the worktree and compare each
+    /// file's metadata with the stat cache. A watcher cannot see every change (a write
+    /// through `mmap` raises no event), so the safety save before a restore, which must
+    /// miss none, walks (docs/design.md, "The watcher").
+    pub walk: bool,
 }
 
 /// A file to attach, opened and checked by the caller.
@@ -238,6 +243,10 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    if options.walk {
+        let walked = Walked::by_walking(repo, store)?;
+        return save_walked(repo, store, options, Some(walked));
+    }
     if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
         return Ok(report);
     }
@@ -339,7 +348,7 @@ fn save_walked(
         let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;
         if let Some(watched) = &snapshot.watched {
-            watched.record(repo, snapshot.root);
+            watched.record(repo, snapshot.root, &snapshot.skipped);
         }
     }
     Ok(SaveReport {
@@ -446,7 +455,7 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
     if let (Some(_), Some(watched)) = (current, &scan.watched) {
         // The worktree at the watcher's token is the current checkpoint's tree: the next
         // save can start from there instead of walking.
-        watched.record(repo, scan.root);
+        watched.record(repo, scan.root, &scan.skipped);
     }
     Ok(match current {
         Some(current) => Looked::Unchanged(SaveReport {
@@ -675,7 +684,8 @@ pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
 
 /// Reads the worktree into trees, reporting each file to `progress`. In
 /// [`ScanMode::Store`] new chunks are written to the store as they are found; the trees
-/// are returned, not written.
+/// are returned, not written. It walks, never asking a watcher: a restore decides from
+/// it what it may overwrite (see [`SaveOptions::walk`]).
 pub fn scan_with_progress<'s>(
     repo: &Repo,
     store: &'s Store,
@@ -683,7 +693,16 @@ pub fn scan_with_progress<'s>(
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
     let writer = matches!(mode, ScanMode::Store { .. }).then_some(store);
-    complete(scan_store(repo, store, writer, mode, progress, None, None)?)
+    let walked = Walked::by_walking(repo, store)?;
+    complete(scan_store(
+        repo,
+        store,
+        writer,
+        mode,
+        progress,
+        Some(walked),
+        None,
+    )?)
 }
 
 /// A walk of the worktree, handed from a save's read-only look to its write path so that
@@ -695,6 +714,20 @@ pub struct Walked {
     generation: u64,
     /// The watcher's token the walk was made under, when a watcher answered.
     watched: Option<crate::watch::refresh::Watched>,
+}
+
+impl Walked {
+    /// A walk of the whole worktree, whatever a watcher would say.
+    fn by_walking(repo: &Repo, store: &impl StoreRead) -> Result<Walked> {
+        let generation = store.generation()?;
+        let leftovers_possible = store.snapshot()?.interrupted_restore()?.is_some();
+        let _span = crate::trace::span("walk");
+        Ok(Walked {
+            found: walk::walk(repo, leftovers_possible)?,
+            generation,
+            watched: None,
+        })
+    }
 }
 
 /// At most how much a scan reads before it stops and hands its walk back
