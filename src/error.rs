@@ -106,6 +106,16 @@ pub enum Error {
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,
+    /// A file this tool will not open as asked: a symlink or something other than a
+    /// regular file where one of its own files belongs, or a file outside the directory
+    /// it must come from.
+    #[error("refusing to use {}: {why}", path.display())]
+    UnsafeFile {
+        /// The file as named.
+        path: PathBuf,
+        /// Why, and what to do.
+        why: String,
+    },
     /// A stored file name that restore refuses to write.
     #[error("refusing to restore unsafe stored name {0:?}")]
     UnsafeName(String),

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
 use super::hook_groups::HookGroups;
-use super::paths::worktree_or_home_file;
+use super::paths::{agent_home, worktree_or_home_file};
 use crate::{CheckpointId, Result};
 
 /// The command the Claude Code hooks run.
@@ -152,8 +152,19 @@ impl ClaudeEvent {
             command: text(&["command"]),
             cwd: self.cwd,
             transcript: self.transcript_path,
+            transcript_dirs: transcript_dirs(),
         }
     }
+}
+
+/// Where Claude Code keeps its transcripts: `projects/` in its configuration directory,
+/// `$CLAUDE_CONFIG_DIR` or `~/.claude` (one `<session>.jsonl` per conversation in a
+/// directory named after the project).
+pub(super) fn transcript_dirs() -> Vec<PathBuf> {
+    agent_home("CLAUDE_CONFIG_DIR", ".claude")
+        .map(|dir| dir.join("projects"))
+        .into_iter()
+        .collect()
 }
 
 /// Saves a checkpoint for the Claude Code hook event in `input`, in the event's `cwd`

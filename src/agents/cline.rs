@@ -301,7 +301,9 @@ impl ClineEvent {
             subagent: None,
             file,
             cwd,
+            // Cline's payloads name no transcript.
             transcript: None,
+            transcript_dirs: Vec::new(),
         }
     }
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
 use super::hook_groups::HookGroups;
-use super::paths::worktree_or_home_file;
+use super::paths::{agent_home, worktree_or_home_file};
 use crate::{CheckpointId, Result};
 
 /// The command the Codex hooks run.
@@ -134,6 +134,7 @@ impl CodexEvent {
             command,
             cwd: self.cwd,
             transcript: self.transcript_path,
+            transcript_dirs: transcript_dirs(),
         }
     }
 }
@@ -148,6 +149,15 @@ pub(super) fn patched_file(patch: &str) -> Option<String> {
             .map(|path| path.trim().to_string())
             .filter(|path| !path.is_empty())
     })
+}
+
+/// Where Codex keeps its transcripts: `sessions/` in its home, `$CODEX_HOME` or
+/// `~/.codex` (one `rollout-<time>-<session>.jsonl` per session in a directory per day).
+pub(super) fn transcript_dirs() -> Vec<PathBuf> {
+    agent_home("CODEX_HOME", ".codex")
+        .map(|dir| dir.join("sessions"))
+        .into_iter()
+        .collect()
 }
 
 /// Saves a checkpoint for the Codex hook event in `input`, in the event's `cwd` (or

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
 use super::hook_list::HookList;
-use super::paths::{home_dir, settings_path_under};
+use super::paths::{agent_home, home_dir, settings_path_under};
 use crate::{CheckpointId, Result};
 
 /// The command the Copilot CLI hooks run.
@@ -177,8 +177,18 @@ impl CopilotEvent {
             command: text(&["command"]),
             cwd: self.cwd,
             transcript: self.transcript_path,
+            transcript_dirs: transcript_dirs(),
         }
     }
+}
+
+/// Where Copilot CLI keeps its sessions' event logs: `session-state/` in its home,
+/// `$COPILOT_HOME` or `~/.copilot` (one directory per session).
+pub(super) fn transcript_dirs() -> Vec<PathBuf> {
+    agent_home("COPILOT_HOME", ".copilot")
+        .map(|dir| dir.join("session-state"))
+        .into_iter()
+        .collect()
 }
 
 /// Saves a checkpoint for the Copilot CLI hook event in `input`, in the event's `cwd`

@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use super::event::{workspace_root, AgentEvent, Step};
 use super::hook_list::HookList;
-use super::paths::worktree_or_home_file;
+use super::paths::{home_dir, worktree_or_home_file};
 use crate::{CheckpointId, Result};
 
 /// The command the Cursor hooks run.
@@ -129,8 +129,18 @@ impl CursorEvent {
             command: self.command,
             cwd,
             transcript: self.transcript_path,
+            transcript_dirs: transcript_dirs(),
         }
     }
+}
+
+/// Where Cursor keeps its agents' transcripts: `~/.cursor/projects/` (in
+/// `<project>/agent-transcripts/`, one file or directory per conversation).
+pub(super) fn transcript_dirs() -> Vec<PathBuf> {
+    home_dir()
+        .map(|home| home.join(".cursor/projects"))
+        .into_iter()
+        .collect()
 }
 
 /// Saves a checkpoint for the Cursor hook event in `input`, in the workspace root it

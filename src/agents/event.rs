@@ -2,12 +2,15 @@
 //! for it. Each agent's module only reads its own payload into an [`AgentEvent`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::log_failure;
+use super::transcript::{self, Transcript};
+use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
 use crate::model::session::Session;
 use crate::ops::gc::AutoGc;
-use crate::ops::save::{self, SaveOptions, SaveOutcome};
+use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result};
 
@@ -55,8 +58,10 @@ pub struct AgentEvent {
     pub command: Option<String>,
     /// The directory the agent works in.
     pub cwd: Option<PathBuf>,
-    /// The conversation's transcript file.
+    /// The conversation's transcript file, as the payload names it.
     pub transcript: Option<String>,
+    /// Where the agent keeps its transcripts: a transcript is read only from there.
+    pub transcript_dirs: Vec<PathBuf>,
 }
 
 /// What a hook run adds to an event's own fields: where the session stands.
@@ -225,13 +230,16 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         &mut || {},
     )?;
     store.init_head(&repo.settings.default_branch.get()?)?;
+    let transcript = event
+        .transcript
+        .as_deref()
+        .map(|named| transcript::open(&event.transcript_dirs, Path::new(named)));
     let context = EventContext {
         prompt: prompt_number(&store.snapshot()?, event)?,
-        transcript_bytes: event
-            .transcript
-            .as_deref()
-            .and_then(|path| std::fs::metadata(path).ok())
-            .map(|m| m.len()),
+        transcript_bytes: match &transcript {
+            Some(Ok(transcript)) => Some(transcript.len),
+            _ => None,
+        },
     };
     let options = SaveOptions {
         message: event.message(&context),
@@ -239,7 +247,9 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included).
         allow_empty: true,
-        attach: transcript_to_keep(repo, event)?.into_iter().collect(),
+        attach_files: transcript_to_keep(repo, event, transcript)?
+            .into_iter()
+            .collect(),
         compression_level: repo.settings.compression.get()?,
         ..SaveOptions::default()
     };
@@ -255,17 +265,47 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
 }
 
 /// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,
-/// at each prompt, where the file exists. Transcripts grow by appending, so content-
-/// defined chunks make each copy cost about the bytes added since the last.
-fn transcript_to_keep(repo: &Repo, event: &AgentEvent) -> Result<Option<PathBuf>> {
+/// at each prompt, the transcript `opened` if it is one ([`transcript::open`]) and no
+/// larger than `checkpoint.maxFileSize` (its default when that is `none`). One left out
+/// is logged; the checkpoint is made all the same. Transcripts grow by appending, so
+/// content-defined chunks make each copy cost about the bytes added since the last.
+fn transcript_to_keep(
+    repo: &Repo,
+    event: &AgentEvent,
+    opened: Option<Result<Transcript>>,
+) -> Result<Option<AttachFile>> {
     if event.step != Step::Prompt || !repo.settings.keep_transcripts.get()? {
         return Ok(None);
     }
-    Ok(event
-        .transcript
-        .as_ref()
-        .map(PathBuf::from)
-        .filter(|path| path.is_file()))
+    let limit = repo
+        .settings
+        .max_file_size
+        .get()?
+        .unwrap_or(crate::git::settings::DEFAULT_MAX_FILE_SIZE);
+    Ok(match opened {
+        None => None,
+        Some(Err(e)) => {
+            log_failure(repo, &format!("transcript left out of the checkpoint: {e}"));
+            None
+        }
+        Some(Ok(transcript)) if transcript.len > limit => {
+            log_failure(
+                repo,
+                &format!(
+                    "transcript left out of the checkpoint: {} ({}) is larger than checkpoint.maxFileSize ({})",
+                    event.transcript.as_deref().unwrap_or_default(),
+                    human_bytes(transcript.len),
+                    human_bytes(limit)
+                ),
+            );
+            None
+        }
+        Some(Ok(transcript)) => Some(AttachFile {
+            name: transcript.name,
+            file: Arc::new(transcript.file),
+            len: transcript.len,
+        }),
+    })
 }
 
 /// The number of the prompt `event` belongs to: one more than the session's prompts so

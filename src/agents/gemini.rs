@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::event::{AgentEvent, Step};
 use super::hook_groups::HookGroups;
-use super::paths::worktree_or_home_file;
+use super::paths::{agent_home, worktree_or_home_file};
 use crate::{CheckpointId, Result};
 
 /// The command the Gemini CLI hooks run.
@@ -138,8 +138,18 @@ impl GeminiEvent {
             command: text("command"),
             cwd: self.cwd,
             transcript: self.transcript_path,
+            transcript_dirs: transcript_dirs(),
         }
     }
+}
+
+/// Where Gemini CLI keeps its transcripts: `.gemini/tmp/` in its home, `$GEMINI_CLI_HOME`
+/// or the user's (one `chats/session-*.json` per session in a directory per project).
+pub(super) fn transcript_dirs() -> Vec<PathBuf> {
+    agent_home("GEMINI_CLI_HOME", "")
+        .map(|home| home.join(".gemini/tmp"))
+        .into_iter()
+        .collect()
 }
 
 /// Saves a checkpoint for the Gemini CLI hook event in `input`, in the event's `cwd` (or

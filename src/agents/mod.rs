@@ -27,6 +27,7 @@ mod hook_groups;
 mod hook_list;
 mod paths;
 mod settings_file;
+mod transcript;
 
 use std::io::Write;
 

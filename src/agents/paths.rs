@@ -13,6 +13,15 @@ pub(super) fn home_dir() -> Result<PathBuf> {
         .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))
 }
 
+/// An agent's own directory: `$<var>` when it is set and not empty (the agent's own
+/// override), else `default` in the user's home directory; `None` without either.
+pub(super) fn agent_home(var: &str, default: &str) -> Option<PathBuf> {
+    match std::env::var_os(var).filter(|dir| !dir.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => home_dir().ok().map(|home| home.join(default)),
+    }
+}
+
 /// The agent file `relative` in the worktree at `worktree_root`, or with `global` in the
 /// user's home directory; refused as [`settings_path_under`] refuses it.
 pub(super) fn worktree_or_home_file(

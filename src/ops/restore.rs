@@ -144,7 +144,7 @@ pub fn restore(
     // not at all, for a path-limited one): a refused restore leaves it where it was.
     let leftovers;
     let (current_tree, scanned_trees, current_skipped) = if options.no_save {
-        let snapshot = save::look_with_progress(repo, store, options.progress.as_deref())?;
+        let snapshot = save::look_by_walking(repo, store, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         leftovers = snapshot.leftovers;
         (snapshot.root, Some(snapshot.trees), snapshot.skipped)
@@ -158,6 +158,7 @@ pub fn restore(
                 message: safety_message,
                 // Recorded as skipped, so the restore leaves them alone.
                 skip_unreadable: true,
+                walk: true,
                 compression_level: options.compression_level,
                 progress: options.progress.clone(),
                 keep_head: true,
@@ -267,7 +268,7 @@ pub fn dry_run(
 ) -> Result<RestoreReport> {
     let before = store.snapshot()?;
     let target = Target::of(&before, rev, options)?;
-    let scan = save::look_with_progress(repo, store, options.progress.as_deref())?;
+    let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
     let current_tree = match before.current()? {
         Some(id) => Some(before.checkpoint(id)?.tree),
         None => None,
@@ -390,7 +391,8 @@ fn finish(
 /// data only it holds, as `drop` would. Nothing points at it: it was saved beside HEAD's
 /// branch, and it has no children.
 fn discard(store: &Store, id: CheckpointId) -> Result<()> {
-    let plan = crate::ops::gc::plan_drop(&store.snapshot()?, &BTreeSet::from([id]))?;
+    let plan =
+        crate::ops::gc::plan_drop(&store.snapshot()?, &BTreeSet::from([id]), &BTreeSet::new())?;
     crate::ops::gc::commit(store, &plan)
 }
 

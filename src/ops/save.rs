@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
@@ -26,7 +26,9 @@ use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
 use crate::storage::pack::{Delta, LastPack, ReadChunks};
-use crate::storage::{OpenedStore, Packer, ReadStore, Snapshot, Store, StoreRead, Transaction};
+use crate::storage::{
+    ChunkSink, OpenedStore, Packer, ReadStore, Snapshot, Store, StoreRead, Transaction,
+};
 use crate::worktree::walk::{self, Kind};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
@@ -59,6 +61,33 @@ pub struct SaveOptions {
     /// Make the checkpoint a child of the current one and leave HEAD's branch where it
     /// is: a restore's safety save, whose restore decides where the branch goes.
     pub keep_head: bool,
+    /// Files to attach that the caller opened and checked itself (an agent's
+    /// transcript), stored like `attach` but read in pieces, never whole.
+    pub attach_files: Vec<AttachFile>,
+    /// Look at every file, whatever a watcher says: walk the worktree and compare each
+    /// file's metadata with the stat cache. A watcher cannot see every change (a write
+    /// through `mmap` raises no event), so the safety save before a restore, which must
+    /// miss none, walks (docs/design.md, "The watcher").
+    pub walk: bool,
+}
+
+/// A file to attach, opened and checked by the caller.
+#[derive(Clone, Debug)]
+pub struct AttachFile {
+    /// The name it is attached under.
+    pub name: String,
+    /// The open file, read from its start.
+    pub file: Arc<std::fs::File>,
+    /// How many of its bytes to store: its length when it was checked, so that a file
+    /// that grows meanwhile is stored as it stood.
+    pub len: u64,
+}
+
+impl SaveOptions {
+    /// Whether the save stores attachments (and so always makes a checkpoint).
+    fn has_attachments(&self) -> bool {
+        !self.attach.is_empty() || !self.attach_files.is_empty()
+    }
 }
 
 /// Whether a scan stores what it reads.
@@ -217,6 +246,10 @@ pub struct SaveReport {
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    if options.walk {
+        let walked = Walked::by_walking(repo, store)?;
+        return save_walked(repo, store, options, Some(walked));
+    }
     if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
         return Ok(report);
     }
@@ -231,6 +264,16 @@ fn save_walked(
     walked: Option<Walked>,
 ) -> Result<SaveReport> {
     let attachments = read_attachments(&options.attach)?;
+    if let Some(twice) = options
+        .attach_files
+        .iter()
+        .find(|file| attachments.iter().any(|(name, _)| *name == file.name))
+    {
+        return Err(Error::InvalidArgument(format!(
+            "two attachments would be named '{}'",
+            twice.name
+        )));
+    }
     let mut snapshot = complete(scan_store(
         repo,
         store,
@@ -254,7 +297,8 @@ fn save_walked(
             Some(id) => Some(txn.checkpoint(id)?.tree),
             None => None,
         };
-        if current_tree == Some(snapshot.root) && !options.allow_empty && attachments.is_empty() {
+        if current_tree == Some(snapshot.root) && !options.allow_empty && !options.has_attachments()
+        {
             SaveOutcome::Unchanged {
                 current: current.expect("a current tree implies a current checkpoint"),
             }
@@ -273,12 +317,17 @@ fn save_walked(
                 git_head: git_head.commit,
                 git_branch: git_head.branch,
                 meta: options.meta.clone(),
-                attachments: store_attachments(
-                    &txn,
-                    &store.hasher,
-                    attachments,
-                    options.compression_level,
-                )?,
+                attachments: {
+                    let level = options.compression_level;
+                    let mut stored = store_attachments(&txn, &store.hasher, attachments, level)?;
+                    stored.extend(store_attachment_files(
+                        &txn,
+                        &store.hasher,
+                        &options.attach_files,
+                        level,
+                    )?);
+                    stored
+                },
                 files: snapshot.totals.files,
                 bytes: snapshot.totals.bytes,
                 skipped: snapshot.skipped.clone(),
@@ -304,7 +353,7 @@ fn save_walked(
         let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;
         if let Some(watched) = &snapshot.watched {
-            watched.record(repo, snapshot.root);
+            watched.record(repo, snapshot.root, &snapshot.skipped);
         }
     }
     Ok(SaveReport {
@@ -341,7 +390,7 @@ pub fn save_then_gc_if_changed(
     open_for_writing: impl FnOnce() -> Result<Store>,
     options: &SaveOptions,
 ) -> Result<(SaveReport, OpenedStore)> {
-    let look = !options.allow_empty && options.attach.is_empty() && repo.store_path().exists();
+    let look = !options.allow_empty && !options.has_attachments() && repo.store_path().exists();
     let walked = if look {
         let read = open_read()?;
         match look_before_saving(repo, &read, options)? {
@@ -411,7 +460,7 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
     if let (Some(_), Some(watched)) = (current, &scan.watched) {
         // The worktree at the watcher's token is the current checkpoint's tree: the next
         // save can start from there instead of walking.
-        watched.record(repo, scan.root);
+        watched.record(repo, scan.root, &scan.skipped);
     }
     Ok(match current {
         Some(current) => Looked::Unchanged(SaveReport {
@@ -433,7 +482,7 @@ fn watched_unchanged(
     read: &Snapshot<'_>,
     options: &SaveOptions,
 ) -> Result<Option<SaveReport>> {
-    if options.allow_empty || !options.attach.is_empty() {
+    if options.allow_empty || options.has_attachments() {
         return Ok(None);
     }
     Ok(
@@ -493,16 +542,11 @@ pub(crate) fn store_attachments(
             let mut ids = Vec::new();
             let mut stored = Ok(());
             hasher.for_each_chunk(&bytes, |piece| {
-                let id = hasher.chunk_id(piece);
-                ids.push(id);
                 if stored.is_ok() {
-                    stored = match sink.contains(id) {
-                        Ok(true) => Ok(()),
-                        Ok(false) => {
-                            sink.add(id, &chunk::encode_chunk(piece, level), piece.len(), None)
-                        }
-                        Err(e) => Err(e),
-                    };
+                    match keep_attachment_chunk(sink, hasher, piece, level) {
+                        Ok(id) => ids.push(id),
+                        Err(e) => stored = Err(e),
+                    }
                 }
             });
             stored?;
@@ -514,6 +558,55 @@ pub(crate) fn store_attachments(
         }
         Ok(out)
     })
+}
+
+/// Stores the files of `files` as [`store_attachments`] stores content, each read in
+/// pieces from its start, at most its `len` bytes.
+fn store_attachment_files(
+    txn: &Transaction,
+    hasher: &Hasher,
+    files: &[AttachFile],
+    level: i32,
+) -> Result<Vec<Attachment>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    txn.pack_chunks(&mut Packer::default(), |sink| {
+        let mut out = Vec::with_capacity(files.len());
+        for attach in files {
+            let failed = |e: std::io::Error| Error::io(&attach.name, e);
+            let mut file = &*attach.file;
+            file.seek(std::io::SeekFrom::Start(0)).map_err(failed)?;
+            let p = hasher.params();
+            let stream = fastcdc::v2020::StreamCDC::new(file.take(attach.len), p.min, p.avg, p.max);
+            let (mut ids, mut size) = (Vec::new(), 0u64);
+            for piece in stream {
+                let piece = piece.map_err(|e| failed(std::io::Error::other(e)))?;
+                size += piece.data.len() as u64;
+                ids.push(keep_attachment_chunk(sink, hasher, &piece.data, level)?);
+            }
+            out.push(Attachment {
+                name: attach.name.clone(),
+                size,
+                chunks: ids,
+            });
+        }
+        Ok(out)
+    })
+}
+
+/// Names one chunk of an attachment and stores it, unless the store has it.
+fn keep_attachment_chunk(
+    sink: &mut ChunkSink<'_, '_>,
+    hasher: &Hasher,
+    piece: &[u8],
+    level: i32,
+) -> Result<ChunkId> {
+    let id = hasher.chunk_id(piece);
+    if !sink.contains(id)? {
+        sink.add(id, &chunk::encode_chunk(piece, level), piece.len(), None)?;
+    }
+    Ok(id)
 }
 
 fn apply_cache_updates(
@@ -583,22 +676,34 @@ impl Scanned {
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
 /// changed, with a store that may be open only for reading.
 pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
-    look_with_progress(repo, store, None)
+    complete(scan_store(
+        repo,
+        store,
+        None,
+        ScanMode::HashOnly,
+        None,
+        None,
+        None,
+    )?)
 }
 
-/// [`look`], reporting each file to `progress` (a restore's dry run).
-pub fn look_with_progress<'s>(
+/// [`look`] for a restore that does not save first (`--no-save`, `--dry-run`), reporting
+/// each file to `progress`. It walks, never asking a watcher: the restore decides from
+/// it what it may overwrite, and a watcher cannot see every change (see
+/// [`SaveOptions::walk`]).
+pub fn look_by_walking<'s>(
     repo: &Repo,
     store: &'s impl StoreRead,
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
+    let walked = Walked::by_walking(repo, store)?;
     complete(scan_store(
         repo,
         store,
         None,
         ScanMode::HashOnly,
         progress,
-        None,
+        Some(walked),
         None,
     )?)
 }
@@ -612,6 +717,20 @@ pub struct Walked {
     generation: u64,
     /// The watcher's token the walk was made under, when a watcher answered.
     watched: Option<crate::watch::refresh::Watched>,
+}
+
+impl Walked {
+    /// A walk of the whole worktree, whatever a watcher would say.
+    fn by_walking(repo: &Repo, store: &impl StoreRead) -> Result<Walked> {
+        let generation = store.generation()?;
+        let leftovers_possible = store.snapshot()?.interrupted_restore()?.is_some();
+        let _span = crate::trace::span("walk");
+        Ok(Walked {
+            found: walk::walk(repo, leftovers_possible)?,
+            generation,
+            watched: None,
+        })
+    }
 }
 
 /// At most how much a scan reads before it stops and hands its walk back

@@ -3,7 +3,7 @@
 //! chunker (so fetched content deduplicates against local content), its record read
 //! from the commit's trailers, and the id it had where it was saved kept beside it.
 //!
-//! A remote is not trusted (docs/design.md invariant 24): every commit is checked whole
+//! A remote is not trusted (docs/design.md invariant 23): every commit is checked whole
 //! before any of its content is stored, and one that could not have come from an export
 //! (unsafe or colliding paths, skipped paths outside the worktree, a commit that is not
 //! a checkpoint's) is refused with its descendants, never half-imported; the other

@@ -3,6 +3,7 @@
 //! given up on. Either way the caller walks: it never waits on a dead watcher.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -66,7 +67,17 @@ fn parse_answer(reply: &[u8]) -> Option<Answer> {
 /// Sends one request and reads the whole reply, within `timeout` in all.
 fn exchange(repo: &Repo, request: &str, timeout: Duration) -> std::io::Result<Vec<u8>> {
     let deadline = Instant::now() + timeout;
-    let mut stream = UnixStream::connect(super::socket_path(repo))?;
+    let socket = super::socket_path(repo);
+    // Only a socket of the user's own in the watcher's own directory: a symlink planted
+    // there could lead a save to a forged watcher that vouches for anything.
+    let ours = super::trusted_dir(repo).is_some()
+        && std::fs::symlink_metadata(&socket).is_ok_and(|meta| {
+            meta.file_type().is_socket() && meta.uid() == rustix::process::geteuid().as_raw()
+        });
+    if !ours {
+        return Err(std::io::ErrorKind::NotFound.into());
+    }
+    let mut stream = UnixStream::connect(&socket)?;
     stream.set_write_timeout(Some(timeout))?;
     stream.write_all(request.as_bytes())?;
     let mut reply = Vec::new();

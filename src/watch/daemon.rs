@@ -62,16 +62,16 @@ pub enum Exit {
 /// Runs the watcher of `repo`'s worktree until it is stopped or the worktree goes away.
 /// `ready` is called once the socket answers. Fails at once if another watcher runs.
 pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Exit> {
-    let dir = super::dir(repo);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    super::own_dir(repo)?;
     let pid_path = super::pid_path(repo);
-    let mut pid_file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&pid_path)
-        .map_err(|e| Error::io(&pid_path, e))?;
+    let mut pid_file = super::open_own_file(
+        &pid_path,
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )?;
     if rustix::fs::flock(&pid_file, FlockOperation::NonBlockingLockExclusive).is_err() {
         let mut text = String::new();
         let _ = pid_file.read_to_string(&mut text);
@@ -115,7 +115,7 @@ pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Ex
 
 /// Whether a watcher holds the pid file's lock: it runs, whatever the socket says.
 pub fn is_locked(repo: &Repo) -> bool {
-    let Ok(file) = File::open(super::pid_path(repo)) else {
+    let Ok(file) = open_pid_file(repo) else {
         return false;
     };
     rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared).is_err()
@@ -123,7 +123,7 @@ pub fn is_locked(repo: &Repo) -> bool {
 
 /// Removes the socket and pid file a watcher that died (SIGKILL, a crash) left.
 pub fn clean_up_if_dead(repo: &Repo) {
-    let Ok(file) = File::open(super::pid_path(repo)) else {
+    let Ok(file) = open_pid_file(repo) else {
         let _ = std::fs::remove_file(super::socket_path(repo));
         return;
     };
@@ -131,6 +131,14 @@ pub fn clean_up_if_dead(repo: &Repo) {
         let _ = std::fs::remove_file(super::socket_path(repo));
         let _ = std::fs::remove_file(super::pid_path(repo));
     }
+}
+
+/// The pid file, for reading its lock.
+fn open_pid_file(repo: &Repo) -> Result<File> {
+    super::open_own_file(
+        &super::pid_path(repo),
+        std::fs::OpenOptions::new().read(true),
+    )
 }
 
 struct Watcher {

@@ -10,15 +10,23 @@
 //!
 //! The watcher never writes the store: the store stays single-writer, and the save
 //! records the token it used (in a file beside the socket) only after its own commit.
+//!
+//! Everything in the watcher's directory is opened without following symlinks, and the
+//! directory itself must be a real directory of the user's own ([`own_dir`]): a link
+//! planted there never redirects a write (the pid file, the log, the base) nor forges an
+//! answer (the socket).
 
 pub mod client;
 pub mod daemon;
 pub mod journal;
 pub mod refresh;
 
-use std::path::PathBuf;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use crate::git::repo::Repo;
+use crate::{Error, Result};
 
 /// A point in one watcher's journal: every change after it carries a higher number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,4 +77,90 @@ pub fn log_path(repo: &Repo) -> PathBuf {
 /// The base the last watched save recorded (token, tree, fingerprint).
 pub fn base_path(repo: &Repo) -> PathBuf {
     dir(repo).join("base")
+}
+
+/// The watcher's directory, made if missing (readable by the user alone); refused if it
+/// is a symlink, not a directory, or another user's.
+pub fn own_dir(repo: &Repo) -> Result<PathBuf> {
+    let dir = dir(repo);
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(Error::io(&dir, e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(|e| Error::io(&dir, e))?;
+    let why = if meta.file_type().is_symlink() {
+        "it is a symlink; remove it"
+    } else if !meta.is_dir() {
+        "it is not a directory; remove it"
+    } else if meta.uid() != rustix::process::geteuid().as_raw() {
+        "it belongs to another user; remove it"
+    } else {
+        return Ok(dir);
+    };
+    Err(Error::UnsafeFile {
+        path: dir,
+        why: why.into(),
+    })
+}
+
+/// The watcher's directory as [`own_dir`] accepts it, without making it; `None` when it
+/// is missing or not to be trusted (a save then walks).
+pub(crate) fn trusted_dir(repo: &Repo) -> Option<PathBuf> {
+    let dir = dir(repo);
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw()).then_some(dir)
+}
+
+/// Opens a file of the watcher's directory with `options`, never through a symlink and
+/// never blocking on a FIFO; refused unless it is a regular file with no other name (a
+/// hard link planted there would make a write land in another file).
+pub(crate) fn open_own_file(path: &Path, options: &mut OpenOptions) -> Result<File> {
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::UnsafeFile {
+                path: path.to_path_buf(),
+                why: "it is a symlink; remove it".into(),
+            },
+            _ => Error::io(path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return Err(Error::UnsafeFile {
+            path: path.to_path_buf(),
+            why: "it is not a regular file of its own; remove it".into(),
+        });
+    }
+    Ok(file)
+}
+
+/// A fresh log file for a watcher started in the background, in place of any earlier
+/// one (never written through a link planted in its place).
+pub fn create_log(repo: &Repo) -> Result<File> {
+    own_dir(repo)?;
+    let path = log_path(repo);
+    open_own_file(
+        &path,
+        OpenOptions::new().write(true).create(true).truncate(false),
+    )
+    .and_then(|file| {
+        file.set_len(0).map_err(|e| Error::io(&path, e))?;
+        Ok(file)
+    })
+}
+
+/// The log a background watcher wrote, at most `limit` bytes of it, lossily as text;
+/// empty if it cannot be read safely.
+pub fn read_log(repo: &Repo, limit: u64) -> String {
+    use std::io::Read;
+    let mut text = Vec::new();
+    if let Ok(file) = open_own_file(&log_path(repo), OpenOptions::new().read(true)) {
+        let _ = file.take(limit).read_to_end(&mut text);
+    }
+    String::from_utf8_lossy(&text).into_owned()
 }

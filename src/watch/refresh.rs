@@ -1,17 +1,26 @@
 //! The save's side of the watcher: the worktree as the last watched save recorded it
-//! (its base tree, with the stat cache's metadata) plus what the paths changed since are
-//! now, read through the rules of a walk ([`walk::walk_paths`]), is what a walk would
-//! find. Whenever that is in doubt the save walks (docs/design.md, "The watcher").
+//! (its base tree and the files it left out, with the stat cache's metadata) plus what
+//! the paths changed since are now, read through the rules of a walk
+//! ([`walk::walk_paths`]), is what a walk would find. Whenever that is in doubt the save
+//! walks (docs/design.md, "The watcher"): a changed file with a second hard link (a write
+//! through the other name raises no event for it), a filesystem mounted below the
+//! worktree's top (the watcher watches the directory it covers), a change to anything
+//! outside the worktree that decides what a walk captures (the fingerprint follows
+//! symlinks, so an excludes file that is a link into a dotfiles directory counts).
 
 use std::ffi::OsStr;
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use super::client::{self, Answer};
 use super::Token;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::model::tree::Node;
-use crate::model::Checkpoint;
+use crate::model::{Checkpoint, SkippedFile};
 use crate::storage::Snapshot;
 use crate::worktree::walk::{self, Kind, Walk, WalkEntry};
 use crate::{CheckpointId, Result, TreeId};
@@ -31,47 +40,95 @@ struct Base {
     token: Token,
     tree: TreeId,
     fingerprint: String,
+    /// The files the save found but left out of `tree` (too large, unreadable): a save
+    /// that starts from this base looks at them again, as a walk would find them.
+    left_out: Vec<Vec<u8>>,
 }
 
+/// The most a base file is read; a larger one (a great many files left out) is not used.
+const MAX_BASE_BYTES: u64 = 1 << 20;
+
 impl Watched {
-    /// Records that the worktree as of this token is `tree`: the next save asks for the
-    /// paths changed since. Called only after the save's commit, so the recorded tree
-    /// is in the store; a failure to write is only a missed shortcut (the next save
-    /// walks), never an error of the save.
-    pub fn record(&self, repo: &Repo, tree: TreeId) {
+    /// Records that the worktree as of this token is `tree` plus the files `left_out`
+    /// (the save's skipped files): the next save asks for the paths changed since.
+    /// Called only after the save's commit, so the recorded tree is in the store; a
+    /// failure to write is only a missed shortcut (the next save walks), never an error
+    /// of the save.
+    pub fn record(&self, repo: &Repo, tree: TreeId, left_out: &[SkippedFile]) {
+        if super::trusted_dir(repo).is_none() {
+            return;
+        }
         let path = super::base_path(repo);
-        let text = format!(
-            "v1\n{}\n{}\n{}\n",
+        // Four lines, then the left-out paths, each ended by a NUL (no path holds one).
+        let mut text = format!(
+            "v2\n{}\n{}\n{}\n",
             self.token.encode(),
             tree.hex(),
             self.fingerprint
-        );
+        )
+        .into_bytes();
+        for file in left_out {
+            text.extend_from_slice(&file.path);
+            text.push(0);
+        }
+        // A fresh file (O_EXCL never follows a symlink), renamed over the base: a link
+        // planted as either name is replaced, never written through.
         let temp = path.with_extension("tmp");
-        if std::fs::write(&temp, text).is_ok() {
+        let _ = std::fs::remove_file(&temp);
+        let written = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .and_then(|mut file| file.write_all(&text));
+        if written.is_ok() {
             let _ = std::fs::rename(&temp, &path);
         }
     }
 }
 
 fn read_base(repo: &Repo) -> Option<Base> {
-    let text = std::fs::read_to_string(super::base_path(repo)).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != "v1" {
+    super::trusted_dir(repo)?;
+    let file = super::open_own_file(&super::base_path(repo), OpenOptions::new().read(true)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BASE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_BASE_BYTES {
         return None;
     }
+    let mut parts = bytes.splitn(5, |&b| b == b'\n');
+    let mut line = || std::str::from_utf8(parts.next()?).ok();
+    if line()? != "v2" {
+        return None;
+    }
+    let token = Token::decode(line()?)?;
+    let tree = TreeId(u128::from_str_radix(line()?, 16).ok()?);
+    let fingerprint = line()?.to_string();
+    let rest = parts.next()?;
     Some(Base {
-        token: Token::decode(lines.next()?)?,
-        tree: TreeId(u128::from_str_radix(lines.next()?, 16).ok()?),
-        fingerprint: lines.next()?.to_string(),
+        token,
+        tree,
+        fingerprint,
+        left_out: rest
+            .split(|&b| b == 0)
+            .filter(|path| !path.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect(),
     })
 }
 
 /// The state of everything outside the worktree that changes what a walk captures
 /// without an event in the worktree: the index (tracked files an ignore rule matches are
 /// still captured), `info/exclude` and the excludes file, the linked worktrees, and the
-/// settings a save applies to what it found.
+/// settings a save applies to what it found. Each file is looked at as a link and as
+/// what it leads to: dotfile managers make the excludes file a symlink, and editing its
+/// target changes nothing about the link. The worktree's top is in it too, by device and
+/// inode (its times change with every entry made in it): a filesystem mounted over it is
+/// another directory.
 fn fingerprint(repo: &Repo) -> String {
     let mut hasher = blake3::Hasher::new();
+    let top = std::fs::metadata(&repo.root)
+        .map(|m| (m.dev(), m.ino()))
+        .ok();
+    hasher.update(format!("{top:?}\n").as_bytes());
     let excludes = repo.excludes_file();
     let files = [
         Some(repo.git_dir.join("index")),
@@ -81,10 +138,10 @@ fn fingerprint(repo: &Repo) -> String {
     ];
     for file in files.iter().flatten() {
         hasher.update(file.as_os_str().as_bytes());
-        let stat = std::fs::symlink_metadata(file)
-            .map(|m| FileStat::from_metadata(&m))
-            .ok();
-        hasher.update(format!("{stat:?}\n").as_bytes());
+        for meta in [std::fs::symlink_metadata(file), std::fs::metadata(file)] {
+            let stat = meta.map(|m| FileStat::from_metadata(&m)).ok();
+            hasher.update(format!("{stat:?}\n").as_bytes());
+        }
     }
     for key in [
         "checkpoint.maxfilesize",
@@ -101,10 +158,21 @@ fn fingerprint(repo: &Repo) -> String {
 struct Asked {
     /// The token to record once the save commits.
     watched: Watched,
-    /// The changed paths and the current checkpoint, when the recorded base is the
-    /// current checkpoint's tree and nothing outside the worktree that decides what a
-    /// walk captures changed since.
-    usable: Option<(Vec<Vec<u8>>, CheckpointId, Checkpoint)>,
+    /// What a save can start from, when the recorded base is the current checkpoint's
+    /// tree, nothing outside the worktree that decides what a walk captures changed
+    /// since, and no filesystem is mounted below the worktree's top.
+    usable: Option<Usable>,
+}
+
+/// A base a save can start from instead of walking.
+struct Usable {
+    /// The paths changed since the base.
+    paths: Vec<Vec<u8>>,
+    /// The current checkpoint, whose tree the base is.
+    id: CheckpointId,
+    current: Checkpoint,
+    /// The files the base's save left out.
+    left_out: Vec<Vec<u8>>,
 }
 
 /// Asks the watcher what changed since the recorded base; `None` if none answered.
@@ -126,9 +194,16 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
     };
     let usable = match (paths, recorded, current) {
         (Some(paths), Some(base), Some((id, current)))
-            if base.fingerprint == fingerprint && base.tree == current.tree =>
+            if base.fingerprint == fingerprint
+                && base.tree == current.tree
+                && !mounts_below(&repo.root) =>
         {
-            Some((paths, id, current))
+            Some(Usable {
+                paths,
+                id,
+                current,
+                left_out: base.left_out,
+            })
         }
         _ => None,
     };
@@ -147,9 +222,9 @@ pub fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId
     }
     Ok(match ask(repo, read)? {
         Some(Asked {
-            usable: Some((paths, id, _)),
+            usable: Some(usable),
             ..
-        }) if paths.is_empty() => Some(id),
+        }) if usable.paths.is_empty() => Some(usable.id),
         _ => None,
     })
 }
@@ -169,13 +244,14 @@ pub fn walk(
     let Some(asked) = ask(repo, read)? else {
         return Ok((full_walk(repo, false)?, None));
     };
-    let Some((paths, _, current)) = asked.usable else {
+    let Some(usable) = asked.usable else {
         return Ok((full_walk(repo, false)?, Some(asked.watched)));
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
-    let left_out: Vec<Vec<u8>> = current.skipped.iter().map(|s| s.path.clone()).collect();
-    match refreshed(repo, read, current.tree, &paths, &left_out)? {
+    let mut left_out = usable.left_out;
+    left_out.extend(usable.current.skipped.iter().map(|s| s.path.clone()));
+    match refreshed(repo, read, usable.current.tree, &usable.paths, &left_out)? {
         Some(found) => Ok((found, Some(asked.watched))),
         None => Ok((full_walk(repo, false)?, Some(asked.watched))),
     }
@@ -218,6 +294,13 @@ fn refreshed(
         let _span = crate::trace::span("watch: changed paths");
         walk::walk_paths(repo, false, &changed)?
     };
+    if found
+        .entries
+        .iter()
+        .any(|entry| entry.kind == Kind::File && has_other_links(&repo.root, &entry.path))
+    {
+        return Ok(None);
+    }
 
     let span = crate::trace::span("watch: base tree");
     let mut base = Vec::new();
@@ -297,6 +380,61 @@ fn refreshed(
     found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     found.entries.dedup_by(|a, b| a.path == b.path);
     Ok(Some(found))
+}
+
+/// Whether the file at worktree path `path` has more than one name. A write through
+/// one name raises an event for that name only: another name in the worktree would keep
+/// its old content in a save that trusted the events.
+fn has_other_links(root: &Path, path: &[u8]) -> bool {
+    std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok_and(|m| m.nlink() > 1)
+}
+
+/// Whether a filesystem is mounted strictly below the worktree's top `root` (in this
+/// process's view, `/proc/self/mountinfo`). The watcher watches directories, and one
+/// mounted over after it started is not the directory it watches: changes there raise
+/// no event it sees. Also when the mount table cannot be read: then nothing is known.
+fn mounts_below(root: &Path) -> bool {
+    let (Ok(table), Ok(root)) = (
+        std::fs::read("/proc/self/mountinfo"),
+        std::fs::canonicalize(root),
+    ) else {
+        return true;
+    };
+    let root = root.as_os_str().as_bytes();
+    table.split(|&b| b == b'\n').any(|line| {
+        // The fifth field is the mount point, with space, tab, newline and backslash
+        // written as octal escapes.
+        let Some(field) = line.split(|&b| b == b' ').nth(4) else {
+            return false;
+        };
+        let point = unescape_mount_point(field);
+        point.len() > root.len()
+            && point.starts_with(root)
+            && (point[root.len()] == b'/' || root == b"/")
+    })
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with its `\NNN` escapes decoded.
+fn unescape_mount_point(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|digits| field[i] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)))
+            .and_then(|digits| u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok());
+        match octal {
+            Some(byte) => {
+                out.push(byte);
+                i += 4;
+            }
+            None => {
+                out.push(field[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn is_at_or_below(path: &[u8], top: &[u8]) -> bool {

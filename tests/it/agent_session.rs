@@ -73,7 +73,7 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
     r.ok(&["hooks", "install", "claude"]);
     let mut s = Session {
         repo: &r,
-        transcript: r.sb.root.join("transcript.jsonl"),
+        transcript: claude_transcript(&r, "transcript.jsonl"),
         before_prompt: BTreeMap::new(),
     };
 
@@ -312,7 +312,7 @@ fn kept_transcripts_cost_about_what_the_conversation_grew() {
     let r = Repo::new();
     r.write("a.txt", b"a\n");
     r.git(&["config", "checkpoint.keepTranscripts", "true"]);
-    let transcript = r.sb.root.join("session.jsonl");
+    let transcript = claude_transcript(&r, "session.jsonl");
     // A long conversation already: 1 MiB of varied JSON lines.
     let line = |i: usize| {
         let noise = pseudo_random(48, i as u64);
@@ -366,6 +366,14 @@ fn kept_transcripts_cost_about_what_the_conversation_grew() {
         copy == at_last_prompt.as_bytes(),
         "the transcript as it stood at the prompt"
     );
+}
+
+/// A transcript file `name` where Claude Code keeps them (in the test's HOME): only
+/// there is a transcript read.
+fn claude_transcript(r: &Repo, name: &str) -> std::path::PathBuf {
+    let dir = r.home().join(".claude/projects/-repo");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
 }
 
 fn hex_of(bytes: &[u8]) -> String {

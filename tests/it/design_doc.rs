@@ -121,17 +121,19 @@ fn every_kept_in_list_names_code_that_exists() {
         })
     };
     let defined = |name: &str| {
-        ["fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "mod "]
-            .iter()
-            .any(|kind| {
-                let wanted = format!("{kind}{name}");
-                sources.iter().any(|(_, text)| {
-                    text.match_indices(&wanted).any(|(at, _)| {
-                        !text[at + wanted.len()..]
-                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
-                    })
+        [
+            "fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "mod ",
+        ]
+        .iter()
+        .any(|kind| {
+            let wanted = format!("{kind}{name}");
+            sources.iter().any(|(_, text)| {
+                text.match_indices(&wanted).any(|(at, _)| {
+                    !text[at + wanted.len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || c == '_')
                 })
             })
+        })
     };
     let mut wrong = Vec::new();
     for (n, text) in invariants() {
@@ -169,7 +171,9 @@ fn every_kept_in_list_names_code_that_exists() {
                 wrong.push(format!("invariant {n}: {token}: no module or type {first}"));
             }
             if !defined(last) {
-                wrong.push(format!("invariant {n}: {token}: nothing in src/ defines {last}"));
+                wrong.push(format!(
+                    "invariant {n}: {token}: nothing in src/ defines {last}"
+                ));
             }
         }
     }

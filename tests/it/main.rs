@@ -56,6 +56,8 @@ mod tree_storage;
 mod trust_gitdir;
 mod trust_import;
 mod trust_restore;
+mod trust_transcripts;
+mod trust_watch;
 mod unreadable;
 mod verify;
 mod watch;

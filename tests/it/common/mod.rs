@@ -43,6 +43,10 @@ const SCRUB_ENV: &[&str] = &[
     "GIT_CHECKPOINT_PAUSE",
     // Where Copilot CLI's user-level hooks are, which `hooks install copilot --global` uses.
     "COPILOT_HOME",
+    // Where the agents keep their transcripts, which hooks attach only from there.
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
 ];
 
 /// Output of one finished process.

@@ -66,7 +66,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         compression_level: context.compression_level()?,
         progress: context.progress(),
         attach: args.attach,
-        keep_head: false,
+        ..SaveOptions::default()
     };
     // Read-only until something is found changed: a save that changes nothing leaves
     // the store file as it was.

@@ -136,10 +136,7 @@ fn start_daemon(context: &Context) -> anyhow::Result<()> {
     if let Some(pid) = client::running(repo) {
         bail!("a watcher is already running on this worktree (pid {pid})");
     }
-    let dir = watch::dir(repo);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let log = std::fs::File::create(watch::log_path(repo))
-        .with_context(|| format!("creating {}", watch::log_path(repo).display()))?;
+    let log = watch::create_log(repo)?;
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| arg != "--daemon")
@@ -162,7 +159,7 @@ fn start_daemon(context: &Context) -> anyhow::Result<()> {
             return Ok(());
         }
         if let Some(status) = child.try_wait()? {
-            let log = std::fs::read_to_string(watch::log_path(repo)).unwrap_or_default();
+            let log = watch::read_log(repo, 64 << 10);
             bail!("the watcher stopped ({status}): {}", log.trim());
         }
         if Instant::now() > deadline {
