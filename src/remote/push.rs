@@ -44,9 +44,9 @@ pub struct PushedBranch {
 pub struct PushReport {
     /// Each branch asked for.
     pub branches: Vec<PushedBranch>,
-    /// Files git does not track that branches new on the remote publish.
+    /// Files git does not track that the push publishes and the remote lacks.
     pub untracked: Vec<Vec<u8>>,
-    /// The attachments branches new on the remote publish (checkpoint, name), oldest
+    /// The attachments the push publishes and the remote lacks (checkpoint, name), oldest
     /// checkpoint first.
     pub attachments: Vec<(CheckpointId, String)>,
     /// Checkpoints written as new commits (by a dry run: that would be).
@@ -81,8 +81,8 @@ pub fn push_remote(repo: &Repo, named: Option<&str>) -> Result<String> {
 }
 
 /// Pushes checkpoint branches to `options.remote`: fast-forward only unless `force`,
-/// all or nothing (`git push --atomic`). A branch the remote does not have yet is first
-/// checked for files that look like secrets ([`secrets::looks_secret`]).
+/// all or nothing (`git push --atomic`). Everything it would publish that the remote
+/// lacks is first checked for what looks like secrets (`guard`).
 pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushReport> {
     if options.dry_run {
         return dry_run(repo, store, options);
@@ -366,6 +366,10 @@ fn remote_refs(repo: &Repo, remote: &str) -> Result<BTreeMap<String, String>> {
         .collect())
 }
 
+/// What a push publishes that the remote lacks: files git does not track, and
+/// attachments (checkpoint, name).
+type Published = (Vec<Vec<u8>>, Vec<(CheckpointId, String)>);
+
 /// The secret guard over checkpoints `new` (what a push publishes and the remote lacks),
 /// given `boundary`, the checkpoints the remote has that they build on. Every file of
 /// `new` whose path and content no boundary checkpoint has is checked, by name and
@@ -380,7 +384,7 @@ fn guard(
     new: &[CheckpointId],
     boundary: &[CheckpointId],
     allow: &[Vec<u8>],
-) -> Result<(Vec<Vec<u8>>, Vec<(CheckpointId, String)>)> {
+) -> Result<Published> {
     if new.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
