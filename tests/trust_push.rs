@@ -359,6 +359,11 @@ fn dropping_the_checkpoint_the_guard_names_keeps_its_secret_off_the_remote() {
     assert!(refused.stderr.contains("drop"), "{refused}");
     // The guard's own advice.
     repo.ok(&["drop", &holding]);
+    let dry = repo.json(&["push", "origin", "--dry-run", "--json"]);
+    assert_eq!(
+        dry["exported"], 1,
+        "the re-linked child is exported again: {dry}"
+    );
     repo.ok(&["push", "origin"]);
     assert!(
         !has_blob(&repo, &public, secret),

@@ -191,10 +191,16 @@ fn commit_parents(repo: &Repo, commits: &[&str]) -> Result<HashMap<String, Vec<S
         .collect())
 }
 
-/// How many checkpoints an export of `tips` would write as new commits, found without
-/// asking the repository (a commit a `git gc` pruned is not counted).
-pub fn unexported(snapshot: &Snapshot, tips: &[CheckpointId]) -> Result<usize> {
-    Ok(plan(snapshot, tips, &HashSet::new())?.0.len())
+/// How many checkpoints [`export_for`] of `tips` would write as new commits; it only
+/// reads (the store, and the repository's commits).
+pub fn unexported(
+    repo: &Repo,
+    snapshot: &Snapshot,
+    tips: &[CheckpointId],
+    published: &HashSet<CheckpointId>,
+) -> Result<usize> {
+    let gone = stale(repo, snapshot, tips, published)?;
+    Ok(plan(snapshot, tips, &gone)?.0.len())
 }
 
 /// The checkpoints to write, parents first, and the exported ones they build on.

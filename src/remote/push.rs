@@ -279,7 +279,7 @@ pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Re
     let snapshot = store.snapshot()?;
     let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
-    let exported = export::unexported(&snapshot, &ids)?;
+    let exported = export::unexported(repo, &snapshot, &ids, &prepared.published)?;
     let mut branches = Vec::new();
     let mut refused = Vec::new();
     for (branch, tip) in tips {
