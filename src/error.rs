@@ -103,6 +103,15 @@ pub enum Error {
         /// The names it has, comma-separated, or "none".
         available: String,
     },
+    /// A push with no remote named, neither as an argument nor as `checkpoint.remote`:
+    /// publishing somewhere the user never chose (an upstream project's `origin`) would
+    /// leak untracked files and transcripts.
+    #[error("push publishes checkpoints only to a remote you name: run 'git checkpoint push {suggestion}', or set it once with 'git config checkpoint.remote {suggestion}'")]
+    RemoteNotNamed {
+        /// A remote of the repository to show in the advice (`origin` when there is
+        /// one), or `<remote>`.
+        suggestion: String,
+    },
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,

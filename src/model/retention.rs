@@ -15,6 +15,12 @@
 //! The result is the union: a checkpoint matched by any rule is kept. [`select`] is a
 //! pure function of `(id, time)` pairs so that it can be checked against restic's
 //! documented examples.
+//!
+//! Checkpoints fetched from a remote carry the remote's times, which nothing here can
+//! check: a hostile remote (or a teammate's skewed clock) dates them in 2100 and they
+//! would be "the newest" for every rule. [`select_apart`] therefore ranks local and
+//! fetched checkpoints separately, so that fetched ones never take a place local ones
+//! would have had and never move the `within` window of local history.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -325,6 +331,20 @@ pub fn select(
     kept
 }
 
+/// [`select`] applied to `local` (saved in this store) and to `fetched` (imported from a
+/// remote) each on its own, and the union of both: a fetched checkpoint's time, whatever
+/// it says, decides nothing about which local checkpoints stay.
+pub fn select_apart(
+    policy: &Policy,
+    local: &[(CheckpointId, OffsetDateTime)],
+    fetched: &[(CheckpointId, OffsetDateTime)],
+    now: OffsetDateTime,
+) -> BTreeMap<CheckpointId, Vec<Reason>> {
+    let mut kept = select(policy, local, now);
+    kept.extend(select(policy, fetched, now));
+    kept
+}
+
 /// `time_ns` (nanoseconds since the epoch) in the local time zone, which is where people
 /// draw the lines between days. Falls back to UTC where the zone cannot be read.
 pub fn local_time(time_ns: i128) -> OffsetDateTime {
@@ -588,6 +608,37 @@ mod tests {
         assert_eq!(kept[&CheckpointId(1)], [Reason::Last, Reason::Hourly]);
         // A rule given as 0 keeps nothing by itself.
         assert!(select(&policy(|p| p.last = Some(0)), &list, NOW).is_empty());
+    }
+
+    /// Fetched checkpoints dated in the future (or just before now) neither take the
+    /// places of `last` and `daily` nor move the `within` window of local ones.
+    #[test]
+    fn fetched_times_never_rank_local_checkpoints() {
+        let local: Vec<_> = (0..4)
+            .map(|day| {
+                (
+                    CheckpointId(day as u128),
+                    datetime!(2025-12-01 10:00 UTC) + Duration::days(day),
+                )
+            })
+            .collect();
+        let fetched = vec![
+            (CheckpointId(10), datetime!(2100-01-01 00:00 UTC)),
+            (CheckpointId(11), datetime!(2100-01-02 00:00 UTC)),
+            (CheckpointId(12), NOW - Duration::minutes(1)),
+        ];
+        let rules = [
+            policy(|p| p.last = Some(2)),
+            policy(|p| p.daily = Some(2)),
+            policy(|p| p.within = Some("2d".parse().unwrap())),
+        ];
+        for rule in rules {
+            let kept = select_apart(&rule, &local, &fetched, NOW);
+            let alone = select(&rule, &local, NOW);
+            let local_kept: BTreeMap<_, _> = kept.into_iter().filter(|(id, _)| id.0 < 10).collect();
+            assert_eq!(local_kept, alone, "{rule:?}");
+            assert!(alone.contains_key(&CheckpointId(3)), "{rule:?}");
+        }
     }
 
     // `local_time` is tested through the binary, in tests/it/time_zone.rs: it needs `TZ` set,

@@ -5,6 +5,11 @@
 //! current checkpoint, each optionally followed by `~N` (N-th first-parent ancestor;
 //! `~` alone means `~1`, and suffixes chain: `@~2~1`). Resolving one against a store is
 //! the storage layer's `Snapshot::resolve`.
+//!
+//! Session revisions: `<session>:prompt<N>` and `<session>:<tool call id prefix>` name
+//! checkpoints saved in this store only; fetched checkpoints can carry any session id
+//! and any time, so `<remote>:<session>:…` is needed to name one of theirs (among the
+//! checkpoints reachable from that remote's fetched branches).
 
 use crate::{Error, Result};
 

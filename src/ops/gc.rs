@@ -2,7 +2,8 @@
 //! trees and chunks nothing kept reaches, and giving the space back to the filesystem.
 //! Also pins, which retention never removes, and the automatic run after a save.
 //!
-//! A gc keeps the union of: what the policy selects ([`crate::model::retention`]), every branch
+//! A gc keeps the union of: what the policy selects ([`crate::model::retention`], local
+//! and fetched checkpoints ranked apart), every branch
 //! tip, the current checkpoint and every pinned checkpoint. With no policy it keeps every
 //! checkpoint and only sweeps data nothing reaches (a save that died after committing
 //! some of its chunk batches leaves them, until a save of the same content reuses them;
@@ -111,6 +112,8 @@ impl Outcome {
 struct Records {
     list: Vec<(CheckpointId, Checkpoint, u64)>,
     protected: BTreeMap<CheckpointId, Vec<String>>,
+    /// The checkpoints fetched from a remote, whose times are the remote's word.
+    imported: HashSet<CheckpointId>,
 }
 
 fn load_records(snapshot: &Snapshot) -> Result<Records> {
@@ -142,7 +145,11 @@ fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push("interrupted restore".into());
     }
-    Ok(Records { list, protected })
+    Ok(Records {
+        list,
+        protected,
+        imported: snapshot.imported()?,
+    })
 }
 
 /// The checkpoints the policy and the protections keep, with why. An empty policy
@@ -159,12 +166,12 @@ fn keep_by_policy(
             .map(|(id, _, _)| (*id, vec!["no policy".to_string()]))
             .collect()
     } else {
-        let times: Vec<_> = records
+        let (fetched, local): (Vec<_>, Vec<_>) = records
             .list
             .iter()
             .map(|(id, record, _)| (*id, retention::local_time(record.time_ns)))
-            .collect();
-        retention::select(policy, &times, retention::local_time(now_ns))
+            .partition(|(id, _)| records.imported.contains(id));
+        retention::select_apart(policy, &local, &fetched, retention::local_time(now_ns))
             .into_iter()
             .map(|(id, reasons)| (id, reasons.iter().map(ToString::to_string).collect()))
             .collect()
@@ -332,14 +339,17 @@ fn finish_plan(
             let records: u64 = kept.keys().map(|id| by_id[id].1).sum();
             marked.stored_bytes(&tree_sizes, &chunk_sizes) + records
         };
-        // Oldest first: the candidates the budget may take, in the order it takes them.
-        let candidates: Vec<CheckpointId> = records
+        // The candidates the budget may take, in the order it takes them: fetched ones
+        // first (a remote's times cannot make them outlast local history, and the remote
+        // keeps them), then oldest first.
+        let mut candidates: Vec<CheckpointId> = records
             .list
             .iter()
             .rev()
             .map(|(id, _, _)| *id)
             .filter(|id| kept.contains_key(id) && !records.protected.contains_key(id))
             .collect();
+        candidates.sort_by_key(|id| !records.imported.contains(id));
         let without = |n: usize| {
             let mut trial = kept.clone();
             for id in &candidates[..n] {

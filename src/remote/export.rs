@@ -38,26 +38,25 @@ pub struct ExportReport {
 }
 
 /// Exports `tips` and every ancestor not yet exported, and returns their commits.
-/// A recorded commit the repository no longer has (a `git gc` pruned it) is exported
-/// again.
+/// A recorded commit the repository no longer has (a `git gc` pruned it), or whose
+/// history is no longer the checkpoint's ([`stale`]), is exported again.
 pub fn export(repo: &Repo, store: &Store, tips: &[CheckpointId]) -> Result<ExportReport> {
+    export_for(repo, store, tips, &HashSet::new())
+}
+
+/// [`export`] for a push to a remote that already has `published` (and their
+/// ancestors): their commits are kept as they are, whatever changed here since, since
+/// the remote holds them and what builds on them must still be a fast-forward.
+pub fn export_for(
+    repo: &Repo,
+    store: &Store,
+    tips: &[CheckpointId],
+    published: &HashSet<CheckpointId>,
+) -> Result<ExportReport> {
     let _span = crate::trace::span("export");
     let snapshot = store.snapshot()?;
-    let mut gone: HashSet<CheckpointId> = HashSet::new();
-    let (order, known) = loop {
-        let (order, known) = plan(&snapshot, tips, &gone)?;
-        let shas: Vec<String> = known.values().cloned().collect();
-        let missing: HashSet<String> = super::missing_commits(repo, &shas)?.into_iter().collect();
-        if missing.is_empty() {
-            break (order, known);
-        }
-        gone.extend(
-            known
-                .iter()
-                .filter(|(_, sha)| missing.contains(*sha))
-                .map(|(id, _)| *id),
-        );
-    };
+    let gone = stale(repo, &snapshot, tips, published)?;
+    let (order, known) = plan(&snapshot, tips, &gone)?;
     let written = if order.is_empty() {
         HashMap::new()
     } else {
@@ -90,10 +89,118 @@ pub fn export(repo: &Repo, store: &Store, tips: &[CheckpointId]) -> Result<Expor
     })
 }
 
-/// How many checkpoints an export of `tips` would write as new commits, found without
-/// asking the repository (a commit a `git gc` pruned is not counted).
-pub fn unexported(snapshot: &Snapshot, tips: &[CheckpointId]) -> Result<usize> {
-    Ok(plan(snapshot, tips, &HashSet::new())?.0.len())
+/// The checkpoints reachable from `tips` (not through `published`) whose recorded
+/// commit must not be used: the repository lacks it (a `git gc` pruned it), or its
+/// parents are not the commits of the checkpoint's parents now, or one of its ancestors
+/// is such a checkpoint. `drop` and gc re-parent checkpoints around the ones they remove
+/// under the same ids; an old commit would still carry the removed checkpoint (the
+/// secret guard's advice is to drop the one holding a secret) in its history.
+fn stale(
+    repo: &Repo,
+    snapshot: &Snapshot,
+    tips: &[CheckpointId],
+    published: &HashSet<CheckpointId>,
+) -> Result<HashSet<CheckpointId>> {
+    // Parents before children, each once, with its recorded commit.
+    let mut order: Vec<(CheckpointId, Vec<CheckpointId>, Option<String>)> = Vec::new();
+    let mut state: HashMap<CheckpointId, bool> = HashMap::new();
+    let mut stack: Vec<(CheckpointId, bool)> = tips.iter().rev().map(|&id| (id, false)).collect();
+    let mut parents_of: HashMap<CheckpointId, Vec<CheckpointId>> = HashMap::new();
+    while let Some((id, expanded)) = stack.pop() {
+        if expanded {
+            if state.insert(id, true) == Some(false) {
+                let parents = parents_of.remove(&id).unwrap_or_default();
+                order.push((id, parents, snapshot.commit_of(id)?));
+            }
+            continue;
+        }
+        if state.contains_key(&id) || published.contains(&id) {
+            continue;
+        }
+        state.insert(id, false);
+        stack.push((id, true));
+        let parents = snapshot.checkpoint(id)?.parents;
+        for &parent in parents.iter().rev() {
+            match state.get(&parent) {
+                Some(false) => {
+                    return Err(Error::Corrupt(format!(
+                        "checkpoint {parent} is its own ancestor (a parent cycle)"
+                    )))
+                }
+                Some(true) => {}
+                None => stack.push((parent, false)),
+            }
+        }
+        parents_of.insert(id, parents);
+    }
+    let shas: Vec<String> = order.iter().filter_map(|(_, _, sha)| sha.clone()).collect();
+    let missing: HashSet<String> = super::missing_commits(repo, &shas)?.into_iter().collect();
+    let present: Vec<&str> = shas
+        .iter()
+        .filter(|sha| !missing.contains(*sha))
+        .map(String::as_str)
+        .collect();
+    let recorded = commit_parents(repo, &present)?;
+    let mut gone = HashSet::new();
+    let mut unusable: HashSet<CheckpointId> = HashSet::new();
+    for (id, parents, sha) in &order {
+        let usable = match sha {
+            Some(sha) if !missing.contains(sha) => {
+                let mut expected = Vec::with_capacity(parents.len());
+                for parent in parents {
+                    if unusable.contains(parent) {
+                        break;
+                    }
+                    match snapshot.commit_of(*parent)? {
+                        Some(commit) => expected.push(commit),
+                        None => break,
+                    }
+                }
+                expected.len() == parents.len() && recorded.get(sha.as_str()) == Some(&expected)
+            }
+            _ => false,
+        };
+        if !usable {
+            unusable.insert(*id);
+            if sha.is_some() {
+                gone.insert(*id);
+            }
+        }
+    }
+    Ok(gone)
+}
+
+/// The parents of each of `commits` (all present in the repository), as git records them.
+fn commit_parents(repo: &Repo, commits: &[&str]) -> Result<HashMap<String, Vec<String>>> {
+    if commits.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let input = commits.join("\n") + "\n";
+    let out = super::git_ok(
+        &repo.root,
+        &["rev-list", "--no-walk=unsorted", "--parents", "--stdin"],
+        input.as_bytes(),
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split(' ');
+            let commit = words.next()?.to_string();
+            Some((commit, words.map(str::to_string).collect()))
+        })
+        .collect())
+}
+
+/// How many checkpoints [`export_for`] of `tips` would write as new commits; it only
+/// reads (the store, and the repository's commits).
+pub fn unexported(
+    repo: &Repo,
+    snapshot: &Snapshot,
+    tips: &[CheckpointId],
+    published: &HashSet<CheckpointId>,
+) -> Result<usize> {
+    let gone = stale(repo, snapshot, tips, published)?;
+    Ok(plan(snapshot, tips, &gone)?.0.len())
 }
 
 /// The checkpoints to write, parents first, and the exported ones they build on.

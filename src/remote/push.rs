@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::{attachments, export, remote_ref, run_git, secrets};
 use crate::git::repo::Repo;
 use crate::model::{Head, Node};
-use crate::storage::pack::LastPack;
+use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
@@ -44,18 +44,45 @@ pub struct PushedBranch {
 pub struct PushReport {
     /// Each branch asked for.
     pub branches: Vec<PushedBranch>,
-    /// Files git does not track that branches new on the remote publish.
+    /// Files git does not track that the push publishes and the remote lacks.
     pub untracked: Vec<Vec<u8>>,
-    /// The attachments branches new on the remote publish (checkpoint, name), oldest
+    /// The attachments the push publishes and the remote lacks (checkpoint, name), oldest
     /// checkpoint first.
     pub attachments: Vec<(CheckpointId, String)>,
     /// Checkpoints written as new commits (by a dry run: that would be).
     pub exported: usize,
 }
 
+/// The remote a push goes to: the one named, else `checkpoint.remote`. Never a default
+/// such as `origin`: in a clone that is the upstream project, and a push publishes files
+/// git does not track and agent transcripts, so it goes only where the user said.
+pub fn push_remote(repo: &Repo, named: Option<&str>) -> Result<String> {
+    if let Some(name) = named
+        .or_else(|| repo.config("checkpoint.remote"))
+        .filter(|name| !name.is_empty())
+    {
+        return Ok(name.to_string());
+    }
+    let listed = super::git_ok(&repo.root, &["remote"], b"").unwrap_or_default();
+    let listed = String::from_utf8_lossy(&listed);
+    let names: Vec<&str> = listed.lines().map(str::trim).collect();
+    let suggestion = if names.contains(&"origin") {
+        "origin"
+    } else {
+        names
+            .first()
+            .copied()
+            .filter(|name| !name.is_empty())
+            .unwrap_or("<remote>")
+    };
+    Err(Error::RemoteNotNamed {
+        suggestion: suggestion.to_string(),
+    })
+}
+
 /// Pushes checkpoint branches to `options.remote`: fast-forward only unless `force`,
-/// all or nothing (`git push --atomic`). A branch the remote does not have yet is first
-/// checked for files that look like secrets ([`secrets::looks_secret`]).
+/// all or nothing (`git push --atomic`). Everything it would publish that the remote
+/// lacks is first checked for what looks like secrets (`guard`).
 pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushReport> {
     if options.dry_run {
         return dry_run(repo, store, options);
@@ -63,7 +90,7 @@ pub fn push(repo: &Repo, store: &Store, options: &PushOptions) -> Result<PushRep
     let prepared = prepare(repo, store, options)?;
     let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
-    let exported = export::export(repo, store, &ids)?;
+    let exported = export::export_for(repo, store, &ids, &prepared.published)?;
     let mut specs: Vec<String> = tips
         .iter()
         .zip(&exported.commits)
@@ -153,44 +180,82 @@ struct Prepared {
     tips: Vec<(String, CheckpointId)>,
     /// The remote's checkpoint refs and their commits.
     on_remote: BTreeMap<String, String>,
-    /// Files git does not track that branches new on the remote publish.
+    /// Files git does not track that the push publishes and the remote lacks.
     untracked: Vec<Vec<u8>>,
-    /// Attachments that branches new on the remote publish.
+    /// Attachments the push publishes and the remote lacks.
     attachments: Vec<(CheckpointId, String)>,
+    /// The checkpoints the remote has, as far as this store knows.
+    published: HashSet<CheckpointId>,
 }
 
 /// Finds the branches, asks the remote what it has, and runs the secret guard over
-/// branches new there.
+/// everything the push would publish that the remote does not have yet.
 fn prepare(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Result<Prepared> {
     let snapshot = store.snapshot()?;
     let tips = chosen_branches(&snapshot, options)?;
     let on_remote = remote_refs(repo, &options.remote)?;
-    let new: Vec<CheckpointId> = tips
-        .iter()
-        .filter(|(branch, _)| !on_remote.contains_key(&remote_ref(branch)))
-        .map(|(_, tip)| *tip)
-        .collect();
-    if new.is_empty() {
-        return Ok(Prepared {
-            tips,
-            on_remote,
-            untracked: Vec::new(),
-            attachments: Vec::new(),
-        });
-    }
-    let untracked = guard(repo, &snapshot, &new, &options.allow)?;
-    let mut carrying = attachments::with_attachments(&snapshot, &new)?;
-    carrying.sort_by_key(|(_, record)| record.time_ns);
-    let attachments = carrying
-        .into_iter()
-        .flat_map(|(id, record)| record.attachments.into_iter().map(move |a| (id, a.name)))
-        .collect();
+    let published = remote_has(&snapshot, &on_remote)?;
+    let (new, boundary) = unpublished(&snapshot, &tips, &published)?;
+    let (untracked, attachments) = guard(repo, &snapshot, &new, &boundary, &options.allow)?;
     Ok(Prepared {
         tips,
         on_remote,
         untracked,
         attachments,
+        published,
     })
+}
+
+/// The checkpoints the remote has: what its checkpoint branches reach, as far as this
+/// store knows them (a remote tip this store has no checkpoint for counts as nothing,
+/// so more is checked, never less).
+fn remote_has(
+    snapshot: &Snapshot,
+    on_remote: &BTreeMap<String, String>,
+) -> Result<HashSet<CheckpointId>> {
+    let mut there: HashSet<CheckpointId> = HashSet::new();
+    let mut pending = Vec::new();
+    for (name, sha) in on_remote {
+        if !name.starts_with("refs/checkpoints/") {
+            continue;
+        }
+        if let Some(id) = snapshot.checkpoint_of(sha)? {
+            if snapshot.has_checkpoint(id)? {
+                pending.push(id);
+            }
+        }
+    }
+    while let Some(id) = pending.pop() {
+        if there.insert(id) {
+            pending.extend(snapshot.checkpoint(id)?.parents);
+        }
+    }
+    Ok(there)
+}
+
+/// The checkpoints reachable from `tips` that the remote does not have (`there` are
+/// those it has), and those it has that they build on.
+fn unpublished(
+    snapshot: &Snapshot,
+    tips: &[(String, CheckpointId)],
+    there: &HashSet<CheckpointId>,
+) -> Result<(Vec<CheckpointId>, Vec<CheckpointId>)> {
+    let mut new = Vec::new();
+    let mut boundary = Vec::new();
+    let mut seen: HashSet<CheckpointId> = HashSet::new();
+    let mut pending: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
+    while let Some(id) = pending.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if there.contains(&id) {
+            boundary.push(id);
+            continue;
+        }
+        pending.extend(snapshot.checkpoint(id)?.parents);
+        new.push(id);
+    }
+    Ok((new, boundary))
 }
 
 /// The error for branches the remote refuses (`refused`: each with git's reason).
@@ -214,7 +279,7 @@ pub fn dry_run(repo: &Repo, store: &impl StoreRead, options: &PushOptions) -> Re
     let snapshot = store.snapshot()?;
     let (tips, on_remote) = (&prepared.tips, &prepared.on_remote);
     let ids: Vec<CheckpointId> = tips.iter().map(|(_, id)| *id).collect();
-    let exported = export::unexported(&snapshot, &ids)?;
+    let exported = export::unexported(repo, &snapshot, &ids, &prepared.published)?;
     let mut branches = Vec::new();
     let mut refused = Vec::new();
     for (branch, tip) in tips {
@@ -301,74 +366,169 @@ fn remote_refs(repo: &Repo, remote: &str) -> Result<BTreeMap<String, String>> {
         .collect())
 }
 
-/// The files git does not track in any checkpoint reachable from `tips`, sorted. Refuses
-/// (listing them all) those that look like secrets and `allow` does not name.
+/// What a push publishes that the remote lacks: files git does not track, and
+/// attachments (checkpoint, name).
+type Published = (Vec<Vec<u8>>, Vec<(CheckpointId, String)>);
+
+/// The secret guard over checkpoints `new` (what a push publishes and the remote lacks),
+/// given `boundary`, the checkpoints the remote has that they build on. Every file of
+/// `new` whose path and content no boundary checkpoint has is checked, by name and
+/// content ([`secrets::looks_secret`]), tracked files too unless the content is what the
+/// index holds (git publishes that anyway); so is every attachment of `new`, by name and
+/// all its content. Refuses (listing them all) what looks like a secret and `allow`
+/// does not name. Returns the new files git does not track, sorted, and the attachments,
+/// oldest checkpoint first.
 fn guard(
     repo: &Repo,
     snapshot: &Snapshot,
-    tips: &[CheckpointId],
+    new: &[CheckpointId],
+    boundary: &[CheckpointId],
     allow: &[Vec<u8>],
-) -> Result<Vec<Vec<u8>>> {
+) -> Result<Published> {
+    if new.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
     let tracked: HashSet<Vec<u8>> = repo.tracked_paths()?.into_iter().collect();
     let trees = snapshot.trees(None)?;
     let chunks = snapshot.chunks()?;
     let mut last = LastPack::default();
     let mut seen_roots: HashSet<TreeId> = HashSet::new();
+    // (path, content) pairs the remote has or that were checked already.
     let mut checked: HashSet<(Vec<u8>, Vec<ChunkId>)> = HashSet::new();
-    let mut untracked: HashSet<Vec<u8>> = HashSet::new();
-    let mut secret: BTreeMap<Vec<u8>, &'static str> = BTreeMap::new();
-    let mut visited: HashSet<CheckpointId> = HashSet::new();
-    let mut pending: Vec<CheckpointId> = tips.to_vec();
-    while let Some(id) = pending.pop() {
-        if !visited.insert(id) {
+    for &id in boundary {
+        let record = snapshot.checkpoint(id)?;
+        if !seen_roots.insert(record.tree) {
             continue;
         }
+        let mut files = Vec::new();
+        trees.flatten(record.tree, b"", &mut files)?;
+        checked.extend(files.into_iter().map(|(path, node)| {
+            let ids = content_of(&node);
+            (path, ids)
+        }));
+    }
+    let mut untracked: HashSet<Vec<u8>> = HashSet::new();
+    let mut secret: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut carrying = Vec::new();
+    for &id in new {
         let record = snapshot.checkpoint(id)?;
-        pending.extend(record.parents.iter().copied());
+        for attachment in &record.attachments {
+            let found = secrets::scan(attachment.name.as_bytes(), None, |out| {
+                read_chunks(snapshot, &chunks, &attachment.chunks, &mut last, out)
+            })?;
+            if let Some(why) = found {
+                if !allow.contains(&attachment.name.as_bytes().to_vec()) {
+                    let short = snapshot.short_id(id)?;
+                    secret.insert(format!("attachment {} of {short}", attachment.name), why);
+                }
+            }
+        }
+        if !record.attachments.is_empty() {
+            carrying.push((id, record.time_ns, record.attachments.clone()));
+        }
         if !seen_roots.insert(record.tree) {
             continue;
         }
         let mut files = Vec::new();
         trees.flatten(record.tree, b"", &mut files)?;
         for (path, node) in files {
-            if tracked.contains(&path) {
-                continue;
-            }
-            untracked.insert(path.clone());
-            let ids = match &node {
-                Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => chunks.clone(),
-                Node::Symlink { .. } | Node::Dir { .. } => Vec::new(),
-            };
+            let ids = content_of(&node);
             if !checked.insert((path.clone(), ids.clone())) {
                 continue;
             }
-            let mut content = Vec::new();
-            {
-                for &chunk in &ids {
-                    if content.len() >= secrets::SCAN_LIMIT {
-                        break;
-                    }
-                    chunks.read(snapshot.hasher(), chunk, &mut content, &mut last)?;
+            let is_tracked = tracked.contains(&path);
+            if !is_tracked {
+                untracked.insert(path.clone());
+            }
+            let found = match &node {
+                Node::Symlink { target } => secrets::looks_secret(&path, target),
+                _ => secrets::scan(&path, Some(secrets::SCAN_LIMIT), |out| {
+                    read_chunks(snapshot, &chunks, &ids, &mut last, out)
+                })?,
+            };
+            let Some(why) = found else { continue };
+            if allow.contains(&path) {
+                continue;
+            }
+            if is_tracked && matches!(node, Node::File { .. } | Node::FileWithMode { .. }) {
+                let mut content = Vec::new();
+                read_chunks(snapshot, &chunks, &ids, &mut last, &mut |piece| {
+                    content.extend_from_slice(piece);
+                    true
+                })?;
+                if index_holds(repo, &path, &content)? {
+                    continue;
                 }
             }
-            if let Some(why) = secrets::looks_secret(&path, &content) {
-                if !allow.contains(&path) {
-                    secret.insert(path, why);
-                }
-            }
+            secret.insert(String::from_utf8_lossy(&path).into_owned(), why);
         }
     }
     if !secret.is_empty() {
         let list: Vec<String> = secret
             .iter()
-            .map(|(path, why)| format!("{} ({why})", String::from_utf8_lossy(path)))
+            .map(|(what, why)| format!("{what} ({why})"))
             .collect();
         return Err(Error::InvalidArgument(format!(
-            "refusing to publish files that look like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each with --allow <path> to publish it",
+            "refusing to publish what looks like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each (path, or attachment name) with --allow to publish it",
             list.join(", ")
         )));
     }
     let mut list: Vec<Vec<u8>> = untracked.into_iter().collect();
     list.sort();
-    Ok(list)
+    carrying.sort_by_key(|(_, time, _)| *time);
+    let attachments = carrying
+        .into_iter()
+        .flat_map(|(id, _, list)| list.into_iter().map(move |a| (id, a.name)))
+        .collect();
+    Ok((list, attachments))
+}
+
+/// The chunks of a file's content; none for other nodes.
+fn content_of(node: &Node) -> Vec<ChunkId> {
+    match node {
+        Node::File { chunks, .. } | Node::FileWithMode { chunks, .. } => chunks.clone(),
+        Node::Symlink { .. } | Node::Dir { .. } => Vec::new(),
+    }
+}
+
+/// Reads chunk `ids` one at a time, handing each to `out` (which may stop early).
+fn read_chunks<'a>(
+    snapshot: &Snapshot,
+    chunks: &'a ReadChunks,
+    ids: &[ChunkId],
+    last: &mut LastPack<'a>,
+    out: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    for &chunk in ids {
+        buf.clear();
+        chunks.read(snapshot.hasher(), chunk, &mut buf, last)?;
+        if !out(&buf) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the index holds `path` with exactly `content` (`git cat-file --batch` of
+/// `:<path>`); a path the index lacks, or one git cannot name on a line, does not.
+fn index_holds(repo: &Repo, path: &[u8], content: &[u8]) -> Result<bool> {
+    if path.contains(&b'\n') {
+        return Ok(false);
+    }
+    let mut input = b":".to_vec();
+    input.extend_from_slice(path);
+    input.push(b'\n');
+    let out = super::git_ok(&repo.root, &["cat-file", "--batch"], &input)?;
+    let Some(end) = out.iter().position(|&b| b == b'\n') else {
+        return Ok(false);
+    };
+    let header = String::from_utf8_lossy(&out[..end]);
+    let mut fields = header.split(' ');
+    let (Some(_), Some("blob"), Some(size)) = (fields.next(), fields.next(), fields.next()) else {
+        return Ok(false);
+    };
+    let body = &out[end + 1..];
+    Ok(size.parse::<usize>().ok() == Some(content.len())
+        && body.get(..content.len()) == Some(content))
 }

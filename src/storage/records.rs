@@ -154,17 +154,50 @@ pub(super) fn restoring_paths(
     }
 }
 
-/// Resolves a revision (see [`crate::model::revision`]) to a checkpoint id.
+/// The checkpoints fetched from remotes, and every fetched branch (`<remote>/<branch>`)
+/// with its tip: what session revisions need to tell local checkpoints from fetched ones.
+pub(super) type Fetched = (HashSet<CheckpointId>, Vec<(String, CheckpointId)>);
+
+/// Resolves a revision (see [`crate::model::revision`]) to a checkpoint id. `fetched` is
+/// asked only for session revisions.
 pub(super) fn resolve(
     checkpoints: &impl ReadableTable<u128, &'static [u8]>,
     state: &impl ReadableTable<&'static str, &'static [u8]>,
     branches: &impl ReadableTable<&'static str, u128>,
     remote_branch: &dyn Fn(&str) -> Result<Option<CheckpointId>>,
+    fetched: &dyn Fn() -> Result<Fetched>,
     rev: &str,
 ) -> Result<CheckpointId> {
     let parsed = crate::model::revision::parse(rev)?;
-    let mut id = if let Some((session, selector)) = parsed.base.split_once(':') {
-        resolve_in_session(&load_all(checkpoints)?, session, selector)?
+    let mut id = if let Some((first, rest)) = parsed.base.split_once(':') {
+        let (imported, remote_branches) = fetched()?;
+        let all = load_all(checkpoints)?;
+        match rest.split_once(':') {
+            Some((session, selector)) => {
+                let reached = fetched_from(&all, &remote_branches, first)?;
+                let records: Vec<_> = all
+                    .into_iter()
+                    .filter(|(id, _)| reached.contains(id))
+                    .collect();
+                resolve_in_session(&records, session, selector)?
+            }
+            None => {
+                // A fetched checkpoint can carry any session id (one read off this
+                // store's own pushes, say) and any time: it never answers a local name.
+                let (local, from_remotes): (Vec<_>, Vec<_>) =
+                    all.into_iter().partition(|(id, _)| !imported.contains(id));
+                match resolve_in_session(&local, first, rest) {
+                    Err(Error::UnknownSession(_))
+                        if Session::find(&from_remotes, first).is_ok() =>
+                    {
+                        return Err(Error::InvalidArgument(format!(
+                            "session '{first}' has only fetched checkpoints; name the remote they came from: '<remote>:{first}:{rest}'"
+                        )))
+                    }
+                    found => found?,
+                }
+            }
+        }
     } else if parsed.base == "@" {
         current(state, branches)?.ok_or(Error::NoCheckpoints)?
     } else if let Some(tip) = branches.get(parsed.base)? {
@@ -194,6 +227,36 @@ pub(super) fn resolve(
         };
     }
     Ok(id)
+}
+
+/// The checkpoints reachable from the fetched branches of `remote` (`<remote>/…`).
+fn fetched_from(
+    records: &[(CheckpointId, crate::model::Checkpoint)],
+    remote_branches: &[(String, CheckpointId)],
+    remote: &str,
+) -> Result<HashSet<CheckpointId>> {
+    let prefix = format!("{remote}/");
+    let mut pending: Vec<CheckpointId> = remote_branches
+        .iter()
+        .filter(|(name, _)| name.starts_with(&prefix))
+        .map(|(_, tip)| *tip)
+        .collect();
+    if pending.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "no fetched branch of remote '{remote}'; run 'git checkpoint fetch {remote}' first"
+        )));
+    }
+    let parents: std::collections::HashMap<CheckpointId, &[CheckpointId]> = records
+        .iter()
+        .map(|(id, record)| (*id, record.parents.as_slice()))
+        .collect();
+    let mut reached = HashSet::new();
+    while let Some(id) = pending.pop() {
+        if reached.insert(id) {
+            pending.extend(parents.get(&id).copied().unwrap_or_default());
+        }
+    }
+    Ok(reached)
 }
 
 /// `<session>:prompt<N>` (the checkpoint saved as prompt N was submitted) or

@@ -3,7 +3,9 @@
 //! checkpoint had where it was saved, and the fetched branches. Stores made before these
 //! tables existed lack them until the first write; a missing table reads as empty.
 
-use redb::{ReadOnlyTable, TableDefinition};
+use std::collections::HashSet;
+
+use redb::{ReadOnlyTable, ReadableTable, TableDefinition};
 
 use super::tables::*;
 use super::{Snapshot, Transaction};
@@ -47,6 +49,20 @@ impl Snapshot<'_> {
         };
         let found = table.get(id.0)?;
         Ok(found.map(|v| CheckpointId(v.value())))
+    }
+
+    /// Every checkpoint that came from a remote (an `origins` row names it); the others
+    /// were saved here. Their times are the remote's word, so retention and session
+    /// revisions keep the two apart.
+    pub fn imported(&self) -> Result<HashSet<CheckpointId>> {
+        let Some(table) = self.optional(ORIGINS)? else {
+            return Ok(HashSet::new());
+        };
+        let mut out = HashSet::new();
+        for item in table.iter()? {
+            out.insert(CheckpointId(item?.0.value()));
+        }
+        Ok(out)
     }
 
     /// Every fetched branch (`<remote>/<branch>`) and its tip, sorted by name.

@@ -53,6 +53,12 @@ impl<'s> Snapshot<'s> {
         records::load_all(&self.txn.open_table(CHECKPOINTS)?)
     }
 
+    /// Whether the store holds checkpoint `id` (a mapping to a commit can outlive the
+    /// checkpoint gc removed).
+    pub fn has_checkpoint(&self, id: CheckpointId) -> Result<bool> {
+        Ok(self.txn.open_table(CHECKPOINTS)?.get(id.0)?.is_some())
+    }
+
     /// How many checkpoints the store holds.
     pub fn checkpoint_count(&self) -> Result<u64> {
         Ok(self.txn.open_table(CHECKPOINTS)?.len()?)
@@ -124,6 +130,7 @@ impl<'s> Snapshot<'s> {
             &self.txn.open_table(STATE)?,
             &self.txn.open_table(BRANCHES)?,
             &|name| self.remote_branch(name),
+            &|| Ok((self.imported()?, self.remote_branches()?)),
             rev,
         )
     }

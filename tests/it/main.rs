@@ -55,6 +55,7 @@ mod timeline;
 mod tree_storage;
 mod trust_gitdir;
 mod trust_import;
+mod trust_push;
 mod trust_restore;
 mod trust_transcripts;
 mod trust_watch;

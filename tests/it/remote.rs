@@ -57,7 +57,7 @@ fn git_add_all_tree(repo: &Repo) -> String {
 }
 
 fn push_json(repo: &Repo, args: &[&str]) -> Value {
-    let mut all = vec!["push", "--json"];
+    let mut all = vec!["push", "origin", "--json"];
     all.extend_from_slice(args);
     repo.json(&all)
 }
@@ -140,7 +140,7 @@ fn round_trip_restores_every_checkpoint_byte_for_byte() {
     save(&mut saved, "three", &[]);
     repo.write("deep/x", b"x\n");
     save(&mut saved, "four", &[]);
-    repo.ok(&["push", "--all"]);
+    repo.ok(&["push", "origin", "--all"]);
 
     let clone = repo.sb.root.join("clone");
     repo.sb.git(
@@ -251,7 +251,7 @@ fn a_second_push_sends_only_the_new_objects() {
     let (repo, bare) = with_remote();
     fill(&repo);
     repo.save("one");
-    repo.ok(&["push"]);
+    repo.ok(&["push", "origin"]);
     let before = object_count(&repo.sb, &bare);
     repo.write("README", b"a change nobody made before\n");
     repo.save("two");
@@ -314,7 +314,7 @@ fn a_diverged_remote_branch_is_refused_unchanged_and_force_replaces_it() {
     b.git(&["remote", "add", "origin", bare.to_str().unwrap()]);
     b.write("f", b"from b\n");
     b.save("b");
-    let refused = b.run(&["push"]);
+    let refused = b.run(&["push", "origin"]);
     assert_eq!(refused.code, 1, "{refused}");
     assert!(
         refused.stderr.contains("git checkpoint fetch origin"),
@@ -339,7 +339,7 @@ fn a_diverged_remote_branch_is_refused_unchanged_and_force_replaces_it() {
     // Now a's branch is the one behind: refused in turn.
     a.write("f", b"a again\n");
     a.save("a2");
-    assert_eq!(a.run(&["push"]).code, 1);
+    assert_eq!(a.run(&["push", "origin"]).code, 1);
     assert_eq!(remote_tip(&a), b_commit);
 }
 
@@ -357,7 +357,7 @@ fn the_first_push_refuses_secrets_unless_allowed() {
         b"token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\n",
     );
     repo.save("with secrets");
-    let refused = repo.run(&["push"]);
+    let refused = repo.run(&["push", "origin"]);
     assert_eq!(refused.code, 1, "{refused}");
     for path in [".env", "keys/id_ed25519", "notes.txt"] {
         assert!(refused.stderr.contains(path), "{path} not named: {refused}");
@@ -368,11 +368,12 @@ fn the_first_push_refuses_secrets_unless_allowed() {
     assert_eq!(refs.trim(), "", "a refused push changed the remote");
     assert_eq!(object_count(&repo.sb, &bare), 0);
 
-    let partly = repo.run(&["push", "--allow", ".env", "--allow", "notes.txt"]);
+    let partly = repo.run(&["push", "origin", "--allow", ".env", "--allow", "notes.txt"]);
     assert_eq!(partly.code, 1, "{partly}");
     assert!(partly.stderr.contains("keys/id_ed25519"), "{partly}");
     let out = repo.ok(&[
         "push",
+        "origin",
         "--allow",
         ".env",
         "--allow",
@@ -493,7 +494,7 @@ fn round_trip_through_git_daemon_on_localhost() {
     };
     repo.write("README", b"second\n");
     repo.save("second");
-    repo.ok(&["push"]);
+    repo.ok(&["push", "origin"]);
 
     let clone = repo.sb.root.join("wire-clone");
     repo.sb
@@ -544,7 +545,7 @@ fn fetched_content_is_stored_once_beside_local_content() {
     repo.write("data.bin", &data);
     repo.write("small.txt", b"from the pushing side\n");
     repo.save("with data");
-    repo.ok(&["push"]);
+    repo.ok(&["push", "origin"]);
 
     let clone = repo.sb.root.join("dedup-clone");
     repo.sb.git(
@@ -742,7 +743,7 @@ fn a_dry_run_writes_nothing_and_says_what_a_push_would_do() {
     other.git(&["remote", "add", "origin", bare.to_str().unwrap()]);
     other.write("f", b"elsewhere\n");
     other.save("elsewhere");
-    let refused = other.run(&["push", "--dry-run"]);
+    let refused = other.run(&["push", "origin", "--dry-run"]);
     assert_eq!(refused.code, 1, "{refused}");
     assert!(refused.stderr.contains("--force"), "{refused}");
     let forced = push_json(&other, &["--dry-run", "--force"]);
@@ -760,7 +761,7 @@ fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
     let (a, bare) = with_remote();
     a.write("f.txt", b"one\n");
     a.save("a1");
-    a.ok(&["push"]);
+    a.ok(&["push", "origin"]);
     let b = Repo {
         sb: common::Sandbox::new(),
         dir: a.sb.root.join("b"),
@@ -782,7 +783,7 @@ fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
     // A fast-forward of the current branch is a restore: unsaved changes saved first.
     a.write("f.txt", b"two\n");
     a.save("a2");
-    a.ok(&["push"]);
+    a.ok(&["push", "origin"]);
     b.write("scratch.txt", b"unsaved\n");
     let second = pull(&[]);
     assert_eq!(second["status"], "fast-forward", "{second}");
@@ -807,7 +808,7 @@ fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
     // Both sides went on: refused, branch and worktree unchanged, with what to do.
     a.write("f.txt", b"a3\n");
     a.save("a3");
-    a.ok(&["push"]);
+    a.ok(&["push", "origin"]);
     let refused = a.sb.run_in(&b.dir, &["pull"]);
     assert_eq!(refused.code, 1, "{refused}");
     for hint in [

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use git_checkpoint::ops::save::show;
-use git_checkpoint::remote::push::{dry_run, push, PushOptions};
-use git_checkpoint::remote::{remote_name, remote_ref};
+use git_checkpoint::remote::push::{dry_run, push, push_remote, PushOptions};
+use git_checkpoint::remote::remote_ref;
 use git_checkpoint::storage::StoreRead;
 
 use super::{print_json, Context};
@@ -21,21 +21,24 @@ use super::{print_json, Context};
 /// Attachments (agent transcripts) go beside the commits, kept by
 /// refs/checkpoints-attachments/<branch>; fetch brings them back.
 ///
-/// The remote is the one named, else checkpoint.remote, else origin. The first push of a
-/// branch lists the files it publishes that git does not track and the attachments it
-/// publishes, and refuses files that look like secrets (private keys, .env files,
-/// access tokens) unless --allow names them. --dry-run writes nothing anywhere.
+/// The remote is the one named, else checkpoint.remote; with neither, push refuses
+/// (a clone's origin is often the upstream project). Every push lists the files git does
+/// not track and the attachments it publishes that the remote does not have yet, and
+/// refuses, among everything new it publishes, files and attachments that look like
+/// secrets (private keys, .env files, access tokens) unless --allow names them: tracked
+/// files too, when the checkpoint's content is not what the index holds. --dry-run
+/// writes nothing anywhere.
 ///
 /// Examples:
 ///
-///   git checkpoint push
+///   git checkpoint push origin
 ///
 ///   git checkpoint push backup --all
 ///
 ///   git checkpoint push origin ci/1234 --allow config/dev.env
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The remote (default: checkpoint.remote, else origin).
+    /// The remote (default: checkpoint.remote; there is no other default).
     remote: Option<String>,
     /// Checkpoint branches to push (default: the current one).
     branches: Vec<String>,
@@ -48,7 +51,8 @@ pub struct Args {
     /// Replace remote branches even when that loses checkpoints they hold.
     #[arg(long)]
     force: bool,
-    /// Publish this file although it looks like a secret (repeatable).
+    /// Publish this file (or attachment, by name) although it looks like a secret
+    /// (repeatable).
     #[arg(long, value_name = "path")]
     allow: Vec<PathBuf>,
 }
@@ -56,7 +60,7 @@ pub struct Args {
 /// Runs `push`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let options = PushOptions {
-        remote: remote_name(&context.repo, args.remote.as_deref()),
+        remote: push_remote(&context.repo, args.remote.as_deref())?,
         branches: args.branches,
         all: args.all,
         dry_run: args.dry_run,
