@@ -85,7 +85,8 @@ const RULES: &[&[u8]] = &[
 /// Rules that only the kinds `ignore-nonutf8`, `ignore-bang` and `ignore-nul` add.
 const RULES_NON_UTF8: &[&[u8]] = &[b"# r\xe9sum\xe9", b"r\xe9sum\xe9*"];
 const RULES_BANG: &[&[u8]] = &[b"!"];
-const RULES_NUL: &[&[u8]] = &[b"d\x002", b"*.l\x00og"];
+/// git reads a rule up to its first NUL byte (`d1`, `x y`, `*.txt`).
+const RULES_NUL: &[&[u8]] = &[b"d1\x00x", b"x y\x00z", b"*.txt\x00.bak"];
 
 /// Every operation kind, as `GIT_CHECKPOINT_MODEL_EXCLUDE` names them, with how often it
 /// is drawn: edits dominate, then saves and restores.
