@@ -16,12 +16,16 @@
 //! Environment:
 //! - `GIT_CHECKPOINT_MODEL_SEED=<n>`: the seed (a random one is printed otherwise); a
 //!   failure prints the seed of its sequence, which replays it alone.
-//! - `GIT_CHECKPOINT_MODEL_OPS=<n>`: operations in all (default 160), in sequences of
+//! - `GIT_CHECKPOINT_MODEL_OPS=<n>`: operations in all (default 240), in sequences of
 //!   `GIT_CHECKPOINT_MODEL_SEQ=<n>` (default 40), each in a new repository.
 //! - `GIT_CHECKPOINT_MODEL_EXCLUDE=kind,kind`: operation kinds never generated (the
 //!   kinds are [`KINDS`]).
 //! - `GIT_CHECKPOINT_MODEL_KEEP_GOING=1`: report every failing sequence (shrunk to a
 //!   minimal one when `GIT_CHECKPOINT_MODEL_SHRINK=1`) and go on; fail at the end.
+//!
+//! CI runs the default; a long run by hand: `GIT_CHECKPOINT_MODEL_OPS=5000
+//! GIT_CHECKPOINT_MODEL_KEEP_GOING=1 GIT_CHECKPOINT_MODEL_SHRINK=1 cargo test --test
+//! model_based -- --nocapture`.
 
 mod common;
 
@@ -1442,7 +1446,7 @@ fn random_sequences_match_the_model() {
             .unwrap_or_else(|_| panic!("GIT_CHECKPOINT_MODEL_SEED={v:?} is not a number")),
         Err(_) => rand::rng().random(),
     };
-    let total = env_usize("GIT_CHECKPOINT_MODEL_OPS", 160);
+    let total = env_usize("GIT_CHECKPOINT_MODEL_OPS", 240);
     let per_sequence = env_usize("GIT_CHECKPOINT_MODEL_SEQ", 40).max(1);
     let excluded: BTreeSet<String> = std::env::var("GIT_CHECKPOINT_MODEL_EXCLUDE")
         .unwrap_or_default()
