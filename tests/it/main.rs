@@ -33,6 +33,7 @@ mod linked_worktrees;
 mod log_graph;
 mod log_stream;
 mod log_summary;
+mod model_based;
 mod manual_help;
 mod no_change_save;
 mod output_safety;

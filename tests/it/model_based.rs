@@ -27,7 +27,7 @@
 //! GIT_CHECKPOINT_MODEL_KEEP_GOING=1 GIT_CHECKPOINT_MODEL_SHRINK=1 cargo test --test
 //! model_based -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
