@@ -131,6 +131,7 @@ impl ClaudeEvent {
             Some("UserPromptSubmit") => Step::Prompt,
             Some("PostToolUse") => Step::Tool { failed: false },
             Some("PostToolUseFailure") => Step::Tool { failed: true },
+            Some("PreToolUse") => Step::BeforeTool,
             _ => Step::Other,
         };
         let input = self.tool_input.as_ref();
@@ -231,11 +232,11 @@ mod tests {
         .into_event();
         let event = event.into_event();
         assert_eq!(
-            event.message(&EventContext::default()),
+            event.message(Path::new("/w"), &EventContext::default()),
             "after Edit: src/a.rs"
         );
         assert_eq!(
-            failed.message(&EventContext::default()),
+            failed.message(Path::new("/w"), &EventContext::default()),
             "after Edit (failed): src/a.rs"
         );
         let prompt = ClaudeEvent {
@@ -246,10 +247,13 @@ mod tests {
         .into_event();
         assert_eq!(
             prompt
-                .message(&EventContext {
-                    prompt: Some(3),
-                    ..EventContext::default()
-                })
+                .message(
+                    Path::new("/w"),
+                    &EventContext {
+                        prompt: Some(3),
+                        ..EventContext::default()
+                    },
+                )
                 .chars()
                 .count(),
             "before prompt 3: ".len() + 72

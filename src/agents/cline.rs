@@ -281,6 +281,7 @@ impl ClineEvent {
             Some("PostToolUse") => Step::Tool {
                 failed: tool.success != Some(true),
             },
+            Some("PreToolUse") => Step::BeforeTool,
             _ => Step::Other,
         };
         let file = tool.file();

@@ -110,6 +110,7 @@ impl CodexEvent {
         let step = match self.hook_event_name.as_deref() {
             Some("UserPromptSubmit") => Step::Prompt,
             Some("PostToolUse") => Step::Tool { failed: false },
+            Some("PreToolUse") => Step::BeforeTool,
             _ => Step::Other,
         };
         let command = self

@@ -153,6 +153,7 @@ impl CopilotEvent {
                 failed: self.result_failed(),
             },
             Some("postToolUseFailure" | "PostToolUseFailure") => Step::Tool { failed: true },
+            Some("preToolUse" | "PreToolUse") => Step::BeforeTool,
             _ => Step::Other,
         };
         let args = match &self.tool_args {

@@ -112,6 +112,7 @@ impl CursorEvent {
             Some("beforeSubmitPrompt") => (Step::Prompt, None),
             Some("afterFileEdit") => (Step::Tool { failed: false }, Some("edit")),
             Some("afterShellExecution") => (Step::Tool { failed: false }, Some("shell")),
+            Some("beforeShellExecution") => (Step::BeforeTool, Some("shell")),
             _ => (Step::Other, None),
         };
         let cwd = self.workspace();

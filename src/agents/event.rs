@@ -8,7 +8,7 @@ use super::log_failure;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
-use crate::model::session::Session;
+use crate::model::session::{Session, TOOL_KIND};
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome};
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -25,6 +25,10 @@ pub enum Step {
         /// Whether the tool failed (it may still have changed files first).
         failed: bool,
     },
+    /// A tool is about to run (an event a user hooked by hand, such as Claude Code's
+    /// `PreToolUse`): the worktree just before it, which the checkpoint after the tool
+    /// call's previous one normally shows already.
+    BeforeTool,
     /// Anything else the hooks send.
     #[default]
     Other,
@@ -81,7 +85,8 @@ impl AgentEvent {
     pub fn meta(&self, root: &Path, context: &EventContext) -> Vec<(String, String)> {
         let kind = match self.step {
             Step::Prompt => "prompt",
-            Step::Tool { .. } => "tool",
+            Step::Tool { .. } => TOOL_KIND,
+            Step::BeforeTool => "before-tool",
             Step::Other => "other",
         };
         let failed = self.step == Step::Tool { failed: true };
@@ -122,35 +127,44 @@ impl AgentEvent {
     }
 
     /// A one-line message for the checkpoint: the start of the prompt, or the tool and
-    /// what it worked on.
-    pub fn message(&self, context: &EventContext) -> String {
+    /// what it worked on. A file is named from the worktree's top `root`, as the `path`
+    /// metadata names it, wherever in the worktree the agent runs.
+    pub fn message(&self, root: &Path, context: &EventContext) -> String {
         let number = context.prompt.map(|n| format!(" {n}")).unwrap_or_default();
-        match (self.step, &self.tool) {
-            (Step::Prompt, _) => match &self.prompt {
-                Some(prompt) => format!("before prompt{number}: {}", first_line(prompt)),
-                None => format!("before prompt{number}"),
-            },
-            (step, Some(tool)) => {
-                let failed = if step == (Step::Tool { failed: true }) {
-                    " (failed)"
-                } else {
-                    ""
-                };
-                match self.file.as_ref().or(self.command.as_ref()) {
-                    Some(what) => {
-                        // Paths relative to where the agent works read better in a log.
-                        let cwd = self.cwd.as_deref().unwrap_or(Path::new("/"));
-                        let what = Path::new(what)
-                            .strip_prefix(cwd)
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_else(|_| what.to_string());
-                        format!("after {tool}{failed}: {}", first_line(&what))
-                    }
-                    None => format!("after {tool}{failed}"),
+        let when = match self.step {
+            Step::Prompt => {
+                return match &self.prompt {
+                    Some(prompt) => format!("before prompt{number}: {}", first_line(prompt)),
+                    None => format!("before prompt{number}"),
                 }
             }
-            (_, None) => format!("{} {}", self.agent, self.event.as_deref().unwrap_or("hook")),
+            Step::BeforeTool => "before",
+            Step::Tool { .. } | Step::Other => "after",
+        };
+        let Some(tool) = &self.tool else {
+            return format!("{} {}", self.agent, self.event.as_deref().unwrap_or("hook"));
+        };
+        let failed = if self.step == (Step::Tool { failed: true }) {
+            " (failed)"
+        } else {
+            ""
+        };
+        let what = self
+            .file_in(root)
+            .or_else(|| self.file.clone())
+            .or_else(|| self.command.clone());
+        match what {
+            Some(what) => format!("{when} {tool}{failed}: {}", first_line(&what)),
+            None => format!("{when} {tool}{failed}"),
         }
+    }
+
+    /// Whether the event is a step of the agent's work (a prompt, a tool call before or
+    /// after it runs) rather than a notice with nothing to name (Claude Code's `Stop`,
+    /// `Notification`, a session's start, hooked by hand), which makes a checkpoint only
+    /// when the worktree changed.
+    pub fn is_step(&self) -> bool {
+        !matches!(self.step, Step::Other) || self.tool.is_some()
     }
 }
 
@@ -242,11 +256,12 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         },
     };
     let options = SaveOptions {
-        message: event.message(&context),
+        message: event.message(&repo.root, &context),
         meta: event.meta(&repo.root, &context),
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
-        // when nothing changed, so each can be named (parallel tool calls included).
-        allow_empty: true,
+        // when nothing changed, so each can be named (parallel tool calls included); a
+        // notice that names no step only when something changed.
+        allow_empty: event.is_step(),
         attach_files: transcript_to_keep(repo, event, transcript)?
             .into_iter()
             .collect(),

@@ -120,6 +120,7 @@ impl GeminiEvent {
         let step = match self.hook_event_name.as_deref() {
             Some("BeforeAgent") => Step::Prompt,
             Some("AfterTool") => Step::Tool { failed },
+            Some("BeforeTool") => Step::BeforeTool,
             _ => Step::Other,
         };
         let input = self.tool_input.as_ref();

@@ -13,7 +13,8 @@
 //! event as metadata, and then runs the automatic gc that `save` runs. It must never
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
 //! ([`log_failure`]) instead of being reported. Beside the agents, [`git`] installs a
-//! plain git `post-commit` hook that records each commit on a checkpoint.
+//! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
+//! keeps a personal settings file an install writes out of `git status`.
 
 pub mod claude;
 pub mod cline;
@@ -21,6 +22,7 @@ pub mod codex;
 pub mod copilot;
 pub mod cursor;
 pub mod event;
+pub mod exclude;
 pub mod gemini;
 pub mod git;
 mod hook_groups;

@@ -11,6 +11,10 @@ use crate::{CheckpointId, Error, Result};
 /// the agent calls that event.
 const PROMPT_KIND: &str = "prompt";
 
+/// The `kind` of the checkpoint a hook saves after a tool call: the one
+/// `<session>:<tool call>` names.
+pub const TOOL_KIND: &str = "tool";
+
 /// One agent session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
@@ -130,6 +134,9 @@ impl Session {
         let mut found: Vec<(CheckpointId, &str)> = records
             .iter()
             .filter(|(_, record)| meta(record, "session") == Some(session))
+            // The checkpoint after the call, not one a `PreToolUse` hook saved before it
+            // under the same call id.
+            .filter(|(_, record)| meta(record, "kind") == Some(TOOL_KIND))
             .filter_map(|(id, record)| Some((*id, meta(record, "tool_use_id")?)))
             .filter(|(_, call)| call.starts_with(prefix))
             .collect();

@@ -6,19 +6,6 @@ use std::io::Write;
 
 use common::Repo;
 
-/// Peak resident memory of all waited-for children of this process, in KiB. This test
-/// binary holds one test, so that is the peak of the git-checkpoint processes it ran.
-/// A child's figure starts from this process's own size when it was forked, so the test
-/// itself never holds the big file in memory.
-fn children_peak_kib() -> i64 {
-    // SAFETY: getrusage only writes the struct it is given.
-    unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage.ru_maxrss
-    }
-}
-
 #[test]
 fn a_big_file_is_streamed_with_bounded_memory_and_restored_exactly() {
     const SIZE: usize = 384 << 20;
@@ -43,8 +30,16 @@ fn a_big_file_is_streamed_with_bounded_memory_and_restored_exactly() {
         }
     }
     let original = hasher.finalize();
-    let id = repo.save("big");
-    let peak_mib = children_peak_kib() / 1024;
+    let (out, peak) = common::run_measuring_peak(
+        repo.sb.bin_cmd(&repo.dir, &["save", "-m", "big", "--json"]),
+        None,
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let id = common::parse_json(&out, "save")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let peak_mib = peak >> 20;
     assert!(
         peak_mib < 150,
         "save peaked at {peak_mib} MiB for a 384 MiB file"

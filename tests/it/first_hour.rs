@@ -258,3 +258,100 @@ fn the_dubious_ownership_advice_keeps_its_tab() {
     );
     assert!(!out.stderr.contains("\\t"), "{out}");
 }
+
+/// `hooks install claude` writes `.claude/settings.local.json`, Claude Code's personal,
+/// not committed file: it is kept out of `git status` through the repository's
+/// `info/exclude`, and uninstall takes out exactly that line.
+#[test]
+fn claudes_personal_settings_stay_out_of_git_status() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"a\n");
+    let exclude = repo.git_dir().join("info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    let mine = b"# my own\n*.swp";
+    std::fs::write(&exclude, mine).unwrap();
+    repo.git(&["add", "a.txt"]);
+    repo.git(&["commit", "-q", "-m", "a"]);
+
+    let install = repo.ok(&["hooks", "install", "claude"]);
+    assert!(install.stdout.contains("info/exclude"), "{install}");
+    assert!(repo.p(".claude/settings.local.json").exists());
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "git sees the personal file"
+    );
+    // Installing again adds nothing twice.
+    repo.ok(&["hooks", "install", "claude"]);
+    let text = std::fs::read_to_string(&exclude).unwrap();
+    assert_eq!(
+        text.matches("/.claude/settings.local.json").count(),
+        1,
+        "{text}"
+    );
+
+    let uninstall = repo.ok(&["hooks", "uninstall", "claude"]);
+    assert!(uninstall.stdout.contains("info/exclude"), "{uninstall}");
+    let text = std::fs::read(&exclude).unwrap();
+    // The user's last line had no newline; one was added before our lines and stays.
+    assert_eq!(
+        text,
+        b"# my own\n*.swp\n",
+        "{}",
+        String::from_utf8_lossy(&text)
+    );
+
+    // The shared file is the project's: no exclude line for it.
+    repo.ok(&["hooks", "install", "claude", "--shared"]);
+    assert!(!std::fs::read_to_string(&exclude)
+        .unwrap()
+        .contains(".claude"));
+}
+
+/// Events a user hooks by hand: `PreToolUse` is saved as what it is ("before Edit"), never
+/// answers the tool call's revision in place of the checkpoint after it, and `Stop`, which
+/// names no step, makes a checkpoint only when something changed. Files are named from the
+/// worktree's top wherever the agent runs.
+#[test]
+fn hand_hooked_claude_events_say_what_they_are() {
+    use common::run_hook;
+    use serde_json::json;
+    let repo = Repo::new();
+    repo.write("sub/dir/parse.c", b"int a;\n");
+    let file = repo.p("sub/dir/parse.c");
+    let event = |name: &str| {
+        json!({
+            "session_id": "s-1",
+            "cwd": repo.p("sub"),
+            "hook_event_name": name,
+            "tool_name": "Edit",
+            "tool_use_id": "toolu_1",
+            "tool_input": {"file_path": file},
+        })
+        .to_string()
+    };
+    let out = run_hook(&repo.sb, &repo.dir, event("PreToolUse").as_bytes());
+    assert_eq!(out.code, 0, "{out}");
+    repo.write("sub/dir/parse.c", b"int b;\n");
+    run_hook(&repo.sb, &repo.dir, event("PostToolUse").as_bytes());
+    let log = repo.log_json(false);
+    assert_eq!(log[1]["message"], "before Edit: sub/dir/parse.c", "{log:?}");
+    assert_eq!(log[1]["meta"]["kind"], "before-tool");
+    assert_eq!(log[0]["message"], "after Edit: sub/dir/parse.c", "{log:?}");
+    assert_eq!(log[0]["meta"]["path"], "sub/dir/parse.c");
+    let after = repo.id("s-1:toolu_1");
+    assert_eq!(
+        after,
+        log[0]["id"].as_str().unwrap(),
+        "the revision names the checkpoint after the call"
+    );
+
+    let stop = json!({"session_id": "s-1", "cwd": repo.dir, "hook_event_name": "Stop"}).to_string();
+    run_hook(&repo.sb, &repo.dir, stop.as_bytes());
+    assert_eq!(repo.log_json(false).len(), 2, "an empty Stop checkpoint");
+    repo.write("late.txt", b"late\n");
+    run_hook(&repo.sb, &repo.dir, stop.as_bytes());
+    let log = repo.log_json(false);
+    assert_eq!(log.len(), 3);
+    assert_eq!(log[0]["message"], "claude Stop");
+}

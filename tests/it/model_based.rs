@@ -1101,9 +1101,14 @@ impl Case {
             reported == safety,
             "the restore reports safety checkpoint {reported:?}, the store gained {safety:?}"
         );
+        // A restore that changes no file has nothing to undo: it keeps no safety
+        // checkpoint, even where the worktree differs from the tip.
+        let changed_files = ["written", "deleted"]
+            .iter()
+            .any(|key| v[key].as_array().is_some_and(|list| !list.is_empty()));
         ensure!(
-            will_save == safety.is_some(),
-            "will_save {will_save} but safety checkpoint {safety:?}\n{out}"
+            (will_save && changed_files) == safety.is_some(),
+            "will_save {will_save}, files changed {changed_files}, but safety checkpoint {safety:?}\n{out}"
         );
         let Some(expected) = expected else {
             return Err(format!(

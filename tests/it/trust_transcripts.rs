@@ -8,10 +8,7 @@
 
 use crate::common;
 
-use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use common::{agent_fixture, run_agent_hook, Repo};
 use serde_json::{json, Value};
@@ -216,25 +213,10 @@ fn a_transcript_under_the_limit_is_attached_exactly() {
     assert!(attachment_names(&checkpoint).is_empty(), "{checkpoint:#}");
 }
 
-/// The hook's peak resident memory in bytes, from the kernel's accounting of that one
-/// child (wait4).
+/// The hook's peak resident memory in bytes (see [`common::run_measuring_peak`]).
 fn hook_peak_rss(repo: &Repo, agent: &str, input: &[u8]) -> u64 {
-    let mut cmd = repo.sb.bin_cmd(&repo.dir, &["hooks", "run", agent]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet waited for; the pointers are valid.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
-    let exit = std::process::ExitStatus::from_raw(status);
-    assert!(exit.success(), "the hook failed: {exit}");
-    // The child is reaped: dropping the handle must not wait for it again.
-    std::mem::forget(child);
-    usage.ru_maxrss as u64 * 1024
+    let cmd = repo.sb.bin_cmd(&repo.dir, &["hooks", "run", agent]);
+    let (out, peak) = common::run_measuring_peak(cmd, Some(input));
+    assert_eq!(out.code, 0, "the hook failed: {out}");
+    peak
 }

@@ -993,3 +993,49 @@ pub fn checkpoint_with<'l>(log: &'l [Value], pairs: &[(&str, &str)]) -> &'l Valu
     assert_eq!(found.len(), 1, "one checkpoint with {pairs:?}: {log:#?}");
     found[0]
 }
+
+/// The line [`run_measuring_peak`]'s wrapper ends stderr with.
+const PEAK_MARKER: &str = "\ngit-checkpoint-test peak resident KiB: ";
+
+/// Runs `cmd` (as [`run_cmd_with_input`] does) under a small python3 process that reports
+/// the peak resident memory of its one child, and returns the output with that peak in
+/// bytes. The test process cannot ask the kernel itself: all tests run in one process,
+/// and a child spawned from it starts out counting that process's own resident pages
+/// (`ru_maxrss` of a forked or vforked child includes what it shared at the fork), so
+/// the figure would be that of whatever the other tests hold at that moment.
+pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
+    const MEASURE: &str = "import resource, subprocess, sys\n\
+        code = subprocess.run(sys.argv[2:]).returncode\n\
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
+        sys.stderr.write('%s%d\\n' % (sys.argv[1], peak))\n\
+        sys.exit(code if code >= 0 else 128 - code)\n";
+    let mut wrapper = Command::new("python3");
+    // `python3 -c CODE MARKER PROGRAM ARGS…`: the marker comes as an argument, so that the
+    // script needs no quoting of its own.
+    wrapper
+        .arg("-c")
+        .arg(MEASURE)
+        .arg(PEAK_MARKER)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapper.env(key, value),
+            None => wrapper.env_remove(key),
+        };
+    }
+    let mut out = run_cmd_with_input(wrapper, input, DEFAULT_TIMEOUT);
+    let at = out
+        .stderr
+        .rfind(PEAK_MARKER)
+        .unwrap_or_else(|| panic!("the measuring wrapper reported no peak:\n{out}"));
+    let kib: u64 = out.stderr[at + PEAK_MARKER.len()..]
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("the measuring wrapper's peak: {e}\n{out}"));
+    out.stderr.truncate(at);
+    (out, kib * 1024)
+}

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, gemini, git};
+use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, exclude, gemini, git};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -287,6 +287,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             // The state before the first prompt: there is always a checkpoint to go
             // back to, and the first hook does not pay for the first full save.
             if let Ok(repo) = Repo::discover(start) {
+                if let Some(personal) = personal_settings(&repo, agent, &scope, &path) {
+                    if exclude::add(&repo, &personal)? {
+                        say(format!(
+                            "Added {} to the repository's info/exclude: it is yours, not the project's",
+                            personal.display()
+                        ));
+                    }
+                }
                 let started = std::time::Instant::now();
                 let id =
                     git_checkpoint::agents::event::save_before_first_prompt(&repo, agent.name())?;
@@ -308,6 +316,16 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
                 Agent::Gemini => gemini::uninstall_gemini(&path)?,
                 Agent::Git => git::uninstall_git_hook(&path)?,
             };
+            if let Ok(repo) = Repo::discover(start) {
+                if let Some(personal) = personal_settings(&repo, agent, &scope, &path) {
+                    if exclude::remove(&repo, &personal)? {
+                        say(format!(
+                            "Took {} out of the repository's info/exclude again",
+                            personal.display()
+                        ));
+                    }
+                }
+            }
             if removed {
                 say(format!(
                     "Removed the checkpoint hooks from {}",
@@ -353,6 +371,15 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
 }
 
 /// The settings or hooks file of `agent` that `scope` names.
+/// The settings file, relative to the worktree's top, that is the user's own and so kept
+/// out of git: Claude Code's `.claude/settings.local.json` ("personal, not committed").
+fn personal_settings(repo: &Repo, agent: Agent, scope: &ScopeArgs, path: &Path) -> Option<PathBuf> {
+    let personal = matches!(agent, Agent::Claude) && scope.scope() == claude::SettingsScope::Local;
+    personal
+        .then(|| path.strip_prefix(&repo.root).ok().map(Path::to_path_buf))
+        .flatten()
+}
+
 fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Result<PathBuf> {
     if let Agent::Git = agent {
         if scope.shared || scope.global {
