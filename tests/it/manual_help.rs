@@ -21,7 +21,15 @@ fn install_man_puts_the_pages_where_man_and_git_find_them() {
     fs::create_dir_all(&bin).unwrap();
     // Installed as `cargo install` would: the binary in <prefix>/bin.
     let installed = bin.join("git-checkpoint");
-    fs::copy(BIN, &installed).unwrap();
+    // Copied by another process: a copy written here would leave its file open in any
+    // child another test spawns meanwhile (until that child's exec), and running the
+    // copy would then fail with "Text file busy".
+    let copied = Command::new("cp")
+        .arg(BIN)
+        .arg(&installed)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp {BIN}");
 
     // Without --prefix the pages go beside the running binary.
     let mut cmd = Command::new(&installed);
