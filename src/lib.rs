@@ -15,7 +15,7 @@
 //! - [`worktree`]: the files a checkpoint holds, and writing them back through held
 //!   directory handles; [`git`]: the repository, git's index and config.
 //! - [`model`]: checkpoint records, trees, branch names, revisions, as plain types;
-//!   [`format`]: the record encoding and content chunking, hashing and compression.
+//!   [`format`](mod@format): the record encoding and content chunking, hashing and compression.
 //! - [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
 //!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 

@@ -1,6 +1,6 @@
 //! Finding the worktree and what git knows about it: its directories, configuration
 //! and HEAD. Each is read in-process where the reader is certain to answer as git
-//! would ([`crate::git::discover`], [`crate::git::config`], [`crate::git::refs`]), so a
+//! would (`git::discover`, `git::config`, `git::refs`), so a
 //! command starts no process; anything else is one `git` process, never one per file.
 
 use std::collections::HashMap;

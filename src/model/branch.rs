@@ -12,7 +12,7 @@ pub const DEFAULT_BRANCH: &str = "main";
 pub struct BranchName(String);
 
 impl BranchName {
-    /// `name`, if it is one a branch may have ([`check_branch_name`]).
+    /// `name`, if it is one a branch may have (`check_branch_name`).
     pub fn new(name: &str) -> Result<BranchName> {
         check_branch_name(name)?;
         Ok(BranchName(name.to_string()))

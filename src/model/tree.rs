@@ -200,7 +200,7 @@ pub const MAX_DEPTH: usize = 2048;
 pub enum TreeProblem {
     /// An entry name [`is_safe_name`] refuses.
     Unsafe(Vec<u8>),
-    /// Anything else, as a phrase that follows "tree <id> ".
+    /// Anything else, as a phrase that follows `"tree <id> "`.
     Other(String),
 }
 

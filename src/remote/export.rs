@@ -39,7 +39,7 @@ pub struct ExportReport {
 
 /// Exports `tips` and every ancestor not yet exported, and returns their commits.
 /// A recorded commit the repository no longer has (a `git gc` pruned it), or whose
-/// history is no longer the checkpoint's ([`stale`]), is exported again.
+/// history is no longer the checkpoint's (`stale`), is exported again.
 pub fn export(repo: &Repo, store: &Store, tips: &[CheckpointId]) -> Result<ExportReport> {
     export_for(repo, store, tips, &HashSet::new())
 }

@@ -52,7 +52,7 @@ fn secret_content(text: &[u8]) -> Option<&'static str> {
 }
 
 /// [`looks_secret`] of content that `read` hands over piece by piece, never holding more
-/// than a piece and [`OVERLAP`] bytes: only the first `limit` bytes when given, else all
+/// than a piece and `OVERLAP` bytes: only the first `limit` bytes when given, else all
 /// of it. `read` stops when its callback returns false.
 pub fn scan<E>(
     path: &[u8],

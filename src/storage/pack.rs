@@ -1,6 +1,6 @@
 //! Where stored chunks live: the chunk index and the packs.
 //!
-//! Every chunk has an entry in the chunk index ([`CHUNKS`], keyed by its id). The entry is
+//! Every chunk has an entry in the chunk index (`CHUNKS`, keyed by its id). The entry is
 //! either the stored chunk itself (`[FORMAT_VERSION, codec, ...]`, as stores written
 //! before packs hold them, and attachments), or its place in a pack:
 //! `[PACKED, pack, offset, stored length, content length]`, or, for a delta (a chunk
@@ -8,7 +8,7 @@
 //! `[PACKED_DELTA, pack, offset, stored length, content length, depth, base id]`, or, for
 //! a small chunk compressed with others in a solid block (`format::chunk`),
 //! `[PACKED_SOLID, pack, block offset, block stored length, content length, start in the
-//! block's content, share]`. A pack ([`PACKS`], keyed by a sequence number) is stored
+//! block's content, share]`. A pack (`PACKS`, keyed by a sequence number) is stored
 //! chunks and blocks laid end to end, one redb value of at most [`PACK_CAPACITY`] bytes.
 //!
 //! Why packs: redb gives a value that does not share a page a power-of-two number of

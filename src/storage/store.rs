@@ -124,7 +124,7 @@ impl ReadStore {
     /// [`Store::open`] does. A store that does not exist yet, that an interrupted run
     /// left needing recovery (which redb refuses to do read-only), or of an older format,
     /// is first opened for writing once, which creates, repairs or upgrades it; a store
-    /// that still needs recovery after that is kept open for writing ([`ReadDb::Repaired`]),
+    /// that still needs recovery after that is kept open for writing (`ReadDb::Repaired`),
     /// and `on_repair` is told.
     pub fn open(
         path: &Path,

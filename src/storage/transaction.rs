@@ -37,7 +37,7 @@ impl<'s> Transaction<'s> {
     }
 
     /// Makes everything done durable and visible. The store's generation changes first
-    /// ([`super::store::new_generation`]), so that a process that let go of the store
+    /// (`store::new_generation`), so that a process that let go of the store
     /// sees that something may have been committed meanwhile.
     pub fn commit(self) -> Result<()> {
         super::store::new_generation(self.store_path)?;
@@ -70,7 +70,7 @@ impl<'s> Transaction<'s> {
     /// Stores the trees of `trees` (rooted at `root`) that the store lacks. `like` is a
     /// stored root the new trees resemble, the parent checkpoint's: a new tree at the
     /// same path as one of its trees is stored as a delta against that one when that is
-    /// much smaller ([`tree_codec::stored_form`]).
+    /// much smaller (`tree_codec::stored_form`).
     pub fn add_trees(
         &self,
         trees: &PendingTrees,

@@ -28,7 +28,7 @@ pub(super) enum TreeTable<'a> {
 /// Reads trees from the store, or from trees built in memory that are not stored yet,
 /// and checks each one it reads (see [`TreeReader::get`]).
 ///
-/// With [`TreeReader::with_store`] it also knows each checkpoint's recorded counts, which
+/// With `TreeReader::with_store` it also knows each checkpoint's recorded counts, which
 /// bound what expanding that checkpoint's tree may yield ([`TreeReader::budget`]), and
 /// the chunk index, against which it adds up each file's chunk lengths.
 pub struct TreeReader<'a> {

@@ -34,9 +34,9 @@ use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 /// One damaged object.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
-    /// What is damaged: "chunk <id>", "tree <id>", "checkpoint <id>", "branch <name>",
-    /// "HEAD", "pin <id>", "stat cache <path>", "file" or "records" (the tables as a
-    /// whole).
+    /// What is damaged: `"chunk <id>"`, `"tree <id>"`, `"checkpoint <id>"`,
+    /// `"branch <name>"`, `"HEAD"`, `"pin <id>"`, `"stat cache <path>"`, `"file"` or
+    /// `"records"` (the tables as a whole).
     pub object: String,
     /// What is wrong with it.
     pub message: String,

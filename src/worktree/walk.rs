@@ -7,7 +7,7 @@
 //! the linked worktrees of the same repository are not entered, and the agent settings
 //! files at the top are left out.
 //!
-//! Ignore files are read as git reads them ([`add_ignore_file`]): as bytes, line by line,
+//! Ignore files are read as git reads them (`add_ignore_file`): as bytes, line by line,
 //! and a `.gitignore` that is a symlink is not followed.
 
 use std::collections::{HashMap, HashSet};
