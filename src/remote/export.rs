@@ -102,37 +102,10 @@ fn stale(
     published: &HashSet<CheckpointId>,
 ) -> Result<HashSet<CheckpointId>> {
     // Parents before children, each once, with its recorded commit.
-    let mut order: Vec<(CheckpointId, Vec<CheckpointId>, Option<String>)> = Vec::new();
-    let mut state: HashMap<CheckpointId, bool> = HashMap::new();
-    let mut stack: Vec<(CheckpointId, bool)> = tips.iter().rev().map(|&id| (id, false)).collect();
-    let mut parents_of: HashMap<CheckpointId, Vec<CheckpointId>> = HashMap::new();
-    while let Some((id, expanded)) = stack.pop() {
-        if expanded {
-            if state.insert(id, true) == Some(false) {
-                let parents = parents_of.remove(&id).unwrap_or_default();
-                order.push((id, parents, snapshot.commit_of(id)?));
-            }
-            continue;
-        }
-        if state.contains_key(&id) || published.contains(&id) {
-            continue;
-        }
-        state.insert(id, false);
-        stack.push((id, true));
-        let parents = snapshot.checkpoint(id)?.parents;
-        for &parent in parents.iter().rev() {
-            match state.get(&parent) {
-                Some(false) => {
-                    return Err(Error::Corrupt(format!(
-                        "checkpoint {parent} is its own ancestor (a parent cycle)"
-                    )))
-                }
-                Some(true) => {}
-                None => stack.push((parent, false)),
-            }
-        }
-        parents_of.insert(id, parents);
-    }
+    let order = parents_first(snapshot, tips, |id| Ok(published.contains(&id)))?
+        .into_iter()
+        .map(|(id, parents)| Ok((id, parents, snapshot.commit_of(id)?)))
+        .collect::<Result<Vec<_>>>()?;
     let shas: Vec<String> = order.iter().filter_map(|(_, _, sha)| sha.clone()).collect();
     let missing: HashSet<String> = super::missing_commits(repo, &shas)?.into_iter().collect();
     let present: Vec<&str> = shas
@@ -210,31 +183,47 @@ type Plan = (Vec<CheckpointId>, HashMap<CheckpointId, String>);
 /// `gone`), in an order that puts every parent before its children.
 fn plan(snapshot: &Snapshot, tips: &[CheckpointId], gone: &HashSet<CheckpointId>) -> Result<Plan> {
     let mut known = HashMap::new();
+    let order = parents_first(snapshot, tips, |id| {
+        if !gone.contains(&id) {
+            if let Some(sha) = snapshot.commit_of(id)? {
+                known.insert(id, sha);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    Ok((order.into_iter().map(|(id, _)| id).collect(), known))
+}
+
+/// `tips` and their ancestors, each once with its parents, every parent before its
+/// children; the walk does not go into (nor list) a checkpoint `stop` says is done with.
+/// A parent cycle, which only a damaged store holds, is an error.
+fn parents_first(
+    snapshot: &Snapshot,
+    tips: &[CheckpointId],
+    mut stop: impl FnMut(CheckpointId) -> Result<bool>,
+) -> Result<Vec<(CheckpointId, Vec<CheckpointId>)>> {
     let mut order = Vec::new();
+    // false while its parents are being visited, true once it is in `order`.
     let mut state: HashMap<CheckpointId, bool> = HashMap::new();
+    let mut parents_of: HashMap<CheckpointId, Vec<CheckpointId>> = HashMap::new();
     // (id, whether its parents have been visited)
     let mut stack: Vec<(CheckpointId, bool)> = tips.iter().rev().map(|&id| (id, false)).collect();
     while let Some((id, expanded)) = stack.pop() {
         if expanded {
             if state.insert(id, true) == Some(false) {
-                order.push(id);
+                order.push((id, parents_of.remove(&id).unwrap_or_default()));
             }
             continue;
         }
-        if state.contains_key(&id) || known.contains_key(&id) {
+        if state.contains_key(&id) || stop(id)? {
             continue;
-        }
-        if !gone.contains(&id) {
-            if let Some(sha) = snapshot.commit_of(id)? {
-                known.insert(id, sha);
-                continue;
-            }
         }
         state.insert(id, false);
         stack.push((id, true));
-        for &parent in snapshot.checkpoint(id)?.parents.iter().rev() {
+        let parents = snapshot.checkpoint(id)?.parents;
+        for &parent in parents.iter().rev() {
             match state.get(&parent) {
-                // A parent still being visited is a cycle only a damaged store holds.
                 Some(false) => {
                     return Err(Error::Corrupt(format!(
                         "checkpoint {parent} is its own ancestor (a parent cycle)"
@@ -244,8 +233,9 @@ fn plan(snapshot: &Snapshot, tips: &[CheckpointId], gone: &HashSet<CheckpointId>
                 None => stack.push((parent, false)),
             }
         }
+        parents_of.insert(id, parents);
     }
-    Ok((order, known))
+    Ok(order)
 }
 
 /// Writes `order` (parents first) with one `git fast-import` and returns each

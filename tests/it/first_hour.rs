@@ -192,20 +192,14 @@ fn a_branch_fetched_by_another_worktree_is_hinted_at() {
 #[test]
 fn a_store_of_another_user_names_its_owner() {
     let repo = Repo::new();
-    if is_root() {
-        if let Err(e) = Command::new("setpriv").arg("--version").output() {
-            common::skip_only_if_allowed(
-                "UNREADABLE",
-                &format!("running as root, and setpriv (to drop root) cannot run: {e}"),
-            );
-            return;
-        }
-        std::fs::write(repo.sb.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
-    } else {
+    if !is_root() {
         common::skip_only_if_allowed(
             "UNREADABLE",
             "a store owned by another user needs root to make",
         );
+        return;
+    }
+    if !common::prepare_unprivileged(&repo) {
         return;
     }
     repo.write("f.txt", b"1\n");

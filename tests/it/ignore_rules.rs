@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use common::Repo;
 
 /// The paths of the current checkpoint, from `show --name-status` of a first checkpoint.
-fn saved_paths(r: &Repo) -> BTreeSet<String> {
+pub(crate) fn saved_paths(r: &Repo) -> BTreeSet<String> {
     r.ok(&["show", "@", "--name-status"])
         .stdout
         .lines()
@@ -18,7 +18,7 @@ fn saved_paths(r: &Repo) -> BTreeSet<String> {
 }
 
 /// What git itself would add: tracked files plus untracked ones no rule ignores.
-fn git_paths(r: &Repo) -> BTreeSet<String> {
+pub(crate) fn git_paths(r: &Repo) -> BTreeSet<String> {
     r.git(&["ls-files", "--cached", "--others", "--exclude-standard"])
         .lines()
         .map(str::to_string)

@@ -10,8 +10,8 @@
 //! or a pattern with a NUL byte.
 
 use crate::common;
+use crate::ignore_rules::{git_paths, saved_paths};
 
-use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -408,25 +408,6 @@ fn a_watched_save_never_reports_the_common_dir() {
         walked.stdout.contains("Nothing changed"),
         "a walk records something else than the watched save did:\n{walked}"
     );
-}
-
-/// The paths of the current checkpoint, which is the first of its store.
-fn saved_paths(r: &Repo) -> BTreeSet<String> {
-    r.ok(&["show", "@", "--name-status"])
-        .stdout
-        .lines()
-        .filter_map(|line| line.strip_prefix("A\t"))
-        .map(str::to_string)
-        .collect()
-}
-
-/// What `git add -A` would add, as `git status --porcelain --ignored` tells it: every
-/// path it does not report as ignored.
-fn git_paths(r: &Repo) -> BTreeSet<String> {
-    r.git(&["ls-files", "--cached", "--others", "--exclude-standard"])
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 #[track_caller]

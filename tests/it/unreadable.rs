@@ -10,22 +10,14 @@
 
 use crate::common;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 
-use common::{is_root, open_up, parse_json, run_unprivileged as run, Repo};
+use common::{open_up, parse_json, run_unprivileged as run, Repo};
 
 #[test]
 fn unreadable_files_fail_the_save_unless_skipped_and_restore_leaves_them() {
     let repo = Repo::new();
-    if is_root() {
-        if let Err(e) = Command::new("setpriv").arg("--version").output() {
-            common::skip_only_if_allowed(
-                "UNREADABLE",
-                &format!("running as root, and setpriv (to drop root) cannot run: {e}"),
-            );
-            return;
-        }
-        std::fs::write(repo.sb.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
+    if !common::prepare_unprivileged(&repo) {
+        return;
     }
     repo.write("ok.txt", b"readable\n");
     repo.write("secret.txt", b"cannot be read\n");

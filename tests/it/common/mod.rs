@@ -830,6 +830,25 @@ pub fn open_up(dir: &Path) {
     assert!(status.success());
 }
 
+/// Whether [`run_unprivileged`] can run here: as root it needs setpriv(1), and without
+/// it the test is skipped knowingly (`GIT_CHECKPOINT_TEST_SKIP_UNREADABLE`) or fails.
+/// As root, the sandbox's git config then trusts every directory (`safe.directory = *`),
+/// so that git lets `nobody` into the root-owned repository.
+pub fn prepare_unprivileged(repo: &Repo) -> bool {
+    if !is_root() {
+        return true;
+    }
+    if let Err(e) = Command::new("setpriv").arg("--version").output() {
+        skip_only_if_allowed(
+            "UNREADABLE",
+            &format!("running as root, and setpriv (to drop root) cannot run: {e}"),
+        );
+        return false;
+    }
+    fs::write(repo.sb.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
+    true
+}
+
 /// Runs the binary in the worktree as `nobody` through setpriv(1) when the tests run as
 /// root, so that file permissions apply; as itself otherwise.
 pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
