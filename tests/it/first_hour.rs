@@ -349,3 +349,24 @@ fn hand_hooked_claude_events_say_what_they_are() {
     assert_eq!(log.len(), 3);
     assert_eq!(log[0]["message"], "claude Stop");
 }
+
+/// `show` takes the summaries `diff` takes, `--name-only` included, and refuses two at
+/// once as a usage error.
+#[test]
+fn show_prints_changes_as_diff_does() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"1\n");
+    repo.write("b.txt", b"1\n");
+    repo.save("one");
+    repo.write("b.txt", b"2\n");
+    repo.write("c.txt", b"new\n");
+    repo.save("two");
+    let shown = repo.ok(&["show", "--name-only"]).stdout;
+    let diffed = repo.ok(&["diff", "--name-only", "@~1", "@"]).stdout;
+    assert_eq!(diffed, "b.txt\nc.txt\n");
+    assert!(shown.ends_with(&diffed), "{shown}");
+    let status = repo.ok(&["show", "--name-status", "@"]).stdout;
+    assert!(status.ends_with("M\tb.txt\nA\tc.txt\n"), "{status}");
+    let both = repo.run(&["show", "--stat", "--name-only"]);
+    assert_eq!(both.code, 2, "{both}");
+}

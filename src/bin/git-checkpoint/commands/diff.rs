@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::ui::patch::{self, FileSummary, Format};
+use crate::ui::patch::{self, FileSummary};
 use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::ops::save::look;
@@ -10,7 +10,7 @@ use git_checkpoint::CheckpointId;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{Context, Output};
+use super::{Context, FormatArgs, Output};
 
 /// Show changes between two checkpoints, or a checkpoint and the worktree.
 ///
@@ -33,15 +33,8 @@ pub struct Args {
     /// Zero, one or two checkpoints.
     #[arg(value_name = "rev", num_args = 0..=2)]
     revs: Vec<String>,
-    /// A diffstat instead of the diff.
-    #[arg(long, group = "format")]
-    stat: bool,
-    /// A status letter and path per changed file.
-    #[arg(long, group = "format")]
-    name_status: bool,
-    /// Only the paths of changed files.
-    #[arg(long, group = "format")]
-    name_only: bool,
+    #[command(flatten)]
+    format: FormatArgs,
     /// Only these files or directories (relative to the current directory).
     #[arg(last = true, value_name = "path")]
     paths: Vec<PathBuf>,
@@ -110,16 +103,13 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if context.quiet {
         return Ok(Output::Nothing);
     }
-    let format = if args.stat {
-        Format::Stat
-    } else if args.name_status {
-        Format::NameStatus
-    } else if args.name_only {
-        Format::NameOnly
-    } else {
-        Format::Patch
-    };
     let mut out = Vec::new();
-    patch::write_changes(&mut out, &changes, &reader, format, context.colour())?;
+    patch::write_changes(
+        &mut out,
+        &changes,
+        &reader,
+        args.format.format(),
+        context.colour(),
+    )?;
     Ok(Output::Paged(out))
 }

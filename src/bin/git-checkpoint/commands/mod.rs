@@ -43,6 +43,38 @@ use crate::ui::output;
 use crate::ui::pager::Pager;
 use crate::ui::progress_bar::TerminalBar;
 
+/// How `diff` and `show` print changes: the unified diff, or one of git's summaries
+/// (at most one).
+#[derive(Debug, clap::Args)]
+#[group(id = "format", multiple = false)]
+pub struct FormatArgs {
+    /// A diffstat instead of the diff.
+    #[arg(long)]
+    stat: bool,
+    /// A status letter and path per changed file instead of the diff.
+    #[arg(long)]
+    name_status: bool,
+    /// Only the paths of changed files.
+    #[arg(long)]
+    name_only: bool,
+}
+
+impl FormatArgs {
+    /// The format asked for.
+    pub fn format(&self) -> crate::ui::patch::Format {
+        use crate::ui::patch::Format;
+        if self.stat {
+            Format::Stat
+        } else if self.name_status {
+            Format::NameStatus
+        } else if self.name_only {
+            Format::NameOnly
+        } else {
+            Format::Patch
+        }
+    }
+}
+
 /// How many rows a summary shows of a long list (`stats`, `gc`) before "-v lists all".
 pub const SUMMARY_ROWS: usize = 5;
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
-use crate::ui::patch::{self, FileSummary, Format};
+use crate::ui::patch::{self, FileSummary};
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::diff::content::ContentReader;
@@ -12,12 +12,13 @@ use git_checkpoint::format::text::escape_controls;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{Context, Output};
+use super::{Context, FormatArgs, Output};
 
 /// Show a checkpoint: its record, metadata and attachments, and its changes.
 ///
 /// The changes are against its first parent (against nothing for the first
-/// checkpoint), as a unified diff, or with --stat or --name-status as a summary.
+/// checkpoint), as a unified diff, or with --stat, --name-status or --name-only as a
+/// summary.
 ///
 /// Examples:
 ///
@@ -31,12 +32,8 @@ pub struct Args {
     /// The checkpoint (default: the current one).
     #[arg(default_value = "@")]
     rev: String,
-    /// A diffstat instead of the diff.
-    #[arg(long, conflicts_with = "name_status")]
-    stat: bool,
-    /// A status letter and path per changed file instead of the diff.
-    #[arg(long)]
-    name_status: bool,
+    #[command(flatten)]
+    format: FormatArgs,
 }
 
 #[derive(serde::Serialize)]
@@ -149,13 +146,6 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if !record.message.is_empty() {
         writeln!(out)?;
     }
-    let format = if args.stat {
-        Format::Stat
-    } else if args.name_status {
-        Format::NameStatus
-    } else {
-        Format::Patch
-    };
-    patch::write_changes(&mut out, &changes, &reader, format, colour)?;
+    patch::write_changes(&mut out, &changes, &reader, args.format.format(), colour)?;
     Ok(Output::Paged(out))
 }
