@@ -55,6 +55,18 @@ pub enum Error {
         /// The parentless checkpoint reached.
         root: String,
     },
+    /// A `^N` past the parents a checkpoint has.
+    #[error("revision '{rev}' asks for parent {parent} of checkpoint {checkpoint}, which has only {parents}")]
+    NoSuchParent {
+        /// The revision as given.
+        rev: String,
+        /// The checkpoint whose parent was asked for.
+        checkpoint: String,
+        /// The parent asked for, from 1.
+        parent: u64,
+        /// How many parents it has.
+        parents: usize,
+    },
     /// A hex prefix that matches several checkpoints.
     #[error("ambiguous revision '{rev}': it matches {}", candidates.join(", "))]
     AmbiguousRevision {

@@ -209,22 +209,33 @@ pub(super) fn resolve(
     };
     // A crafted store can hold a parent cycle; walking it with a large N would never end.
     let mut visited = HashSet::new();
-    for _ in 0..parsed.steps {
-        if !visited.insert(id) {
-            return Err(Error::Corrupt(format!(
-                "checkpoint {id} is its own ancestor (a parent cycle)"
-            )));
-        }
-        let record = load(checkpoints, id)?;
-        id = match record.parents.first() {
-            Some(&parent) => parent,
-            None => {
-                return Err(Error::PastRoot {
-                    rev: rev.to_string(),
-                    root: id.hex()[..MIN_SHORT_ID].to_string(),
-                })
+    for step in &parsed.steps {
+        for _ in 0..step.times {
+            if !visited.insert(id) {
+                return Err(Error::Corrupt(format!(
+                    "checkpoint {id} is its own ancestor (a parent cycle)"
+                )));
             }
-        };
+            let record = load(checkpoints, id)?;
+            let nth = usize::try_from(step.parent - 1).unwrap_or(usize::MAX);
+            id = match record.parents.get(nth) {
+                Some(&parent) => parent,
+                None if record.parents.is_empty() => {
+                    return Err(Error::PastRoot {
+                        rev: rev.to_string(),
+                        root: id.hex()[..MIN_SHORT_ID].to_string(),
+                    })
+                }
+                None => {
+                    return Err(Error::NoSuchParent {
+                        rev: rev.to_string(),
+                        checkpoint: id.hex()[..MIN_SHORT_ID].to_string(),
+                        parent: step.parent,
+                        parents: record.parents.len(),
+                    })
+                }
+            };
+        }
     }
     Ok(id)
 }

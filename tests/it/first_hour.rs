@@ -370,3 +370,30 @@ fn show_prints_changes_as_diff_does() {
     let both = repo.run(&["show", "--stat", "--name-only"]);
     assert_eq!(both.code, 2, "{both}");
 }
+
+/// `^` and `^N` name parents as git's do, chained with `~` in any order.
+#[test]
+fn caret_names_parents_as_in_git() {
+    let repo = Repo::new();
+    for i in 0..3 {
+        repo.write("f.txt", format!("{i}\n").as_bytes());
+        repo.save(&format!("save {i}"));
+    }
+    assert_eq!(repo.id("@^"), repo.id("@~1"));
+    assert_eq!(repo.id("@^^"), repo.id("@~2"));
+    assert_eq!(repo.id("@^1~1"), repo.id("@~2"));
+    assert_eq!(repo.id("@^0"), repo.id("@"));
+    assert_eq!(repo.id("main^"), repo.id("@~1"));
+    let second = repo.run(&["show", "@^2"]);
+    assert_eq!(second.code, 1, "{second}");
+    assert!(
+        second.stderr.contains("asks for parent 2 of checkpoint")
+            && second.stderr.contains("which has only 1"),
+        "{second}"
+    );
+    let bad = repo.run(&["show", "@^x"]);
+    assert!(
+        bad.stderr.contains("'^' must be followed by a number"),
+        "{bad}"
+    );
+}

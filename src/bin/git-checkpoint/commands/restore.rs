@@ -21,7 +21,8 @@ use super::{print_json, Context};
 /// branch `<remote>/<branch>`, `@` (the current checkpoint), `<session>:prompt<N>` (the
 /// checkpoint an agent's hook saved as prompt N of that session was submitted) or
 /// `<session>:<tool-call-id>` (the one saved after that tool call); any of them may be
-/// followed by `~N` (the N-th first parent). `git checkpoint sessions` lists sessions.
+/// followed by `~N` (the N-th first parent) or `^N` (the N-th parent), as in git. `git
+/// checkpoint sessions` lists sessions.
 ///
 /// Examples:
 ///
