@@ -36,7 +36,7 @@ use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 /// big save holds a bounded amount in memory (docs/design.md invariant 2).
 const BATCH_BYTES: usize = 64 << 20;
 /// Files up to this size are read whole into a reused buffer; larger ones are streamed.
-pub(crate) const READ_WHOLE_LIMIT: u64 = 8 << 20;
+const READ_WHOLE_LIMIT: u64 = 8 << 20;
 /// How often a file that changes while it is read is read before it is left out.
 const READ_ATTEMPTS: usize = 5;
 
@@ -543,7 +543,7 @@ pub(crate) fn store_attachments(
             let mut stored = Ok(());
             hasher.for_each_chunk(&bytes, |piece| {
                 if stored.is_ok() {
-                    match keep_attachment_chunk(sink, hasher, piece, level) {
+                    match keep_chunk(sink, hasher, piece, level) {
                         Ok(id) => ids.push(id),
                         Err(e) => stored = Err(e),
                     }
@@ -560,8 +560,8 @@ pub(crate) fn store_attachments(
     })
 }
 
-/// Stores the files of `files` as [`store_attachments`] stores content, each read in
-/// pieces from its start, at most its `len` bytes.
+/// Stores the files of `files` as [`store_attachments`] stores content, each read from
+/// its start, at most its `len` bytes.
 fn store_attachment_files(
     txn: &Transaction,
     hasher: &Hasher,
@@ -573,30 +573,62 @@ fn store_attachment_files(
     }
     txn.pack_chunks(&mut Packer::default(), |sink| {
         let mut out = Vec::with_capacity(files.len());
+        let mut buf = Vec::new();
         for attach in files {
             let failed = |e: std::io::Error| Error::io(&attach.name, e);
             let mut file = &*attach.file;
             file.seek(std::io::SeekFrom::Start(0)).map_err(failed)?;
-            let p = hasher.params();
-            let stream = fastcdc::v2020::StreamCDC::new(file.take(attach.len), p.min, p.avg, p.max);
-            let (mut ids, mut size) = (Vec::new(), 0u64);
-            for piece in stream {
-                let piece = piece.map_err(|e| failed(std::io::Error::other(e)))?;
-                size += piece.data.len() as u64;
-                ids.push(keep_attachment_chunk(sink, hasher, &piece.data, level)?);
-            }
+            let (size, chunks) =
+                store_content(sink, hasher, file, attach.len, level, &mut buf, failed)?;
             out.push(Attachment {
                 name: attach.name.clone(),
                 size,
-                chunks: ids,
+                chunks,
             });
         }
         Ok(out)
     })
 }
 
-/// Names one chunk of an attachment and stores it, unless the store has it.
-fn keep_attachment_chunk(
+/// Cuts at most `len` bytes of `content` into chunks and stores each one `sink` lacks,
+/// the way content that is not a worktree file goes (an attachment read from its file, a
+/// fetched file): read whole into `buf` up to [`READ_WHOLE_LIMIT`], streamed past it, with
+/// the same cut points either way. Returns how many bytes it read and the chunk ids;
+/// `failed` names a read error.
+pub(crate) fn store_content(
+    sink: &mut ChunkSink<'_, '_>,
+    hasher: &Hasher,
+    content: impl Read,
+    len: u64,
+    level: i32,
+    buf: &mut Vec<u8>,
+    failed: impl Fn(std::io::Error) -> Error,
+) -> Result<(u64, Vec<ChunkId>)> {
+    let mut content = content.take(len);
+    let mut ids = Vec::new();
+    if len <= READ_WHOLE_LIMIT {
+        buf.clear();
+        content.read_to_end(buf).map_err(&failed)?;
+        let mut stored = Ok(());
+        hasher.for_each_chunk(buf, |piece| {
+            if stored.is_ok() {
+                stored = keep_chunk(sink, hasher, piece, level).map(|id| ids.push(id));
+            }
+        });
+        stored?;
+    } else {
+        let p = hasher.params();
+        for piece in fastcdc::v2020::StreamCDC::new(&mut content, p.min, p.avg, p.max) {
+            let piece = piece.map_err(|e| failed(std::io::Error::other(e)))?;
+            ids.push(keep_chunk(sink, hasher, &piece.data, level)?);
+        }
+    }
+    Ok((len - content.limit(), ids))
+}
+
+/// Names one chunk of content that is stored whole (never as a delta: nothing vouches
+/// for a previous version) and stores it, unless the store has it.
+fn keep_chunk(
     sink: &mut ChunkSink<'_, '_>,
     hasher: &Hasher,
     piece: &[u8],

@@ -15,11 +15,11 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use super::message::{self, AttachmentBlob, Trailers};
-use crate::format::chunk::{self, Hasher};
+use crate::format::chunk::Hasher;
 use crate::git::repo::Repo;
 use crate::model::tree::{self, is_safe_name};
 use crate::model::{Attachment, Checkpoint, Node, PendingTrees, SkipReason, SkippedFile};
-use crate::ops::save::READ_WHOLE_LIMIT;
+use crate::ops::save::store_content;
 use crate::storage::{ChunkSink, Packer, Snapshot, Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result};
 
@@ -456,9 +456,9 @@ fn colliding(paths: &mut [&[u8]]) -> Option<String> {
     None
 }
 
-/// Streams blob `object` from `cat` through the chunker into `sink`, as a save reads a
-/// file: whole up to [`READ_WHOLE_LIMIT`], in pieces past it (the same cut points
-/// either way); returns its size and chunks.
+/// Streams blob `object` from `cat` through the chunker into `sink`
+/// ([`store_content`]: whole when small, in pieces past that); returns its size and
+/// chunks.
 fn store_blob(
     cat: &mut CatFile,
     sink: &mut ChunkSink<'_, '_>,
@@ -468,38 +468,13 @@ fn store_blob(
     buf: &mut Vec<u8>,
 ) -> Result<(u64, Vec<ChunkId>)> {
     let size = cat.open(object, "blob")?;
-    let mut ids = Vec::new();
-    let mut keep = |piece: &[u8]| -> Result<()> {
-        let id = hasher.chunk_id(piece);
-        if !sink.contains(id)? {
-            sink.add(id, &chunk::encode_chunk(piece, level), piece.len(), None)?;
-        }
-        ids.push(id);
-        Ok(())
-    };
-    let failed = |e: String| Error::Git {
+    let failed = |e: std::io::Error| Error::Git {
         command: "cat-file".into(),
         message: format!("object {object}: {e}"),
     };
-    let mut body = (&mut cat.output).take(size);
-    if size <= READ_WHOLE_LIMIT {
-        buf.clear();
-        body.read_to_end(buf).map_err(|e| failed(e.to_string()))?;
-        let mut stored = Ok(());
-        hasher.for_each_chunk(buf, |piece| {
-            if stored.is_ok() {
-                stored = keep(piece);
-            }
-        });
-        stored?;
-    } else {
-        let p = hasher.params();
-        for piece in fastcdc::v2020::StreamCDC::new(&mut body, p.min, p.avg, p.max) {
-            keep(&piece.map_err(|e| failed(e.to_string()))?.data)?;
-        }
-    }
-    if body.limit() != 0 {
-        return Err(failed("its content ended early".into()));
+    let (read, ids) = store_content(sink, hasher, &mut cat.output, size, level, buf, failed)?;
+    if read != size {
+        return Err(failed(std::io::Error::other("its content ended early")));
     }
     cat.end_object()?;
     Ok((size, ids))
