@@ -774,8 +774,10 @@ fn preflight(root: &Path, hasher: &Hasher, chunks: &ReadChunks, changes: &[Chang
             });
         }
     }
-    // Directories already found to be real ones, so each is looked at once.
+    // Directories already found to be real ones, or missing, so each is looked at once
+    // (a restore into an emptied worktree writes thousands of paths below a few).
     let mut real_dirs: HashSet<&[u8]> = HashSet::new();
+    let mut missing_dirs: HashSet<&[u8]> = HashSet::new();
     let mut last = LastPack::default();
     for change in changes {
         let Some(node) = &change.new else { continue };
@@ -785,6 +787,9 @@ fn preflight(root: &Path, hasher: &Hasher, chunks: &ReadChunks, changes: &[Chang
         // directory, a file), nothing in the way can be the worktree's: looking there
         // would follow that symlink into its target.
         let mut below_deleted = false;
+        // Below a missing directory nothing can be in the way (a path written there is
+        // created with O_EXCL all the same).
+        let mut below_missing = false;
         for (i, _) in change.path.iter().enumerate().filter(|(_, &b)| b == b'/') {
             let dir = &change.path[..i];
             if deleted.contains(dir) {
@@ -793,6 +798,10 @@ fn preflight(root: &Path, hasher: &Hasher, chunks: &ReadChunks, changes: &[Chang
             }
             if real_dirs.contains(dir) {
                 continue;
+            }
+            if missing_dirs.contains(dir) {
+                below_missing = true;
+                break;
             }
             let full = root.join(OsStr::from_bytes(dir));
             match std::fs::symlink_metadata(&full) {
@@ -810,11 +819,15 @@ fn preflight(root: &Path, hasher: &Hasher, chunks: &ReadChunks, changes: &[Chang
                     })
                 }
                 // Missing: the restore makes it, and everything below it.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    missing_dirs.insert(dir);
+                    below_missing = true;
+                    break;
+                }
                 Err(e) => return Err(Error::io(full, e)),
             }
         }
-        if below_deleted || change.old.is_some() {
+        if below_deleted || below_missing || change.old.is_some() {
             continue;
         }
         let full = root.join(OsStr::from_bytes(&change.path));
