@@ -42,6 +42,7 @@ mod pager_release;
 mod permissions;
 mod progress;
 mod read_only;
+mod readme;
 mod remote;
 mod restore;
 mod restore_safety;
