@@ -237,7 +237,9 @@ fn normalise_line(line: &str) -> String {
             continue;
         }
         let seconds = w.trim_start_matches('(');
-        if words.get(i + 1).is_some_and(|n| n.trim_end_matches(')') == "s")
+        if words
+            .get(i + 1)
+            .is_some_and(|n| n.trim_end_matches(')') == "s")
             && seconds.contains('.')
             && seconds.parse::<f64>().is_ok()
         {
@@ -264,9 +266,13 @@ fn is_age(words: &[&str]) -> bool {
 /// `word` with any RFC 3339 time in it replaced by `<time>`.
 fn time_free(word: &str) -> String {
     let b = word.as_bytes();
-    let digits = |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
     for start in 0..b.len() {
-        if digits(start..start + 4) && b.get(start + 4) == Some(&b'-') && b.get(start + 10) == Some(&b'T') && digits(start + 11..start + 13)
+        if digits(start..start + 4)
+            && b.get(start + 4) == Some(&b'-')
+            && b.get(start + 10) == Some(&b'T')
+            && digits(start + 11..start + 13)
         {
             let end = (start + 11..b.len())
                 .find(|&i| !matches!(b[i], b'0'..=b'9' | b':' | b'.' | b'Z' | b'+' | b'-'))
@@ -461,14 +467,21 @@ fn run_page(page: &str) {
     }
     if std::env::var_os("GIT_CHECKPOINT_DOCS_BLESS").is_some() {
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        for o in outcomes.iter().rev().filter(|o| !o.wild || o.report.is_some()) {
+        for o in outcomes
+            .iter()
+            .rev()
+            .filter(|o| !o.wild || o.report.is_some())
+        {
             lines.splice(o.line..o.line + o.shown, o.printed.iter().cloned());
             lines[o.line - 1] = format!("$ {}", o.ran);
         }
         fs::write(&path, lines.join("\n") + "\n").unwrap();
         return;
     }
-    let reports: Vec<&str> = outcomes.iter().filter_map(|o| o.report.as_deref()).collect();
+    let reports: Vec<&str> = outcomes
+        .iter()
+        .filter_map(|o| o.report.as_deref())
+        .collect();
     assert!(reports.is_empty(), "{}", reports.join("\n"));
 }
 
@@ -530,11 +543,20 @@ fn the_runner_pairs_ids_and_normalises_ages_and_times() {
         "Saved checkpoint 0a1b2c3 on main (2 files, 9 B) 1 hour ago 2027-01-02T03:04:05.1Z (1.25 s)",
     )];
     assert!(ids.lines_match(&expected, &actual));
-    assert_eq!(ids.substitute("git checkpoint restore 5862 -- x"), "git checkpoint restore 0a1b -- x");
+    assert_eq!(
+        ids.substitute("git checkpoint restore 5862 -- x"),
+        "git checkpoint restore 0a1b -- x"
+    );
     let other = vec!["Saved checkpoint ffffff1 on main (2 files, 9 B)".to_string()];
     let again = vec!["Saved checkpoint 5862d44 on main (2 files, 9 B)".to_string()];
-    assert!(!ids.lines_match(&again, &other), "an id pairs with one id only");
+    assert!(
+        !ids.lines_match(&again, &other),
+        "an id pairs with one id only"
+    );
     let any = vec!["a".to_string(), "...".to_string(), "z [..] end".to_string()];
-    let lines: Vec<String> = ["a", "b", "c", "z what ever end"].iter().map(|s| s.to_string()).collect();
+    let lines: Vec<String> = ["a", "b", "c", "z what ever end"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     assert!(ids.lines_match(&any, &lines));
 }
