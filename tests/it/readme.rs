@@ -10,18 +10,20 @@
 //! later command that names it (or a prefix of it) is run with the real one.
 //!
 //! The rules a page follows:
-//! - `$ <command>` lines run in order in one bash per block (so `cd` and variables carry
-//!   through the block; the directory also carries to the next block), stdout and stderr
-//!   merged; the lines after it, up to the next `$`, are what it prints.
+//! - `$ <command>` lines run in order, each in a bash that starts where the last one
+//!   ended (its directory and shell variables carry on, to later blocks too), stdout and
+//!   stderr merged; the lines after it, up to the next `$`, are what it prints.
 //! - Before matching, both sides are normalised: runs of spaces are one space, ages
 //!   (`37 seconds ago`) and times (RFC 3339, `0.07 s`) match any age and time, and the
 //!   sandbox's home directory is `/home/me` (the page's project is `/home/me/project`).
 //! - A hexadecimal word of 7 or more digits is an id: it matches any hexadecimal word of
 //!   the same length, the same one every time.
 //! - `[..]` in a line matches any text; a line `...` matches any number of lines.
-//! - ```` ```console,ignore ```` blocks are not run (installation, a real agent); an HTML
+//! - ```` ```console,ignore ```` blocks are not run (a damaged store, a long agent history); an HTML
 //!   comment `<!-- docs-test` … `-->` holds shell lines run, silently, before the next
-//!   block (files an example needs but that would only clutter the page).
+//!   block (files an example needs but that would only clutter the page). Other blocks
+//!   (```` ```sh ````: commands shown without output) are not run.
+//! - `GIT_CHECKPOINT_DOCS_BLESS=1` writes what the program printed into the pages.
 
 use crate::common;
 use std::collections::BTreeMap;
