@@ -3,12 +3,11 @@
 //! Claude Code reads hooks from its settings files (the project's personal
 //! `.claude/settings.local.json` at the repository top, the shared and committed
 //! `.claude/settings.json`, or the user's `~/.claude/settings.json`) and runs each hook
-//! command with a JSON description of the event on stdin. [`install_claude`] merges our
-//! hooks into one of those files — a save when the user submits a prompt, and one after
-//! each tool that can change files, whether it succeeded or failed — and
-//! [`uninstall_claude`] takes out exactly those, leaving everything else, including the
-//! file's indentation and key order, as it was. [`run_claude`] is what the hooks run: it
-//! saves with the session, the prompt's number in it and the event as metadata, and
+//! command with a JSON description of the event on stdin. Installing ([`Claude`]) merges
+//! our hooks into one of those files — a save when the user submits a prompt, and one after
+//! each tool that can change files, whether it succeeded or failed — and uninstalling
+//! takes out exactly those, leaving everything else, including the file's indentation
+//! and key order, as it was. A hook run saves with the session, the prompt's number in it and the event as metadata, and
 //! every event makes a checkpoint (an empty one when nothing changed), so that "before
 //! prompt N" and "before that tool call" always have an answer.
 
@@ -17,10 +16,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::event::{AgentEvent, Step};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::paths::{agent_home, worktree_or_home_file};
-use crate::{CheckpointId, Result};
+use crate::Result;
 
 /// The command the Claude Code hooks run.
 pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
@@ -38,34 +38,6 @@ const CLAUDE_EVENTS: [(&str, Option<&str>); 3] = [
 /// the store at most `checkpoint.hookLockTimeout` (5 s by default), far less.
 const CLAUDE_HOOK_TIMEOUT_SECONDS: u64 = 30;
 
-/// Which of Claude Code's settings files to install into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SettingsScope {
-    /// `.claude/settings.local.json` at the worktree top: personal, not committed, so
-    /// teammates without git-checkpoint get no failing hook.
-    Local,
-    /// `.claude/settings.json` at the worktree top: shared with everyone who clones.
-    Shared,
-    /// `~/.claude/settings.json`: every project of the user.
-    Global,
-}
-
-/// Claude Code's settings file for `scope`, in the worktree at `worktree_root` (unused
-/// for [`SettingsScope::Global`]). Refuses one that is, or lies below, a symlink leading
-/// outside the worktree (outside the home directory for the global file): installing
-/// must never edit a file elsewhere through a link a repository can carry.
-pub fn claude_settings_path(scope: SettingsScope, worktree_root: &Path) -> Result<PathBuf> {
-    let name = match scope {
-        SettingsScope::Local => "settings.local.json",
-        SettingsScope::Shared | SettingsScope::Global => "settings.json",
-    };
-    worktree_or_home_file(
-        scope == SettingsScope::Global,
-        worktree_root,
-        &Path::new(".claude").join(name),
-    )
-}
-
 /// Our hooks as they stand in Claude Code's settings.
 const CLAUDE_HOOKS: HookGroups = HookGroups {
     agent: "Claude Code",
@@ -80,17 +52,44 @@ const CLAUDE_HOOKS: HookGroups = HookGroups {
     },
 };
 
-/// Adds the checkpoint hooks to the Claude Code settings file at `path`, creating it if
-/// needed. Returns false if they were there already (the file is then left alone).
-pub fn install_claude(path: &Path) -> Result<bool> {
-    CLAUDE_HOOKS.install(path)
-}
+/// Claude Code: hooks in `.claude/settings.local.json` ([`Scope::Personal`]),
+/// `.claude/settings.json` ([`Scope::Shared`]) or `~/.claude/settings.json`
+/// ([`Scope::Global`]).
+pub struct Claude;
 
-/// Removes the hooks [`install_claude`] added to the settings file at `path`, and the
-/// containers it created for them once they are empty (the file itself, if nothing else
-/// is left). Returns false if there was nothing to remove.
-pub fn uninstall_claude(path: &Path) -> Result<bool> {
-    CLAUDE_HOOKS.uninstall(path)
+impl Agent for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn about(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        let name = match scope {
+            Scope::Personal => "settings.local.json",
+            Scope::Shared | Scope::Global => "settings.json",
+        };
+        worktree_or_home_file(scope, start, &Path::new(".claude").join(name))
+    }
+
+    fn install(&self, path: &Path) -> Result<Installed> {
+        CLAUDE_HOOKS.install(path)
+    }
+
+    fn uninstall(&self, path: &Path) -> Result<bool> {
+        CLAUDE_HOOKS.uninstall(path)
+    }
+
+    /// `.claude/settings.local.json` is Claude Code's "personal, not committed" file.
+    fn is_personal(&self, scope: Scope) -> bool {
+        scope == Scope::Personal
+    }
+
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        Ok(HookRun::save(ClaudeEvent::read(input), fallback_dir, ""))
+    }
 }
 
 /// The fields of Claude Code's hook input that a save records (the hooks reference:
@@ -119,14 +118,8 @@ pub struct ClaudeEvent {
     pub agent_id: Option<String>,
 }
 
-impl ClaudeEvent {
-    /// Parses the JSON Claude Code writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<ClaudeEvent> {
-        super::event::parse_payload(input)
-    }
-
-    /// The event in the terms every agent's hooks share.
-    pub fn into_event(self) -> AgentEvent {
+impl Payload for ClaudeEvent {
+    fn into_event(self) -> AgentEvent {
         let step = match self.hook_event_name.as_deref() {
             Some("UserPromptSubmit") => Step::Prompt,
             Some("PostToolUse") => Step::Tool { failed: false },
@@ -166,15 +159,6 @@ pub(super) fn transcript_dirs() -> Vec<PathBuf> {
         .map(|dir| dir.join("projects"))
         .into_iter()
         .collect()
-}
-
-/// Saves a checkpoint for the Claude Code hook event in `input`, in the event's `cwd`
-/// (or `fallback_dir`); see [`super::event::run`].
-pub fn run_claude(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
-    super::event::run(
-        ClaudeEvent::parse(input).map(ClaudeEvent::into_event),
-        fallback_dir,
-    )
 }
 
 #[cfg(test)]

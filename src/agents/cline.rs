@@ -5,10 +5,10 @@
 //! directory (`~/Documents/Cline/Hooks/`), run with a JSON description of the event on
 //! stdin; it must answer with a JSON object on stdout, `{"cancel": false}` to let Cline
 //! go on (docs.cline.bot/customization/hooks, docs.cline.bot/features/hooks/hook-reference).
-//! [`install_cline`] writes two small wrapper scripts of ours, `UserPromptSubmit` and
-//! `PostToolUse`, that run `git checkpoint hooks run cline`; [`uninstall_cline`] deletes
-//! exactly those (recognised by their content) and the hooks directory once it is empty;
-//! [`run_cline`] is what they run, and gives the reply to print.
+//! Installing ([`Cline`]) writes two small wrapper scripts of ours, `UserPromptSubmit` and
+//! `PostToolUse`, that run `git checkpoint hooks run cline`; uninstalling deletes exactly
+//! those (recognised by their content) and the hooks directory once it is empty; a hook
+//! run answers [`CLINE_REPLY`].
 //!
 //! A hook file of the user's own with one of those names is never overwritten: Cline runs
 //! one file per event and directory, so install refuses, naming the file, and writes
@@ -38,9 +38,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::event::{workspace_root, AgentEvent, Step};
-use super::paths::{holds_exactly, home_dir, settings_path_under};
-use crate::{CheckpointId, Error, Result};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{workspace_root, AgentEvent, Payload, Step};
+use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
+use crate::{Error, Result};
 
 /// The command our wrapper scripts run.
 pub const CLINE_HOOK_COMMAND: &str = "git checkpoint hooks run cline";
@@ -79,20 +80,54 @@ const READ_ONLY_TOOLS: &[&str] = &[
     "access_mcp_resource",
 ];
 
-/// Cline's hooks directory: `.clinerules/hooks` in the worktree at `worktree_root`, or
-/// with `global` the user's `~/Documents/Cline/Hooks`. Refuses one that is, or lies
-/// below, a symlink leading outside the worktree (the home directory for the global one),
-/// and one whose hook file of an event we use does.
-pub fn cline_hooks_dir(global: bool, worktree_root: &Path) -> Result<PathBuf> {
-    let (base, dir) = if global {
-        (home_dir()?, Path::new(CLINE_GLOBAL_HOOKS_DIR))
-    } else {
-        (worktree_root.to_path_buf(), Path::new(CLINE_HOOKS_DIR))
-    };
-    for event in CLINE_EVENTS {
-        settings_path_under(&base, &dir.join(event))?;
+/// Cline: our wrapper scripts in `.clinerules/hooks` in the worktree (with or without
+/// [`Scope::Shared`]), or the user's `~/Documents/Cline/Hooks`. Its hooks path is a
+/// directory, refused also when the hook file of an event we use is, or lies below, a
+/// symlink leading out of the worktree (the home directory for the global one).
+pub struct Cline;
+
+impl Agent for Cline {
+    fn name(&self) -> &'static str {
+        "cline"
     }
-    settings_path_under(&base, dir)
+
+    fn about(&self) -> &'static str {
+        "Cline"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        let (base, dir) = match scope {
+            Scope::Global => (home_dir()?, Path::new(CLINE_GLOBAL_HOOKS_DIR)),
+            Scope::Personal | Scope::Shared => (worktree_top(start)?, Path::new(CLINE_HOOKS_DIR)),
+        };
+        for event in CLINE_EVENTS {
+            settings_path_under(&base, &dir.join(event))?;
+        }
+        settings_path_under(&base, dir)
+    }
+
+    fn install(&self, dir: &Path) -> Result<Installed> {
+        install(dir).map(Installed::added)
+    }
+
+    fn uninstall(&self, dir: &Path) -> Result<bool> {
+        uninstall(dir)
+    }
+
+    /// A tool that only reads gets no checkpoint. Every run prints [`CLINE_REPLY`],
+    /// whatever became of the save. Cline runs a hook in its workspace root, which is
+    /// `fallback_dir` for an event that names none.
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        let event = ClineEvent::read(input);
+        let tool = event.as_ref().ok().and_then(|e| e.tool.as_deref());
+        if tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool)) {
+            return Ok(HookRun {
+                saved: Ok(None),
+                reply: CLINE_REPLY,
+            });
+        }
+        Ok(HookRun::save(event, fallback_dir, CLINE_REPLY))
+    }
 }
 
 /// Whether the file at `path` is one of our wrapper scripts (a regular file holding
@@ -104,7 +139,7 @@ fn is_ours(path: &Path) -> Result<Option<bool>> {
 /// Writes our wrapper scripts into the Cline hooks directory `dir`, creating it if
 /// needed. Returns false if they were all there already. Refuses, writing nothing, when a
 /// file of the same name that is not ours is there.
-pub fn install_cline(dir: &Path) -> Result<bool> {
+fn install(dir: &Path) -> Result<bool> {
     let mut missing = Vec::new();
     for event in CLINE_EVENTS {
         let path = dir.join(event);
@@ -146,11 +181,11 @@ pub fn install_cline(dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// Deletes the wrapper scripts [`install_cline`] wrote in `dir` (a file of the same name
+/// Deletes the wrapper scripts [`install`] wrote in `dir` (a file of the same name
 /// with other content is the user's and stays), then `dir` if that left it empty, and
 /// the project's `.clinerules` above it if that is then empty too. Returns false if there
 /// was nothing to remove.
-pub fn uninstall_cline(dir: &Path) -> Result<bool> {
+fn uninstall(dir: &Path) -> Result<bool> {
     let mut removed = false;
     for event in CLINE_EVENTS {
         let path = dir.join(event);
@@ -248,25 +283,10 @@ impl ClineToolUse {
     }
 }
 
-impl ClineEvent {
-    /// Parses the JSON Cline writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<ClineEvent> {
-        super::event::parse_payload(input)
-    }
-
-    /// Whether the event is a tool that cannot have changed the worktree.
-    fn is_read_only_tool(&self) -> bool {
-        let tool = self
-            .post_tool_use
-            .as_ref()
-            .and_then(|t| t.tool_name.as_deref());
-        tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool))
-    }
-
-    /// The event in the terms every agent's hooks share. The worktree is the workspace
-    /// root holding the file the tool names (absolute in Cline's newer tools), else the
-    /// first root.
-    pub fn into_event(self) -> AgentEvent {
+/// The worktree is the workspace root holding the file the tool names (absolute in
+/// Cline's newer tools), else the first root.
+impl Payload for ClineEvent {
+    fn into_event(self) -> AgentEvent {
         let event = self.hook_name.clone().or_else(|| {
             let name = match (&self.user_prompt_submit, &self.post_tool_use) {
                 (Some(_), _) => "UserPromptSubmit",
@@ -309,31 +329,13 @@ impl ClineEvent {
     }
 }
 
-/// Saves a checkpoint for the Cline hook event in `input`, in the workspace root it
-/// names (or `fallback_dir`; Cline runs a hook in its workspace root); see
-/// [`super::event::run`]. A tool that only reads gets no checkpoint. Also returns what
-/// the hook must print, [`CLINE_REPLY`], after every event whatever became of the save.
-pub fn run_cline(
-    input: &[u8],
-    fallback_dir: &Path,
-) -> (Result<Option<CheckpointId>>, &'static str) {
-    let event = ClineEvent::parse(input);
-    if event.as_ref().is_ok_and(ClineEvent::is_read_only_tool) {
-        return (Ok(None), CLINE_REPLY);
-    }
-    let saved = super::event::run(event.map(ClineEvent::into_event), fallback_dir);
-    (saved, CLINE_REPLY)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     fn event(payload: Value) -> AgentEvent {
-        ClineEvent::parse(payload.to_string().as_bytes())
-            .unwrap()
-            .into_event()
+        ClineEvent::read(payload.to_string().as_bytes()).unwrap()
     }
 
     #[test]

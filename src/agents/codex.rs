@@ -5,10 +5,10 @@
 //! trusted, and Codex asks the user to review new hooks in `/hooks` before they run) and
 //! the user's `~/.codex/hooks.json` (developers.openai.com/codex/hooks). It runs each
 //! hook command in the session's `cwd` with a JSON description of the event on stdin
-//! (the wire format: openai/codex `codex-rs/hooks/schema/generated/`). [`install_codex`]
-//! adds a save when the user submits a prompt (`UserPromptSubmit`) and one after each
-//! shell command and file edit (`PostToolUse` for `Bash` and `apply_patch`);
-//! [`uninstall_codex`] takes out exactly those. [`run_codex`] is what the hooks run.
+//! (the wire format: openai/codex `codex-rs/hooks/schema/generated/`). Installing
+//! ([`Codex`]) adds a save when the user submits a prompt (`UserPromptSubmit`) and one
+//! after each shell command and file edit (`PostToolUse` for `Bash` and `apply_patch`);
+//! uninstalling takes out exactly those.
 //!
 //! Codex has no failure event: `PostToolUse` also fires after a shell command that exits
 //! non-zero, but the payload's `tool_response` is then only the command's output text,
@@ -21,10 +21,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::event::{AgentEvent, Step};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::paths::{agent_home, worktree_or_home_file};
-use crate::{CheckpointId, Result};
+use crate::Result;
 
 /// The command the Codex hooks run.
 pub const CODEX_HOOK_COMMAND: &str = "git checkpoint hooks run codex";
@@ -55,24 +56,35 @@ const CODEX_HOOKS: HookGroups = HookGroups {
     },
 };
 
-/// Codex's hooks file: the project's `.codex/hooks.json` in the worktree at
-/// `worktree_root` (Codex has no separate personal project file), or with `global` the
-/// user's `~/.codex/hooks.json`. Refuses one that is, or lies below, a symlink leading
-/// outside the worktree (the home directory for the global file).
-pub fn codex_hooks_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
-    worktree_or_home_file(global, worktree_root, Path::new(".codex/hooks.json"))
-}
+/// Codex CLI: hooks in the project's `.codex/hooks.json` (Codex has no separate
+/// personal project file, so [`Scope::Personal`] names it too) or the user's
+/// `~/.codex/hooks.json`.
+pub struct Codex;
 
-/// Adds the checkpoint hooks to the Codex hooks file at `path`, creating it if needed.
-/// Returns false if they were there already (the file is then left alone).
-pub fn install_codex(path: &Path) -> Result<bool> {
-    CODEX_HOOKS.install(path)
-}
+impl Agent for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
 
-/// Removes the hooks [`install_codex`] added to the hooks file at `path` (the file too,
-/// if nothing else is left). Returns false if there was nothing to remove.
-pub fn uninstall_codex(path: &Path) -> Result<bool> {
-    CODEX_HOOKS.uninstall(path)
+    fn about(&self) -> &'static str {
+        "Codex CLI"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        worktree_or_home_file(scope, start, Path::new(".codex/hooks.json"))
+    }
+
+    fn install(&self, path: &Path) -> Result<Installed> {
+        CODEX_HOOKS.install(path)
+    }
+
+    fn uninstall(&self, path: &Path) -> Result<bool> {
+        CODEX_HOOKS.uninstall(path)
+    }
+
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        Ok(HookRun::save(CodexEvent::read(input), fallback_dir, ""))
+    }
 }
 
 /// The fields of Codex's hook input that a save records.
@@ -98,15 +110,9 @@ pub struct CodexEvent {
     pub prompt: Option<String>,
 }
 
-impl CodexEvent {
-    /// Parses the JSON Codex writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<CodexEvent> {
-        super::event::parse_payload(input)
-    }
-
-    /// The event in the terms every agent's hooks share. The turn id is recorded as the
-    /// prompt's own id.
-    pub fn into_event(self) -> AgentEvent {
+/// The turn id is recorded as the prompt's own id.
+impl Payload for CodexEvent {
+    fn into_event(self) -> AgentEvent {
         let step = match self.hook_event_name.as_deref() {
             Some("UserPromptSubmit") => Step::Prompt,
             Some("PostToolUse") => Step::Tool { failed: false },
@@ -159,15 +165,6 @@ pub(super) fn transcript_dirs() -> Vec<PathBuf> {
         .map(|dir| dir.join("sessions"))
         .into_iter()
         .collect()
-}
-
-/// Saves a checkpoint for the Codex hook event in `input`, in the event's `cwd` (or
-/// `fallback_dir`); see [`super::event::run`].
-pub fn run_codex(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
-    super::event::run(
-        CodexEvent::parse(input).map(CodexEvent::into_event),
-        fallback_dir,
-    )
 }
 
 #[cfg(test)]

@@ -7,9 +7,8 @@
 //! (docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference and
 //! docs.github.com/en/copilot/reference/hooks-configuration). Our hooks live in a file of
 //! their own, `git-checkpoint.json` in one of those directories, so no file of the
-//! user's is touched. [`install_copilot`] adds them to `userPromptSubmitted`,
-//! `postToolUse` and `postToolUseFailure`, [`uninstall_copilot`] takes out exactly
-//! those, and [`run_copilot`] is what they run.
+//! user's is touched. Installing ([`Copilot`]) adds them to `userPromptSubmitted`,
+//! `postToolUse` and `postToolUseFailure`, and uninstalling takes out exactly those.
 //!
 //! Confirmed against that documentation: the file format, `timeoutSec` (default 30), the
 //! camelCase payloads (`sessionId`, `timestamp`, `cwd`, `prompt`, `toolName`, `toolArgs`
@@ -29,10 +28,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::event::{AgentEvent, Step};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
-use super::paths::{agent_home, home_dir, settings_path_under};
-use crate::{CheckpointId, Result};
+use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
+use crate::Result;
 
 /// The command the Copilot CLI hooks run.
 pub const COPILOT_HOOK_COMMAND: &str = "git checkpoint hooks run copilot";
@@ -57,32 +57,44 @@ const COPILOT_HOOKS: HookList = HookList {
     },
 };
 
-/// Our Copilot CLI hooks file: `.github/hooks/git-checkpoint.json` in the worktree at
-/// `worktree_root`, or with `global` `git-checkpoint.json` in the user's hooks directory
-/// (`$COPILOT_HOME/hooks`, by default `~/.copilot/hooks`). Refuses one that is, or lies
-/// below, a symlink leading outside the worktree (outside that home for the global one).
-pub fn copilot_hooks_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
-    let (base, dir) = if global {
-        match std::env::var_os("COPILOT_HOME").filter(|home| !home.is_empty()) {
-            Some(home) => (PathBuf::from(home), Path::new("hooks")),
-            None => (home_dir()?, Path::new(".copilot/hooks")),
-        }
-    } else {
-        (worktree_root.to_path_buf(), Path::new(".github/hooks"))
-    };
-    settings_path_under(&base, &dir.join(COPILOT_HOOKS_FILE))
-}
+/// GitHub Copilot CLI: our own hooks file, `.github/hooks/git-checkpoint.json` in the
+/// worktree (Copilot CLI has no personal per-repository file, so [`Scope::Personal`]
+/// names it too), or `git-checkpoint.json` in the user's hooks directory
+/// (`$COPILOT_HOME/hooks`, by default `~/.copilot/hooks`).
+pub struct Copilot;
 
-/// Adds the checkpoint hooks to the Copilot CLI hooks file at `path`, creating it if
-/// needed. Returns false if they were there already (the file is then left alone).
-pub fn install_copilot(path: &Path) -> Result<bool> {
-    COPILOT_HOOKS.install(path)
-}
+impl Agent for Copilot {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
 
-/// Removes the hooks [`install_copilot`] added to the file at `path` (the file too, if
-/// nothing else is left). Returns false if there was nothing to remove.
-pub fn uninstall_copilot(path: &Path) -> Result<bool> {
-    COPILOT_HOOKS.uninstall(path)
+    fn about(&self) -> &'static str {
+        "GitHub Copilot CLI"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        let (base, dir) = match scope {
+            Scope::Global => match std::env::var_os("COPILOT_HOME").filter(|home| !home.is_empty())
+            {
+                Some(home) => (PathBuf::from(home), Path::new("hooks")),
+                None => (home_dir()?, Path::new(".copilot/hooks")),
+            },
+            Scope::Personal | Scope::Shared => (worktree_top(start)?, Path::new(".github/hooks")),
+        };
+        settings_path_under(&base, &dir.join(COPILOT_HOOKS_FILE))
+    }
+
+    fn install(&self, path: &Path) -> Result<Installed> {
+        COPILOT_HOOKS.install(path)
+    }
+
+    fn uninstall(&self, path: &Path) -> Result<bool> {
+        COPILOT_HOOKS.uninstall(path)
+    }
+
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        Ok(HookRun::save(CopilotEvent::read(input), fallback_dir, ""))
+    }
 }
 
 /// The fields of Copilot CLI's hook input that a save records, in either of its
@@ -115,11 +127,6 @@ pub struct CopilotEvent {
 }
 
 impl CopilotEvent {
-    /// Parses the JSON Copilot CLI writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<CopilotEvent> {
-        super::event::parse_payload(input)
-    }
-
     /// The event's name: as the payload gives it, or told by its fields.
     fn event_name(&self) -> Option<String> {
         if let Some(name) = &self.hook_event_name {
@@ -143,9 +150,10 @@ impl CopilotEvent {
             .and_then(Value::as_str);
         matches!(kind, Some("failure" | "error"))
     }
+}
 
-    /// The event in the terms every agent's hooks share.
-    pub fn into_event(self) -> AgentEvent {
+impl Payload for CopilotEvent {
+    fn into_event(self) -> AgentEvent {
         let event = self.event_name();
         let step = match event.as_deref() {
             Some("userPromptSubmitted" | "UserPromptSubmit") => Step::Prompt,
@@ -190,13 +198,4 @@ pub(super) fn transcript_dirs() -> Vec<PathBuf> {
         .map(|dir| dir.join("session-state"))
         .into_iter()
         .collect()
-}
-
-/// Saves a checkpoint for the Copilot CLI hook event in `input`, in the event's `cwd`
-/// (or `fallback_dir`); see [`super::event::run`].
-pub fn run_copilot(input: &[u8], fallback_dir: &Path) -> Result<Option<CheckpointId>> {
-    super::event::run(
-        CopilotEvent::parse(input).map(CopilotEvent::into_event),
-        fallback_dir,
-    )
 }

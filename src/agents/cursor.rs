@@ -4,10 +4,10 @@
 //! project; Cursor has no personal per-project file) and `~/.cursor/hooks.json` (every
 //! project of the user), a version 1 file mapping each event to a list of
 //! `{"command": …}` hooks, and runs each with a JSON description of the event on stdin
-//! (cursor.com/docs/agent/hooks). [`install_cursor`] adds our hook to
+//! (cursor.com/docs/agent/hooks). Installing ([`Cursor`]) adds our hook to
 //! `beforeSubmitPrompt` (a save as the user sends a prompt), `afterFileEdit` and
-//! `afterShellExecution` (a save after each change the agent makes), and
-//! [`uninstall_cursor`] takes out exactly those. [`run_cursor`] is what the hooks run.
+//! `afterShellExecution` (a save after each change the agent makes), and uninstalling
+//! takes out exactly those.
 //!
 //! Confirmed against Cursor's hooks documentation: the file's layout and locations, the
 //! common input fields (`conversation_id`, `generation_id`, `hook_event_name`,
@@ -22,10 +22,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::event::{workspace_root, AgentEvent, Step};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::hook_list::HookList;
 use super::paths::{home_dir, worktree_or_home_file};
-use crate::{CheckpointId, Result};
+use crate::Result;
 
 /// The command the Cursor hooks run.
 pub const CURSOR_HOOK_COMMAND: &str = "git checkpoint hooks run cursor";
@@ -41,23 +42,43 @@ const CURSOR_HOOKS: HookList = HookList {
     hook: || serde_json::json!({ "command": CURSOR_HOOK_COMMAND }),
 };
 
-/// Cursor's hooks file: `.cursor/hooks.json` in the worktree at `worktree_root`, or
-/// with `global` the user's `~/.cursor/hooks.json`. Refuses one that is, or lies below,
-/// a symlink leading outside the worktree (the home directory for the global file).
-pub fn cursor_hooks_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
-    worktree_or_home_file(global, worktree_root, Path::new(".cursor/hooks.json"))
-}
+/// Cursor: hooks in `.cursor/hooks.json` at the worktree's top (Cursor has no personal
+/// per-project file, so [`Scope::Personal`] names it too) or the user's
+/// `~/.cursor/hooks.json`.
+pub struct Cursor;
 
-/// Adds the checkpoint hooks to the Cursor hooks file at `path`, creating it if needed.
-/// Returns false if they were there already (the file is then left alone).
-pub fn install_cursor(path: &Path) -> Result<bool> {
-    CURSOR_HOOKS.install(path)
-}
+impl Agent for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
 
-/// Removes the hooks [`install_cursor`] added to the hooks file at `path` (the file too,
-/// if nothing else is left). Returns false if there was nothing to remove.
-pub fn uninstall_cursor(path: &Path) -> Result<bool> {
-    CURSOR_HOOKS.uninstall(path)
+    fn about(&self) -> &'static str {
+        "Cursor"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        worktree_or_home_file(scope, start, Path::new(".cursor/hooks.json"))
+    }
+
+    fn install(&self, path: &Path) -> Result<Installed> {
+        CURSOR_HOOKS.install(path)
+    }
+
+    fn uninstall(&self, path: &Path) -> Result<bool> {
+        CURSOR_HOOKS.uninstall(path)
+    }
+
+    /// Prints [`CURSOR_PROMPT_REPLY`] for a prompt whatever became of the save (a hook
+    /// must never stop the user's prompt), and for input that could not be read (it may
+    /// have been a prompt); nothing after any other event.
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        let event = CursorEvent::read(input);
+        let reply = match &event {
+            Ok(e) if e.step != Step::Prompt => "",
+            _ => CURSOR_PROMPT_REPLY,
+        };
+        Ok(HookRun::save(event, fallback_dir, reply))
+    }
 }
 
 /// The fields of Cursor's hook input that a save records.
@@ -89,11 +110,6 @@ pub struct CursorEvent {
 }
 
 impl CursorEvent {
-    /// Parses the JSON Cursor writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<CursorEvent> {
-        super::event::parse_payload(input)
-    }
-
     /// The workspace root the event happened in: the one holding the edited file or the
     /// command's directory, else the first.
     fn workspace(&self) -> Option<PathBuf> {
@@ -104,10 +120,12 @@ impl CursorEvent {
             .or(self.cwd.as_deref());
         workspace_root(&self.workspace_roots, place).or_else(|| self.cwd.clone())
     }
+}
 
-    /// The event in the terms every agent's hooks share. Cursor's file and shell events
-    /// name no tool: they are recorded as the tools `edit` and `shell`.
-    pub fn into_event(self) -> AgentEvent {
+/// Cursor's file and shell events name no tool: they are recorded as the tools `edit` and
+/// `shell`.
+impl Payload for CursorEvent {
+    fn into_event(self) -> AgentEvent {
         let (step, tool) = match self.hook_event_name.as_deref() {
             Some("beforeSubmitPrompt") => (Step::Prompt, None),
             Some("afterFileEdit") => (Step::Tool { failed: false }, Some("edit")),
@@ -142,21 +160,4 @@ pub(super) fn transcript_dirs() -> Vec<PathBuf> {
         .map(|home| home.join(".cursor/projects"))
         .into_iter()
         .collect()
-}
-
-/// Saves a checkpoint for the Cursor hook event in `input`, in the workspace root it
-/// names (or `fallback_dir`); see [`super::event::run`]. Also returns what the hook
-/// must print: [`CURSOR_PROMPT_REPLY`] for a prompt whatever became of the save (a hook
-/// must never stop the user's prompt), and for input that could not be read (it may have
-/// been a prompt); nothing after any other event.
-pub fn run_cursor(
-    input: &[u8],
-    fallback_dir: &Path,
-) -> (Result<Option<CheckpointId>>, &'static str) {
-    let event = CursorEvent::parse(input).map(CursorEvent::into_event);
-    let reply = match &event {
-        Ok(e) if e.step != Step::Prompt => "",
-        _ => CURSOR_PROMPT_REPLY,
-    };
-    (super::event::run(event, fallback_dir), reply)
 }

@@ -190,10 +190,18 @@ pub(super) fn workspace_root(roots: &[PathBuf], place: Option<&Path>) -> Option<
         .cloned()
 }
 
-/// Parses the JSON an agent writes to a hook's stdin into its payload type.
-pub fn parse_payload<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T> {
-    serde_json::from_slice(input)
-        .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+/// An agent's hook payload: the JSON it writes on a hook's stdin, with the fields a save
+/// records. Each agent's module has one, and only reads it into an [`AgentEvent`].
+pub(super) trait Payload: serde::de::DeserializeOwned {
+    /// The event in the terms every agent's hooks share.
+    fn into_event(self) -> AgentEvent;
+
+    /// Parses the JSON `input` an agent wrote to a hook's stdin into an [`AgentEvent`].
+    fn read(input: &[u8]) -> Result<AgentEvent> {
+        serde_json::from_slice::<Self>(input)
+            .map(Self::into_event)
+            .map_err(|e| Error::InvalidArgument(format!("the hook input is not valid JSON: {e}")))
+    }
 }
 
 /// Saves a checkpoint for `event` (or logs why its payload could not be read), in the

@@ -7,11 +7,11 @@
 //! event on stdin — `session_id`, `transcript_path`, `cwd`, `hook_event_name`,
 //! `timestamp`, and per event `prompt` (`BeforeAgent`) or `tool_name`, `tool_input`,
 //! `tool_response` (`AfterTool`) — and parses the hook's stdout as JSON, so a hook run
-//! prints [`GEMINI_HOOK_OUTPUT`] and nothing else. [`install_gemini`] adds a save when
-//! the user submits a prompt (`BeforeAgent`) and one after each tool that can change
-//! files (`AfterTool` for `write_file`, `replace` and `run_shell_command`, the names in
-//! gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`);
-//! [`uninstall_gemini`] takes out exactly those. [`run_gemini`] is what the hooks run.
+//! prints [`GEMINI_HOOK_OUTPUT`] and nothing else. Installing ([`Gemini`]) adds a save
+//! when the user submits a prompt (`BeforeAgent`) and one after each tool that can
+//! change files (`AfterTool` for `write_file`, `replace` and `run_shell_command`, the
+//! names in gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`);
+//! uninstalling takes out exactly those.
 //!
 //! `AfterTool` fires whether or not the tool succeeded; a failed tool's `tool_response`
 //! carries an `error` object, which is what marks the step failed. A shell command that
@@ -24,10 +24,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::event::{AgentEvent, Step};
+use super::agent::{Agent, HookRun, Installed, Scope};
+use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::paths::{agent_home, worktree_or_home_file};
-use crate::{CheckpointId, Result};
+use crate::Result;
 
 /// The command the Gemini CLI hooks run.
 pub const GEMINI_HOOK_COMMAND: &str = "git checkpoint hooks run gemini";
@@ -61,26 +62,42 @@ const GEMINI_HOOKS: HookGroups = HookGroups {
     },
 };
 
-/// Gemini CLI's settings file: the project's `.gemini/settings.json` in the worktree at
-/// `worktree_root` (Gemini CLI has no separate personal project file), or with `global`
-/// the user's `~/.gemini/settings.json`. Refuses one that is, or lies below, a symlink
-/// leading outside the worktree (the home directory for the global file).
-pub fn gemini_settings_path(global: bool, worktree_root: &Path) -> Result<PathBuf> {
-    worktree_or_home_file(global, worktree_root, Path::new(".gemini/settings.json"))
-}
+/// Gemini CLI: hooks in the project's `.gemini/settings.json` (Gemini CLI has no
+/// separate personal project file, so [`Scope::Personal`] names it too) or the user's
+/// `~/.gemini/settings.json`. Gemini accepts comments in its settings; a file with
+/// comments is refused as not valid JSON rather than rewritten without them.
+pub struct Gemini;
 
-/// Adds the checkpoint hooks to the Gemini CLI settings file at `path`, creating it if
-/// needed. Returns false if they were there already (the file is then left alone).
-/// Gemini accepts comments in its settings; a file with comments is refused as not
-/// valid JSON rather than rewritten without them.
-pub fn install_gemini(path: &Path) -> Result<bool> {
-    GEMINI_HOOKS.install(path)
-}
+impl Agent for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
 
-/// Removes the hooks [`install_gemini`] added to the settings file at `path` (the file
-/// too, if nothing else is left). Returns false if there was nothing to remove.
-pub fn uninstall_gemini(path: &Path) -> Result<bool> {
-    GEMINI_HOOKS.uninstall(path)
+    fn about(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        worktree_or_home_file(scope, start, Path::new(".gemini/settings.json"))
+    }
+
+    fn install(&self, path: &Path) -> Result<Installed> {
+        GEMINI_HOOKS.install(path)
+    }
+
+    fn uninstall(&self, path: &Path) -> Result<bool> {
+        GEMINI_HOOKS.uninstall(path)
+    }
+
+    /// Prints [`GEMINI_HOOK_OUTPUT`] whatever became of the save, so that the agent goes
+    /// on.
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
+        Ok(HookRun::save(
+            GeminiEvent::read(input),
+            fallback_dir,
+            GEMINI_HOOK_OUTPUT,
+        ))
+    }
 }
 
 /// The fields of Gemini CLI's hook input that a save records.
@@ -104,14 +121,8 @@ pub struct GeminiEvent {
     pub prompt: Option<String>,
 }
 
-impl GeminiEvent {
-    /// Parses the JSON Gemini CLI writes to a hook's stdin.
-    pub fn parse(input: &[u8]) -> Result<GeminiEvent> {
-        super::event::parse_payload(input)
-    }
-
-    /// The event in the terms every agent's hooks share.
-    pub fn into_event(self) -> AgentEvent {
+impl Payload for GeminiEvent {
+    fn into_event(self) -> AgentEvent {
         let failed = self
             .tool_response
             .as_ref()
@@ -151,18 +162,4 @@ pub(super) fn transcript_dirs() -> Vec<PathBuf> {
         .map(|home| home.join(".gemini/tmp"))
         .into_iter()
         .collect()
-}
-
-/// Saves a checkpoint for the Gemini CLI hook event in `input`, in the event's `cwd` (or
-/// `fallback_dir`); see [`super::event::run`]. Also returns what the hook must print:
-/// [`GEMINI_HOOK_OUTPUT`], whatever became of the save, so that the agent goes on.
-pub fn run_gemini(
-    input: &[u8],
-    fallback_dir: &Path,
-) -> (Result<Option<CheckpointId>>, &'static str) {
-    let saved = super::event::run(
-        GeminiEvent::parse(input).map(GeminiEvent::into_event),
-        fallback_dir,
-    );
-    (saved, GEMINI_HOOK_OUTPUT)
 }

@@ -10,11 +10,16 @@
 //! would) and keeps its exit status. Uninstall removes our script only if it is still
 //! exactly ours, and moves the user's file back, so its bytes and mode are what they
 //! were before install.
+//!
+//! It is one of the registry's [`Agent`]s so that `hooks install git` and `hooks uninstall
+//! git` go the same way as every agent's, but it has no `hooks run` and only the
+//! repository's own hook file ([`HookKind::GitCommit`]).
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::agent::{Agent, HookKind, HookRun, Installed, Scope};
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 
@@ -32,8 +37,58 @@ git checkpoint save -q --allow-empty -m \"commit $(git rev-parse --short HEAD)\"
   --meta commit=\"$(git rev-parse HEAD)\" --meta event=post-commit\n\
 exit $status\n";
 
+/// git itself: a `post-commit` hook recording each commit.
+pub struct Git;
+
+impl Agent for Git {
+    fn name(&self) -> &'static str {
+        "git"
+    }
+
+    fn about(&self) -> &'static str {
+        "git itself: a post-commit hook recording each commit (install and uninstall only)"
+    }
+
+    fn kind(&self) -> HookKind {
+        HookKind::GitCommit
+    }
+
+    /// The hook goes where git looks for it; only [`Scope::Personal`] (no flag) names it.
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
+        if scope != Scope::Personal {
+            return Err(Error::InvalidArgument(
+                "the git hook goes where git looks for this repository's hooks \
+                 (core.hooksPath, else .git/hooks); --shared and --global do not apply"
+                    .into(),
+            ));
+        }
+        git_hook_path(&Repo::discover(start)?)
+    }
+
+    /// Ours runs the hook it moved aside first: [`Installed::Added`] names it.
+    fn install(&self, hook: &Path) -> Result<Installed> {
+        if !install(hook)? {
+            return Ok(Installed::AlreadyThere);
+        }
+        let before = before_path(hook);
+        Ok(Installed::Added {
+            runs_first: before.exists().then_some(before),
+        })
+    }
+
+    fn uninstall(&self, hook: &Path) -> Result<bool> {
+        uninstall(hook)
+    }
+
+    fn run(&self, _input: &[u8], _fallback_dir: &Path) -> Result<HookRun> {
+        Err(Error::InvalidArgument(
+            "the git hook runs 'git checkpoint save' itself; 'hooks run' is for agents".into(),
+        ))
+    }
+}
+
 /// The `post-commit` hook file of the repository at `repo`, as git finds it.
-pub fn git_hook_path(repo: &Repo) -> Result<PathBuf> {
+fn git_hook_path(repo: &Repo) -> Result<PathBuf> {
     let out = crate::git::repo::git(
         &repo.root,
         &["rev-parse", "--git-path", &format!("hooks/{GIT_HOOK}")],
@@ -57,7 +112,7 @@ fn is_ours(path: &Path) -> Result<Option<bool>> {
 /// Installs our hook at `hook`, moving an existing one aside. Returns false if ours was
 /// there already. Refuses, changing nothing, when something is already where the
 /// existing hook would go.
-pub fn install_git_hook(hook: &Path) -> Result<bool> {
+fn install(hook: &Path) -> Result<bool> {
     let existing = match is_ours(hook)? {
         Some(true) => return Ok(false),
         Some(false) => true,
@@ -103,7 +158,7 @@ pub fn install_git_hook(hook: &Path) -> Result<bool> {
 /// Removes our hook at `hook` and moves back the hook install moved aside. Returns false
 /// when our hook is not there; refuses a hook file that is not exactly ours (it was
 /// edited since, or is someone else's).
-pub fn uninstall_git_hook(hook: &Path) -> Result<bool> {
+fn uninstall(hook: &Path) -> Result<bool> {
     match is_ours(hook)? {
         None => return Ok(false),
         Some(false) => {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::agent::Installed;
 use super::settings_file;
 use crate::Result;
 
@@ -79,11 +80,11 @@ impl HookGroups {
         })
     }
 
-    /// Adds our hooks to the settings file at `path`, creating it if needed. Returns
-    /// false if they were there already (the file is then left alone).
-    pub(super) fn install(&self, path: &Path) -> Result<bool> {
+    /// Adds our hooks to the settings file at `path`, creating it if needed.
+    /// [`Installed::AlreadyThere`] if they were there already (the file is then left alone).
+    pub(super) fn install(&self, path: &Path) -> Result<Installed> {
         let what = format!("{}'s settings are", self.agent);
-        settings_file::add_hooks(path, &what, |settings| self.add(settings))
+        settings_file::add_hooks(path, &what, |settings| self.add(settings)).map(Installed::added)
     }
 
     /// Removes the hooks [`install`](HookGroups::install) added to the settings file at

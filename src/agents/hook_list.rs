@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::agent::Installed;
 use super::settings_file;
 use crate::Result;
 
@@ -26,11 +27,12 @@ pub(super) struct HookList {
 }
 
 impl HookList {
-    /// Adds our hook to each event of the file at `path`, creating it if needed. Returns
-    /// false if they were all there already (the file is then left alone).
-    pub(super) fn install(&self, path: &Path) -> Result<bool> {
+    /// Adds our hook to each event of the file at `path`, creating it if needed.
+    /// [`Installed::AlreadyThere`] if they were all there already (the file is then left
+    /// alone).
+    pub(super) fn install(&self, path: &Path) -> Result<Installed> {
         let what = format!("{}'s hooks file is", self.agent);
-        settings_file::add_hooks(path, &what, |settings| self.add(settings))
+        settings_file::add_hooks(path, &what, |settings| self.add(settings)).map(Installed::added)
     }
 
     /// Removes the hooks [`install`](HookList::install) added, and what it created for

@@ -1,7 +1,8 @@
 //! Hooks that make an AI coding agent save a checkpoint around each of its steps.
 //!
-//! Supported: Claude Code ([`claude`]), Cline ([`cline`]), Codex CLI ([`codex`]), GitHub
-//! Copilot CLI ([`copilot`]), Cursor ([`cursor`]) and Gemini CLI ([`gemini`]). Installing
+//! Supported: Claude Code (`claude`), Cline (`cline`), Codex CLI (`codex`), GitHub
+//! Copilot CLI (`copilot`), Cursor (`cursor`) and Gemini CLI (`gemini`), each an
+//! [`Agent`] in the registry [`AGENTS`], which is all the binary knows of them. Installing
 //! edits the agent's own JSON settings or hooks file (through `settings_file`, which
 //! rewrites it changing only our hooks; for Cline, which has one executable file per
 //! event instead, it writes small wrapper scripts of ours) so that the agent runs
@@ -12,19 +13,20 @@
 //! writes on stdin, finds the worktree the agent works in, saves it with the session and
 //! event as metadata, and then runs the automatic gc that `save` runs. It must never
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
-//! ([`log_failure`]) instead of being reported. Beside the agents, [`git`] installs a
+//! ([`log_failure`]) instead of being reported. Beside the agents, `git` installs a
 //! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
 //! keeps a personal settings file an install writes out of `git status`.
 
-pub mod claude;
-pub mod cline;
-pub mod codex;
-pub mod copilot;
-pub mod cursor;
+mod agent;
+mod claude;
+mod cline;
+mod codex;
+mod copilot;
+mod cursor;
 pub mod event;
 pub mod exclude;
-pub mod gemini;
-pub mod git;
+mod gemini;
+mod git;
 mod hook_groups;
 mod hook_list;
 mod paths;
@@ -33,7 +35,26 @@ mod transcript;
 
 use std::io::Write;
 
+pub use agent::{Agent, HookKind, HookRun, Installed, Scope};
+
 use crate::git::repo::Repo;
+
+/// Every agent git-checkpoint hooks into, in the order `hooks install --help` lists
+/// them: adding an agent is its module and one line here.
+pub static AGENTS: &[&dyn Agent] = &[
+    &claude::Claude,
+    &cline::Cline,
+    &codex::Codex,
+    &copilot::Copilot,
+    &cursor::Cursor,
+    &gemini::Gemini,
+    &git::Git,
+];
+
+/// The agent called `name` on the command line (`claude`, …, `git`).
+pub fn find(name: &str) -> Option<&'static dyn Agent> {
+    AGENTS.iter().copied().find(|agent| agent.name() == name)
+}
 
 /// Where failed hook runs are logged, inside `<git-dir>/checkpoint`.
 pub const HOOKS_LOG: &str = "hooks.log";

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::agent::Scope;
+use crate::git::repo::Repo;
 use crate::{Error, Result};
 
 /// The user's home directory, from `HOME`.
@@ -22,17 +24,21 @@ pub(super) fn agent_home(var: &str, default: &str) -> Option<PathBuf> {
     }
 }
 
-/// The agent file `relative` in the worktree at `worktree_root`, or with `global` in the
-/// user's home directory; refused as [`settings_path_under`] refuses it.
+/// The top of the worktree `start` is in: where a worktree's agent files are.
+pub(super) fn worktree_top(start: &Path) -> Result<PathBuf> {
+    Ok(Repo::discover(start)?.root)
+}
+
+/// The agent file `relative` in the worktree `start` is in, or for [`Scope::Global`] in
+/// the user's home directory; refused as [`settings_path_under`] refuses it.
 pub(super) fn worktree_or_home_file(
-    global: bool,
-    worktree_root: &Path,
+    scope: Scope,
+    start: &Path,
     relative: &Path,
 ) -> Result<PathBuf> {
-    let base = if global {
-        home_dir()?
-    } else {
-        worktree_root.to_path_buf()
+    let base = match scope {
+        Scope::Global => home_dir()?,
+        Scope::Personal | Scope::Shared => worktree_top(start)?,
     };
     settings_path_under(&base, relative)
 }

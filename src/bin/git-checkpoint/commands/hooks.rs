@@ -2,8 +2,9 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use git_checkpoint::agents::{claude, cline, codex, copilot, cursor, exclude, gemini, git};
+use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
 use git_checkpoint::git::repo::Repo;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -62,37 +63,29 @@ enum Action {
     Run(RunArgs),
 }
 
-/// The agents with hooks.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Cline.
-    Cline,
-    /// Codex CLI.
-    Codex,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// Cursor.
-    Cursor,
-    /// Gemini CLI.
-    Gemini,
-    /// git itself: a post-commit hook recording each commit (install and uninstall only).
-    Git,
+/// An agent named on the command line: one of the registry's, [`agents::AGENTS`].
+#[derive(Clone, Copy)]
+struct AgentArg(&'static dyn Agent);
+
+impl std::fmt::Debug for AgentArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
 }
 
-impl Agent {
-    /// The agent's name, as its checkpoints record it (`agent=<name>`).
-    fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Cline => "cline",
-            Agent::Codex => "codex",
-            Agent::Copilot => "copilot",
-            Agent::Cursor => "cursor",
-            Agent::Gemini => "gemini",
-            Agent::Git => "git",
-        }
+impl clap::ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: OnceLock<Vec<AgentArg>> = OnceLock::new();
+        ALL.get_or_init(|| {
+            agents::AGENTS
+                .iter()
+                .map(|agent| AgentArg(*agent))
+                .collect()
+        })
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.about()))
     }
 }
 
@@ -157,7 +150,7 @@ impl Agent {
 #[derive(Debug, clap::Args)]
 struct InstallArgs {
     /// The agent.
-    agent: Agent,
+    agent: AgentArg,
     #[command(flatten)]
     scope: ScopeArgs,
 }
@@ -178,11 +171,11 @@ struct ScopeArgs {
 }
 
 impl ScopeArgs {
-    fn scope(&self) -> claude::SettingsScope {
+    fn scope(&self) -> Scope {
         match (self.shared, self.global) {
-            (_, true) => claude::SettingsScope::Global,
-            (true, false) => claude::SettingsScope::Shared,
-            (false, false) => claude::SettingsScope::Local,
+            (_, true) => Scope::Global,
+            (true, false) => Scope::Shared,
+            (false, false) => Scope::Personal,
         }
     }
 }
@@ -201,7 +194,7 @@ impl ScopeArgs {
 #[derive(Debug, clap::Args)]
 struct UninstallArgs {
     /// The agent.
-    agent: Agent,
+    agent: AgentArg,
     #[command(flatten)]
     scope: ScopeArgs,
 }
@@ -226,7 +219,7 @@ struct UninstallArgs {
 #[derive(Debug, clap::Args)]
 struct RunArgs {
     /// The agent whose event arrives on stdin.
-    agent: Agent,
+    agent: AgentArg,
 }
 
 /// Runs `hooks`; `start` is the directory given with `-C`, or the current one.
@@ -237,169 +230,139 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
         }
     };
     match args.action {
-        Action::Install(InstallArgs {
-            agent: Agent::Git,
-            scope,
-        }) => {
-            let path = settings_path(start, Agent::Git, &scope)?;
-            if git::install_git_hook(&path)? {
+        Action::Install(InstallArgs { agent, scope }) => {
+            install(start, &say, &Target::new(start, agent.0, &scope)?)
+        }
+        Action::Uninstall(UninstallArgs { agent, scope }) => {
+            uninstall(start, &say, &Target::new(start, agent.0, &scope)?)
+        }
+        Action::Run(RunArgs { agent }) => run_hook(start, agent.0),
+    }
+}
+
+/// What `hooks install` and `hooks uninstall` edit: an agent's hooks file for a scope.
+struct Target {
+    agent: &'static dyn Agent,
+    scope: Scope,
+    /// The file (Cline's: the directory) the agent's hooks go in.
+    path: PathBuf,
+}
+
+impl Target {
+    fn new(start: &Path, agent: &'static dyn Agent, scope: &ScopeArgs) -> anyhow::Result<Target> {
+        let scope = scope.scope();
+        let path = agent.hooks_path(scope, start)?;
+        Ok(Target { agent, scope, path })
+    }
+
+    /// The hooks file, relative to the worktree's top, when it is the user's own and so
+    /// kept out of git: Claude Code's `.claude/settings.local.json` ("personal, not
+    /// committed").
+    fn personal_file(&self, repo: &Repo) -> Option<PathBuf> {
+        self.agent
+            .is_personal(self.scope)
+            .then(|| {
+                self.path
+                    .strip_prefix(&repo.root)
+                    .ok()
+                    .map(Path::to_path_buf)
+            })
+            .flatten()
+    }
+}
+
+/// `hooks install`: our hooks into the file `scope` names, then, for an agent in a
+/// worktree, its personal file kept out of git and a first checkpoint.
+fn install(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Result<()> {
+    let Target { agent, path, .. } = target;
+    let installed = agent.install(path)?;
+    if agent.kind() == HookKind::GitCommit {
+        match installed {
+            Installed::Added { runs_first } => {
                 say(format!(
                     "Installed the post-commit hook in {}",
                     path.display()
                 ));
-                let mut before = path.clone().into_os_string();
-                before.push(git::GIT_HOOK_BEFORE_SUFFIX);
-                if Path::new(&before).exists() {
+                if let Some(before) = runs_first {
                     say(format!(
                         "Your own hook is now {} and runs first",
-                        Path::new(&before).display()
+                        before.display()
                     ));
                 }
-            } else {
+            }
+            Installed::AlreadyThere => say(format!(
+                "The post-commit hook is already in {}",
+                path.display()
+            )),
+        }
+        return Ok(());
+    }
+    match installed {
+        Installed::Added { .. } => say(format!(
+            "Installed the checkpoint hooks in {}",
+            path.display()
+        )),
+        Installed::AlreadyThere => say(format!(
+            "The checkpoint hooks are already in {}",
+            path.display()
+        )),
+    }
+    // The state before the first prompt: there is always a checkpoint to go back to, and
+    // the first hook does not pay for the first full save.
+    if let Ok(repo) = Repo::discover(start) {
+        if let Some(personal) = target.personal_file(&repo) {
+            if exclude::add(&repo, &personal)? {
                 say(format!(
-                    "The post-commit hook is already in {}",
-                    path.display()
+                    "Added {} to the repository's info/exclude: it is yours, not the project's",
+                    personal.display()
                 ));
             }
         }
-        Action::Install(InstallArgs { agent, scope }) => {
-            let path = settings_path(start, agent, &scope)?;
-            let added = match agent {
-                Agent::Claude => claude::install_claude(&path)?,
-                Agent::Cline => cline::install_cline(&path)?,
-                Agent::Codex => codex::install_codex(&path)?,
-                Agent::Copilot => copilot::install_copilot(&path)?,
-                Agent::Cursor => cursor::install_cursor(&path)?,
-                Agent::Gemini => gemini::install_gemini(&path)?,
-                Agent::Git => unreachable!("installed above"),
-            };
-            if added {
-                say(format!(
-                    "Installed the checkpoint hooks in {}",
-                    path.display()
-                ));
-            } else {
-                say(format!(
-                    "The checkpoint hooks are already in {}",
-                    path.display()
-                ));
-            }
-            // The state before the first prompt: there is always a checkpoint to go
-            // back to, and the first hook does not pay for the first full save.
-            if let Ok(repo) = Repo::discover(start) {
-                if let Some(personal) = personal_settings(&repo, agent, &scope, &path) {
-                    if exclude::add(&repo, &personal)? {
-                        say(format!(
-                            "Added {} to the repository's info/exclude: it is yours, not the project's",
-                            personal.display()
-                        ));
-                    }
-                }
-                let started = std::time::Instant::now();
-                let id =
-                    git_checkpoint::agents::event::save_before_first_prompt(&repo, agent.name())?;
-                say(format!(
-                    "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
-                    &id.hex()[..7],
-                    started.elapsed().as_secs_f64()
-                ));
-            }
-        }
-        Action::Uninstall(UninstallArgs { agent, scope }) => {
-            let path = settings_path(start, agent, &scope)?;
-            let removed = match agent {
-                Agent::Claude => claude::uninstall_claude(&path)?,
-                Agent::Cline => cline::uninstall_cline(&path)?,
-                Agent::Codex => codex::uninstall_codex(&path)?,
-                Agent::Copilot => copilot::uninstall_copilot(&path)?,
-                Agent::Cursor => cursor::uninstall_cursor(&path)?,
-                Agent::Gemini => gemini::uninstall_gemini(&path)?,
-                Agent::Git => git::uninstall_git_hook(&path)?,
-            };
-            if let Ok(repo) = Repo::discover(start) {
-                if let Some(personal) = personal_settings(&repo, agent, &scope, &path) {
-                    if exclude::remove(&repo, &personal)? {
-                        say(format!(
-                            "Took {} out of the repository's info/exclude again",
-                            personal.display()
-                        ));
-                    }
-                }
-            }
-            if removed {
-                say(format!(
-                    "Removed the checkpoint hooks from {}",
-                    path.display()
-                ));
-            } else {
-                say(format!("No checkpoint hooks in {}", path.display()));
-            }
-        }
-        Action::Run(RunArgs { agent }) => {
-            let mut input = Vec::new();
-            // An unreadable stdin leaves the input empty, which fails and is logged.
-            let _ = std::io::stdin().read_to_end(&mut input);
-            // Never fail the agent: the library logged what went wrong.
-            // What the agent reads on stdout, for the agents that read it, whatever
-            // became of the save.
-            let reply = match agent {
-                Agent::Claude => {
-                    let _ = claude::run_claude(&input, start);
-                    ""
-                }
-                Agent::Codex => {
-                    let _ = codex::run_codex(&input, start);
-                    ""
-                }
-                Agent::Copilot => {
-                    let _ = copilot::run_copilot(&input, start);
-                    ""
-                }
-                Agent::Cline => cline::run_cline(&input, start).1,
-                Agent::Cursor => cursor::run_cursor(&input, start).1,
-                Agent::Gemini => gemini::run_gemini(&input, start).1,
-                Agent::Git => anyhow::bail!(
-                    "the git hook runs 'git checkpoint save' itself; 'hooks run' is for agents"
-                ),
-            };
-            if !reply.is_empty() {
-                println!("{reply}");
-            }
-        }
+        let started = std::time::Instant::now();
+        let id = agents::event::save_before_first_prompt(&repo, agent.name())?;
+        say(format!(
+            "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
+            &id.hex()[..7],
+            started.elapsed().as_secs_f64()
+        ));
     }
     Ok(())
 }
 
-/// The settings or hooks file of `agent` that `scope` names.
-/// The settings file, relative to the worktree's top, that is the user's own and so kept
-/// out of git: Claude Code's `.claude/settings.local.json` ("personal, not committed").
-fn personal_settings(repo: &Repo, agent: Agent, scope: &ScopeArgs, path: &Path) -> Option<PathBuf> {
-    let personal = matches!(agent, Agent::Claude) && scope.scope() == claude::SettingsScope::Local;
-    personal
-        .then(|| path.strip_prefix(&repo.root).ok().map(Path::to_path_buf))
-        .flatten()
+/// `hooks uninstall`: exactly what install added, and the personal file's exclude line.
+fn uninstall(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Result<()> {
+    let Target { agent, path, .. } = target;
+    let removed = agent.uninstall(path)?;
+    if let Ok(repo) = Repo::discover(start) {
+        if let Some(personal) = target.personal_file(&repo) {
+            if exclude::remove(&repo, &personal)? {
+                say(format!(
+                    "Took {} out of the repository's info/exclude again",
+                    personal.display()
+                ));
+            }
+        }
+    }
+    if removed {
+        say(format!(
+            "Removed the checkpoint hooks from {}",
+            path.display()
+        ));
+    } else {
+        say(format!("No checkpoint hooks in {}", path.display()));
+    }
+    Ok(())
 }
 
-fn settings_path(start: &Path, agent: Agent, scope: &ScopeArgs) -> anyhow::Result<PathBuf> {
-    if let Agent::Git = agent {
-        if scope.shared || scope.global {
-            anyhow::bail!(
-                "the git hook goes where git looks for this repository's hooks (core.hooksPath, else .git/hooks); --shared and --global do not apply"
-            );
-        }
-        return Ok(git::git_hook_path(&Repo::discover(start)?)?);
+/// `hooks run`: one hook run, which never fails the agent (the library logged what went
+/// wrong); prints what the agent reads on stdout, for the agents that read it.
+fn run_hook(start: &Path, agent: &dyn Agent) -> anyhow::Result<()> {
+    let mut input = Vec::new();
+    // An unreadable stdin leaves the input empty, which fails and is logged.
+    let _ = std::io::stdin().read_to_end(&mut input);
+    let reply = agent.run(&input, start)?.reply;
+    if !reply.is_empty() {
+        println!("{reply}");
     }
-    let root = match scope.global {
-        true => PathBuf::new(),
-        false => Repo::discover(start)?.root,
-    };
-    Ok(match agent {
-        Agent::Claude => claude::claude_settings_path(scope.scope(), &root)?,
-        Agent::Cline => cline::cline_hooks_dir(scope.global, &root)?,
-        Agent::Codex => codex::codex_hooks_path(scope.global, &root)?,
-        Agent::Copilot => copilot::copilot_hooks_path(scope.global, &root)?,
-        Agent::Cursor => cursor::cursor_hooks_path(scope.global, &root)?,
-        Agent::Gemini => gemini::gemini_settings_path(scope.global, &root)?,
-        Agent::Git => unreachable!("found above"),
-    })
+    Ok(())
 }

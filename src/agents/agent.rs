@@ -1,0 +1,122 @@
+//! The one shape every agent has: [`Agent`], which the binary drives without knowing
+//! which agent it holds. An agent's module supplies only what is its own (its file, its
+//! events, how it reads a payload, what it replies); the install and run bodies are
+//! shared (`hook_groups`, `hook_list`, [`HookRun::save`]).
+
+use std::path::{Path, PathBuf};
+
+use super::event::{self, AgentEvent};
+use crate::{CheckpointId, Result};
+
+/// Which of an agent's settings files `hooks install` and `hooks uninstall` edit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The worktree's personal file where the agent has one (Claude Code's
+    /// `.claude/settings.local.json`, not committed, so teammates without git-checkpoint
+    /// get no failing hook); the shared one for the agents that have no personal file.
+    Personal,
+    /// The worktree's shared file, committed with the project.
+    Shared,
+    /// The user's own file in the home directory: every project of the user.
+    Global,
+}
+
+/// What `hooks install` puts in place, which decides what else an install does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookKind {
+    /// An agent's hooks: they run `hooks run <agent>` at each step, and an install in a
+    /// worktree saves the state before the agent's first prompt.
+    Agent,
+    /// git's `post-commit` hook: it runs `git checkpoint save` itself after each commit.
+    GitCommit,
+}
+
+/// What an install did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Installed {
+    /// Our hooks were there already, exactly as this build writes them: nothing changed.
+    AlreadyThere,
+    /// Our hooks were added (replacing what an older build wrote).
+    Added {
+        /// The user's own hook that ours runs first, where one is (git's `post-commit`,
+        /// moved aside by the install); `None` for every agent.
+        runs_first: Option<PathBuf>,
+    },
+}
+
+impl Installed {
+    /// `Added` (with nothing run first) when `added`, else `AlreadyThere`: what the
+    /// settings-file layouts report as a bool.
+    pub(super) fn added(added: bool) -> Installed {
+        match added {
+            true => Installed::Added { runs_first: None },
+            false => Installed::AlreadyThere,
+        }
+    }
+}
+
+/// What one hook run did, and what the hook must print for the agent.
+#[derive(Debug)]
+pub struct HookRun {
+    /// The checkpoint saved (`None` when the event needed none), or why the save failed
+    /// (appended to the hooks log already, where the worktree was found).
+    pub saved: Result<Option<CheckpointId>>,
+    /// What the agent reads on the hook's stdout, whatever became of the save (empty:
+    /// print nothing).
+    pub reply: &'static str,
+}
+
+impl HookRun {
+    /// Saves a checkpoint for `event` (see [`event::run`]) and answers with `reply`.
+    pub(super) fn save(
+        event: Result<AgentEvent>,
+        fallback_dir: &Path,
+        reply: &'static str,
+    ) -> HookRun {
+        HookRun {
+            saved: event::run(event, fallback_dir),
+            reply,
+        }
+    }
+}
+
+/// An AI coding agent (or git itself) that git-checkpoint hooks into. The registry,
+/// [`super::AGENTS`], holds one of each; adding an agent is one module and one line there.
+pub trait Agent: Sync {
+    /// Its name on the command line (`hooks install <name>`), and in `agent=<name>`.
+    fn name(&self) -> &'static str;
+
+    /// What `hooks install --help` lists it as.
+    fn about(&self) -> &'static str;
+
+    /// What installing puts in place.
+    fn kind(&self) -> HookKind {
+        HookKind::Agent
+    }
+
+    /// The file (for Cline, the directory) `scope` names, for a command run in `start`:
+    /// in the worktree `start` is in, or in the home directory. Refuses one that is, or
+    /// lies below, a symlink leading out of that directory, and a scope the agent has no
+    /// file for.
+    fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf>;
+
+    /// Adds our hooks at `path` (from [`hooks_path`](Agent::hooks_path)), creating the
+    /// file if needed and changing nothing else in it.
+    fn install(&self, path: &Path) -> Result<Installed>;
+
+    /// Removes exactly what [`install`](Agent::install) added at `path`, and what it
+    /// created for them once it holds nothing else. Returns false if there was nothing
+    /// to remove.
+    fn uninstall(&self, path: &Path) -> Result<bool>;
+
+    /// Whether the file `scope` names is the user's own, to be kept out of
+    /// `git status` (`agents::exclude`).
+    fn is_personal(&self, _scope: Scope) -> bool {
+        false
+    }
+
+    /// One hook run: reads the event the agent wrote on stdin (`input`), saves a
+    /// checkpoint in the worktree the event names (or `fallback_dir`), and says what to
+    /// print. Fails only for a hook that has no `hooks run` (git's).
+    fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun>;
+}
