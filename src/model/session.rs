@@ -108,6 +108,24 @@ impl Session {
         }
     }
 
+    /// Who belongs to `session`: every checkpoint whose `session` metadata is its id,
+    /// whatever its `kind` (a hook's prompt, tool and other saves alike, and a save made
+    /// by hand with `--meta session=<id>`). `drop --session` removes exactly these.
+    pub fn members<'a>(
+        records: &'a [(CheckpointId, Checkpoint)],
+        session: &'a str,
+    ) -> impl Iterator<Item = CheckpointId> + 'a {
+        records
+            .iter()
+            .filter(move |(_, record)| {
+                record
+                    .meta
+                    .iter()
+                    .any(|(key, value)| key == "session" && value == session)
+            })
+            .map(|(id, _)| *id)
+    }
+
     /// The checkpoint saved when prompt `n` of `session` was submitted: the worktree just
     /// before the agent worked on it.
     pub fn prompt(
@@ -205,6 +223,10 @@ mod tests {
         );
         assert_eq!(all[1].first_prompt.as_deref(), Some("do thing 10"));
         assert_eq!(Session::prompts_in(&records, "abc1"), 2);
+        assert_eq!(
+            Session::members(&records, "abc1").collect::<Vec<_>>(),
+            [CheckpointId(1), CheckpointId(2), CheckpointId(3)]
+        );
         let ambiguous = Session::find(&records, "ab").unwrap_err().to_string();
         assert!(
             ambiguous.contains("abc1") && ambiguous.contains("abd9"),

@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use crate::ui::output::relative_time;
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
 use git_checkpoint::model::retention::GcOptions;
@@ -12,7 +11,8 @@ use git_checkpoint::ops::gc::{self, Outcome, Plan};
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context, SUMMARY_ROWS};
+use super::{Context, SUMMARY_ROWS};
+use crate::ui::json::{self, GcJson};
 
 /// Remove old checkpoints by a retention policy, and give the space back.
 ///
@@ -131,37 +131,13 @@ fn report(
 ) -> anyhow::Result<()> {
     let policy = (!options.policy.is_empty()).then(|| options.policy.describe());
     if context.json {
-        return print_json(&serde_json::json!({
-            "dry_run": outcome.is_none(),
-            "policy": policy,
-            "max_size": options.max_size,
-            "checkpoints_before": plan.total,
-            "removed": plan.removed.iter().map(|r| serde_json::json!({
-                "id": r.id.hex(),
-                "short_id": r.short_id,
-                "time": rfc3339(r.checkpoint.time_ns),
-                "message": r.checkpoint.message,
-                "for_size": r.for_size,
-            })).collect::<Vec<_>>(),
-            "kept": plan.kept.iter().map(|(id, why)| serde_json::json!({
-                "id": id.hex(),
-                "reasons": why,
-            })).collect::<Vec<_>>(),
-            "reparented": plan.reparented.iter().map(|(id, parents)| serde_json::json!({
-                "id": id.hex(),
-                "parents": parents.iter().map(|p| p.hex()).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "trees_removed": plan.trees.len(),
-            "chunks_removed": plan.chunks.len(),
-            "stat_cache_entries_removed": plan.stat_cache.len(),
-            "stored_bytes_removed": plan.removed_bytes,
-            "live_bytes": plan.live_bytes,
-            "over_budget": plan.over_budget,
-            "file_size_before": outcome.map(|o| o.file_before),
-            "file_size_after": outcome.map(|o| o.file_after),
-            "bytes_freed": outcome.map(Outcome::freed),
-            "seconds": seconds,
-        }));
+        return json::print(&GcJson::new(
+            policy,
+            options.max_size,
+            plan,
+            outcome,
+            seconds,
+        ));
     }
     let (verb, data_verb) = match outcome {
         Some(_) => ("Removed", "Deleted"),

@@ -1,11 +1,11 @@
 //! `git checkpoint sessions`
 
 use crate::ui::output::{duration, relative_time};
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, SessionJson};
 
 /// The shortest session id prefix shown, as checkpoint ids show 7 digits.
 const MIN_SHORT_SESSION: usize = 8;
@@ -53,20 +53,9 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
     if context.json {
         let list: Vec<_> = sessions
             .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "agent": s.agent,
-                    "id": s.id,
-                    "short_id": short(&s.id, &ids),
-                    "prompts": s.prompts,
-                    "checkpoints": s.checkpoints,
-                    "first_prompt": s.first_prompt,
-                    "started": rfc3339(s.first_ns),
-                    "ended": rfc3339(s.last_ns),
-                })
-            })
+            .map(|s| SessionJson::new(s, short(&s.id, &ids)))
             .collect();
-        return print_json(&list);
+        return json::print(&list);
     }
     let now = git_checkpoint::clock::now_ns();
     for s in &sessions {
