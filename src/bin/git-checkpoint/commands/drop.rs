@@ -12,7 +12,6 @@ use git_checkpoint::CheckpointId;
 
 use super::Context;
 use crate::ui::json::{self, DropJson};
-use crate::ui::output::relative_time;
 
 /// Remove checkpoints: the ones named, or every checkpoint of an agent session.
 ///
@@ -109,15 +108,7 @@ fn report(
         plan.removed.len(),
         human_bytes(plan.removed_bytes)
     ));
-    let now = git_checkpoint::clock::now_ns();
-    for removal in &plan.removed {
-        context.say(&format!(
-            "  {} {:>15}  {}",
-            removal.short_id,
-            relative_time(removal.checkpoint.time_ns, now),
-            removal.checkpoint.message
-        ));
-    }
+    super::gc::say_removals(context, &plan.removed, plan.removed.len());
     let moves = if applied { "moved" } else { "would move" };
     for (name, tip) in &plan.moved_branches {
         context.say(&format!(

@@ -44,8 +44,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     tell(context, &store, &report, branch.as_str(), "a new branch")
 }
 
-/// Reports a fork or switch: the JSON object, or the restore's report under "Switched
-/// to <what> '<branch>'".
+/// Reports a fork or switch: the JSON object, or the restore's report under
+/// `Switched to <what> '<branch>'`.
 pub(super) fn tell(
     context: &Context,
     store: &Store,

@@ -7,7 +7,7 @@ use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
-use git_checkpoint::ops::gc::{self, Outcome, Plan};
+use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
 
 use git_checkpoint::storage::StoreRead;
 
@@ -80,6 +80,7 @@ pub struct Args {
     verbose: bool,
 }
 
+/// Reads `--max-size` as `checkpoint.gc.maxSize` is read.
 fn parse_size_arg(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
@@ -121,6 +122,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     )
 }
 
+/// Reports what the gc did (`outcome`) or would do (`None`).
 fn report(
     context: &Context,
     options: &GcOptions,
@@ -149,27 +151,12 @@ fn report(
         plan.removed.len(),
         plan.total
     ));
-    let now = git_checkpoint::clock::now_ns();
     let shown = if verbose {
         plan.removed.len()
     } else {
         SUMMARY_ROWS
     };
-    for removal in plan.removed.iter().take(shown) {
-        context.say(&format!(
-            "  {} {:>15}  {}{}",
-            removal.short_id,
-            relative_time(removal.checkpoint.time_ns, now),
-            if removal.for_size { "[max-size] " } else { "" },
-            removal.checkpoint.message
-        ));
-    }
-    if plan.removed.len() > shown {
-        context.say(&format!(
-            "  ... and {} more (-v lists every one)",
-            plan.removed.len() - shown
-        ));
-    }
+    say_removals(context, &plan.removed, shown);
     if let Some(budget) = options.max_size {
         let for_size = plan.removed.iter().filter(|r| r.for_size).count();
         context.say(&format!(
@@ -221,6 +208,28 @@ fn report(
     Ok(())
 }
 
+/// Lists the first `shown` of the checkpoints a gc or a drop removes, one line each:
+/// short id, age, `[max-size]` when the size budget took it, message.
+pub(super) fn say_removals(context: &Context, removed: &[Removal], shown: usize) {
+    let now = git_checkpoint::clock::now_ns();
+    for removal in removed.iter().take(shown) {
+        context.say(&format!(
+            "  {} {:>15}  {}{}",
+            removal.short_id,
+            relative_time(removal.checkpoint.time_ns, now),
+            if removal.for_size { "[max-size] " } else { "" },
+            removal.checkpoint.message
+        ));
+    }
+    if removed.len() > shown {
+        context.say(&format!(
+            "  ... and {} more (-v lists every one)",
+            removed.len() - shown
+        ));
+    }
+}
+
+/// A size that may be negative (a store file that grew).
 fn signed_bytes(bytes: i64) -> String {
     if bytes < 0 {
         format!("-{}", human_bytes(bytes.unsigned_abs()))

@@ -89,17 +89,17 @@ pub(super) fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
 
 /// What the restore was for, which names the line that says where the worktree went.
 pub(super) enum Done<'a> {
-    /// `restore`: "Restored checkpoint <id>".
+    /// `restore`: `Restored checkpoint <id>`.
     Restored,
-    /// `fork` (`what` = "a new branch") and `switch` (`what` = "branch"): "Switched to
-    /// <what> '<branch>' at <id>".
+    /// `fork` (`what` = "a new branch") and `switch` (`what` = "branch"):
+    /// `Switched to <what> '<branch>' at <id>`.
     Switched {
         /// How the branch is introduced.
         what: &'a str,
         /// Its name.
         branch: &'a str,
     },
-    /// `pull`: its line on the branch, then "Restored checkpoint <id>".
+    /// `pull`: its line on the branch, then `Restored checkpoint <id>`.
     Pulled(&'a str),
 }
 

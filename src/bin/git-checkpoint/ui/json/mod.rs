@@ -29,7 +29,7 @@ pub fn print(value: &impl Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `value` as the document [`print`] writes, for output made before it is written.
+/// `value` as the document `print` writes, for output made before it is written.
 pub fn text(value: &impl Serialize) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(value)?)
 }
