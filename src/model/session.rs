@@ -15,6 +15,10 @@ const PROMPT_KIND: &str = "prompt";
 /// `<session>:<tool call>` names.
 pub const TOOL_KIND: &str = "tool";
 
+/// The shortest session id prefix [`Session::short_id`] gives, as checkpoint ids show at
+/// least 7 digits.
+const MIN_SHORT_SESSION: usize = 8;
+
 /// One agent session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
@@ -81,6 +85,25 @@ impl Session {
         out
     }
 
+    /// The shortest prefix of this session's id, at least 8 characters, that no other
+    /// session of `all` begins with: what `sessions` shows, and a prefix that names this
+    /// session in a revision.
+    pub fn short_id<'a>(&'a self, all: &[Session]) -> &'a str {
+        let id = self.id.as_str();
+        let mut len = MIN_SHORT_SESSION.min(id.len());
+        while len < id.len()
+            && all
+                .iter()
+                .any(|other| other.id != id && other.id.starts_with(&id[..len]))
+        {
+            len += 1;
+        }
+        while !id.is_char_boundary(len) {
+            len += 1;
+        }
+        &id[..len]
+    }
+
     /// How many prompts of `session` the records hold.
     pub fn prompts_in(records: &[(CheckpointId, Checkpoint)], session: &str) -> u64 {
         records
@@ -106,6 +129,24 @@ impl Session {
                 candidates: many.iter().map(|id| id.to_string()).collect(),
             }),
         }
+    }
+
+    /// Who belongs to `session`: every checkpoint whose `session` metadata is its id,
+    /// whatever its `kind` (a hook's prompt, tool and other saves alike, and a save made
+    /// by hand with `--meta session=<id>`). `drop --session` removes exactly these.
+    pub fn members<'a>(
+        records: &'a [(CheckpointId, Checkpoint)],
+        session: &'a str,
+    ) -> impl Iterator<Item = CheckpointId> + 'a {
+        records
+            .iter()
+            .filter(move |(_, record)| {
+                record
+                    .meta
+                    .iter()
+                    .any(|(key, value)| key == "session" && value == session)
+            })
+            .map(|(id, _)| *id)
     }
 
     /// The checkpoint saved when prompt `n` of `session` was submitted: the worktree just
@@ -205,6 +246,12 @@ mod tests {
         );
         assert_eq!(all[1].first_prompt.as_deref(), Some("do thing 10"));
         assert_eq!(Session::prompts_in(&records, "abc1"), 2);
+        // Shorter than the minimum: the whole id.
+        assert_eq!(all[0].short_id(&all), "abd9");
+        assert_eq!(
+            Session::members(&records, "abc1").collect::<Vec<_>>(),
+            [CheckpointId(1), CheckpointId(2), CheckpointId(3)]
+        );
         let ambiguous = Session::find(&records, "ab").unwrap_err().to_string();
         assert!(
             ambiguous.contains("abc1") && ambiguous.contains("abd9"),
@@ -215,5 +262,26 @@ mod tests {
         assert!(Session::find(&records, "zz").is_err());
         assert_eq!(Session::prompt(&records, "abc1", 2), Some(CheckpointId(3)));
         assert_eq!(Session::prompt(&records, "abc1", 3), None);
+    }
+
+    #[test]
+    fn short_ids_grow_until_unique() {
+        let records = vec![
+            (
+                CheckpointId(1),
+                record("4f2a9c1d-aaaa", PROMPT_KIND, Some(1), 10),
+            ),
+            (
+                CheckpointId(2),
+                record("4f2a9c1d-abcd", PROMPT_KIND, Some(1), 11),
+            ),
+            (
+                CheckpointId(3),
+                record("77d0b52e-0000", PROMPT_KIND, Some(1), 12),
+            ),
+        ];
+        let all = Session::all(&records);
+        let shorts: Vec<&str> = all.iter().map(|s| s.short_id(&all)).collect();
+        assert_eq!(shorts, ["77d0b52e", "4f2a9c1d-ab", "4f2a9c1d-aa"]);
     }
 }

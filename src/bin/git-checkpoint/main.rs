@@ -1,5 +1,5 @@
-//! The `git-checkpoint` binary: parses arguments and hands each subcommand to its file in
-//! `commands/`, which reports through `ui/`. All logic lives in the `git_checkpoint`
+//! The `git-checkpoint` binary: `cli.rs` parses arguments and hands each subcommand to
+//! its file in `commands/`, which reports through `ui/`. All logic lives in the `git_checkpoint`
 //! library.
 
 mod cli;
@@ -18,7 +18,7 @@ fn main() {
     std::panic::set_hook(Box::new(report_panic));
     let cli = cli::Cli::parse();
     let span = git_checkpoint::trace::span("command");
-    let result = commands::run(cli);
+    let result = cli::run(cli);
     drop(span);
     let code = match result {
         Ok(()) => 0,

@@ -6,6 +6,7 @@ use git_checkpoint::model::Head;
 use git_checkpoint::storage::StoreRead;
 
 use super::{Context, Output};
+use crate::ui::json::{BranchDeletedJson, BranchJson, BranchRenamedJson};
 
 /// List, delete or rename branches.
 ///
@@ -60,7 +61,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         txn.commit()?;
         let short = store.snapshot()?.short_id(tip)?;
         if context.json {
-            return Output::json(&serde_json::json!({"deleted": name, "id": tip.hex()}));
+            return Output::json(&BranchDeletedJson {
+                deleted: name,
+                id: tip.hex(),
+            });
         }
         return Ok(Output::Lines(vec![format!(
             "Deleted branch {name} (was {short})"
@@ -71,7 +75,11 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         let tip = txn.rename_branch(old, &BranchName::new(new)?)?;
         txn.commit()?;
         if context.json {
-            return Output::json(&serde_json::json!({"renamed": old, "to": new, "id": tip.hex()}));
+            return Output::json(&BranchRenamedJson {
+                renamed: old.clone(),
+                to: new.clone(),
+                id: tip.hex(),
+            });
         }
         return Ok(Output::Lines(vec![format!(
             "Renamed branch {old} to {new}"
@@ -101,14 +109,12 @@ fn list(context: &Context) -> anyhow::Result<Output> {
     if context.json {
         let list: Vec<_> = rows
             .iter()
-            .map(|(current, name, tip, short, message)| {
-                serde_json::json!({
-                    "name": name,
-                    "id": tip.hex(),
-                    "short_id": short,
-                    "current": current,
-                    "message": message,
-                })
+            .map(|(current, name, tip, short, message)| BranchJson {
+                name: name.clone(),
+                id: tip.hex(),
+                short_id: short.clone(),
+                current: *current,
+                message: message.clone(),
             })
             .collect();
         return Output::json(&list);

@@ -2,10 +2,6 @@
 
 use std::io::Write;
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
-
 /// Print a tab-completion script for a shell.
 ///
 /// The bash script completes both `git-checkpoint` and `git checkpoint`: it defines
@@ -56,9 +52,8 @@ _git_checkpoint() {
 }
 "#;
 
-/// Runs `completions`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut command = Cli::command();
+/// Runs `completions` for `command`, the whole command line's clap definition.
+pub fn run(args: Args, mut command: clap::Command) -> anyhow::Result<()> {
     // Generated into memory first: clap_complete panics when a write fails (a closed pipe).
     let mut script = Vec::new();
     let shell = match args.shell {

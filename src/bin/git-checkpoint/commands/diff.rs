@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::ui::patch::{self, FileSummary};
+use crate::ui::json::DiffJson;
+use crate::ui::patch;
 use git_checkpoint::diff::content::ContentReader;
 use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::ops::save::look;
@@ -38,13 +39,6 @@ pub struct Args {
     /// Only these files or directories (relative to the current directory).
     #[arg(last = true, value_name = "path")]
     paths: Vec<PathBuf>,
-}
-
-#[derive(serde::Serialize)]
-struct DiffJson {
-    from: Option<String>,
-    to: Option<String>,
-    changes: Vec<FileSummary>,
 }
 
 /// Runs `diff`.

@@ -5,13 +5,13 @@ use std::time::Instant;
 
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::session::Session;
-use git_checkpoint::ops::gc::{self, Outcome, Plan};
+use git_checkpoint::ops::gc::{self, Plan};
 use git_checkpoint::remote::{configured_remotes, has_remote};
 use git_checkpoint::storage::{Snapshot, StoreRead};
 use git_checkpoint::CheckpointId;
 
-use super::{print_json, Context};
-use crate::ui::output::relative_time;
+use super::Context;
+use crate::ui::json::{self, DropJson};
 
 /// Remove checkpoints: the ones named, or every checkpoint of an agent session.
 ///
@@ -48,15 +48,19 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     if args.dry_run {
         let store = context.open_read_store()?;
-        let plan = plan(context, &store.snapshot()?, &args)?;
-        return report(context, &plan, None);
+        let snapshot = store.snapshot()?;
+        let plan = plan(context, &snapshot, &args)?;
+        return report(context, &snapshot, &plan, false);
     }
     let mut store = context.open_store()?;
     let plan = plan(context, &store.snapshot()?, &args)?;
-    let outcome = gc::apply(&mut store, &plan, started, |_| true)?;
-    report(context, &plan, Some(&outcome))
+    gc::apply(&mut store, &plan, started, |_| true)?;
+    report(context, &store.snapshot()?, &plan, true)
 }
 
+/// What the drop removes: the checkpoints named and the session's, with the fetched
+/// branches whose tips go released when nothing holds them (their remote is gone, or the
+/// tip is damaged).
 fn plan(context: &Context, snapshot: &Snapshot, args: &Args) -> anyhow::Result<Plan> {
     let mut ids: BTreeSet<CheckpointId> = args
         .revs
@@ -66,13 +70,7 @@ fn plan(context: &Context, snapshot: &Snapshot, args: &Args) -> anyhow::Result<P
     if let Some(prefix) = &args.session {
         let records = snapshot.checkpoints()?;
         let session = Session::find(&records, prefix)?;
-        ids.extend(records.iter().filter_map(|(id, record)| {
-            record
-                .meta
-                .iter()
-                .any(|(k, v)| k == "session" && *v == session)
-                .then_some(*id)
-        }));
+        ids.extend(Session::members(&records, &session));
     }
     let remotes = configured_remotes(&context.repo)?;
     let mut released = BTreeSet::new();
@@ -93,59 +91,35 @@ fn damaged(snapshot: &Snapshot, id: CheckpointId) -> bool {
     }
 }
 
-fn report(context: &Context, plan: &Plan, outcome: Option<&Outcome>) -> anyhow::Result<()> {
+/// Reports what the drop did (`applied`) or would do; `snapshot` reads the store as it
+/// is now, for the short ids of the checkpoints that stay.
+fn report(
+    context: &Context,
+    snapshot: &Snapshot,
+    plan: &Plan,
+    applied: bool,
+) -> anyhow::Result<()> {
     if context.json {
-        return print_json(&serde_json::json!({
-            "dry_run": outcome.is_none(),
-            "removed": plan.removed.iter().map(|r| serde_json::json!({
-                "id": r.id.hex(),
-                "short_id": r.short_id,
-                "message": r.checkpoint.message,
-            })).collect::<Vec<_>>(),
-            "reparented": plan.reparented.len(),
-            "moved_branches": plan.moved_branches.iter().map(|(name, tip)| serde_json::json!({
-                "branch": name,
-                "tip": tip.hex(),
-            })).collect::<Vec<_>>(),
-            "moved_head": plan.moved_head.map(|id| id.hex()),
-            "forgotten_fetched": plan.forgotten_fetched,
-            "stored_bytes_removed": plan.removed_bytes,
-        }));
+        return json::print(&DropJson::new(plan, applied));
     }
-    let verb = if outcome.is_some() {
-        "Dropped"
-    } else {
-        "Would drop"
-    };
+    let verb = if applied { "Dropped" } else { "Would drop" };
     context.say(&format!(
         "{verb} {} checkpoint(s), {} of stored data",
         plan.removed.len(),
         human_bytes(plan.removed_bytes)
     ));
-    let now = git_checkpoint::clock::now_ns();
-    for removal in &plan.removed {
-        context.say(&format!(
-            "  {} {:>15}  {}",
-            removal.short_id,
-            relative_time(removal.checkpoint.time_ns, now),
-            removal.checkpoint.message
-        ));
-    }
-    let moves = if outcome.is_some() {
-        "moved"
-    } else {
-        "would move"
-    };
+    super::gc::say_removals(context, &plan.removed, plan.removed.len());
+    let moves = if applied { "moved" } else { "would move" };
     for (name, tip) in &plan.moved_branches {
         context.say(&format!(
             "Branch {name} {moves} back to {}; the worktree is as it was",
-            &tip.hex()[..7]
+            snapshot.short_id(*tip)?
         ));
     }
     if let Some(id) = plan.moved_head {
-        context.say(&format!("HEAD {moves} back to {}", &id.hex()[..7]));
+        context.say(&format!("HEAD {moves} back to {}", snapshot.short_id(id)?));
     }
-    let forgets = if outcome.is_some() {
+    let forgets = if applied {
         "forgotten"
     } else {
         "would be forgotten"

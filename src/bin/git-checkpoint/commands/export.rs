@@ -3,7 +3,8 @@
 use git_checkpoint::remote::export::promote;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, ExportJson};
 
 /// Make a checkpoint a real git commit, to review, merge or push as code.
 ///
@@ -36,12 +37,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let id = store.snapshot()?.resolve(&args.rev)?;
     let promoted = promote(&context.repo, &store, id, args.branch.as_deref(), args.onto)?;
     if context.json {
-        return print_json(&serde_json::json!({
-            "checkpoint": id.hex(),
-            "commit": promoted.commit,
-            "parent": promoted.parent,
-            "branch": promoted.branch,
-        }));
+        return json::print(&ExportJson::new(id, &promoted));
     }
     match &promoted.branch {
         Some(branch) => context.say(&format!(

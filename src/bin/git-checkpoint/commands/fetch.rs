@@ -4,7 +4,8 @@ use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, FetchJson};
 
 /// Fetch checkpoint branches from a git remote and add their checkpoints to the store.
 ///
@@ -55,26 +56,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     if context.json {
-        let mut branches = Vec::new();
-        for b in &report.branches {
-            branches.push(serde_json::json!({
-                "name": b.name,
-                "tip": b.tip.hex(),
-                "original_id": read.origin(b.tip)?.map(|id| id.hex()),
-                "changed": b.changed,
-            }));
-        }
-        print_json(&serde_json::json!({
-            "remote": remote,
-            "imported": report.imported,
-            "branches": branches,
-            "removed": report.removed,
-            "refused": report.refused.iter().map(|(name, why)| serde_json::json!({
-                "name": name,
-                "reason": why,
-            })).collect::<Vec<_>>(),
-            "warnings": report.warnings,
-        }))?;
+        json::print(&FetchJson::new(&remote, &report, |tip| read.origin(tip))?)?;
         return refused();
     }
     if report.imported == 0

@@ -2,10 +2,11 @@
 
 use git_checkpoint::model::branch::BranchName;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::save::show;
 use git_checkpoint::storage::{Store, StoreRead};
 
-use super::{print_json, Context};
+use super::restore::{restored, say_report, warn, Done};
+use super::Context;
+use crate::ui::json::{self, SwitchJson};
 
 /// Start a new branch at a checkpoint, switch to it and restore it.
 ///
@@ -43,9 +44,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     tell(context, &store, &report, branch.as_str(), "a new branch")
 }
 
-/// Reports a fork or switch: the safety checkpoint, then where HEAD went and what the
-/// restore wrote; or the JSON object `{branch, target, safety_checkpoint, written,
-/// deleted}`.
+/// Reports a fork or switch: the JSON object, or the restore's report under
+/// `Switched to <what> '<branch>'`.
 pub(super) fn tell(
     context: &Context,
     store: &Store,
@@ -53,32 +53,15 @@ pub(super) fn tell(
     branch: &str,
     what: &str,
 ) -> anyhow::Result<()> {
-    for warning in &report.warnings {
-        context.warn(warning);
-    }
-    let target = report.target.expect("a restore has a target");
     if context.json {
-        let paths = |list: &[Vec<u8>]| list.iter().map(|p| show(p)).collect::<Vec<_>>();
-        return print_json(&serde_json::json!({
-            "branch": branch,
-            "target": target.hex(),
-            "safety_checkpoint": report.safety_checkpoint.map(|id| id.hex()),
-            "written": paths(&report.written),
-            "deleted": paths(&report.deleted),
-        }));
+        let target = restored(report)?;
+        warn(context, report);
+        return json::print(&SwitchJson::new(branch, target, report));
     }
-    let read = store.snapshot()?;
-    if let Some(safety) = report.safety_checkpoint {
-        let safety = read.short_id(safety)?;
-        context.say(&format!(
-            "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
-        ));
-    }
-    context.say(&format!(
-        "Switched to {what} '{branch}' at {}: {} written, {} deleted",
-        read.short_id(target)?,
-        report.written.len(),
-        report.deleted.len()
-    ));
-    Ok(())
+    say_report(
+        context,
+        &store.snapshot()?,
+        report,
+        Done::Switched { what, branch },
+    )
 }

@@ -3,16 +3,16 @@
 use std::time::Instant;
 
 use crate::ui::output::relative_time;
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
-use git_checkpoint::ops::gc::{self, Outcome, Plan};
+use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context, SUMMARY_ROWS};
+use super::{Context, SUMMARY_ROWS};
+use crate::ui::json::{self, GcJson};
 
 /// Remove old checkpoints by a retention policy, and give the space back.
 ///
@@ -80,6 +80,7 @@ pub struct Args {
     verbose: bool,
 }
 
+/// Reads `--max-size` as `checkpoint.gc.maxSize` is read.
 fn parse_size_arg(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
@@ -121,6 +122,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     )
 }
 
+/// Reports what the gc did (`outcome`) or would do (`None`).
 fn report(
     context: &Context,
     options: &GcOptions,
@@ -131,37 +133,13 @@ fn report(
 ) -> anyhow::Result<()> {
     let policy = (!options.policy.is_empty()).then(|| options.policy.describe());
     if context.json {
-        return print_json(&serde_json::json!({
-            "dry_run": outcome.is_none(),
-            "policy": policy,
-            "max_size": options.max_size,
-            "checkpoints_before": plan.total,
-            "removed": plan.removed.iter().map(|r| serde_json::json!({
-                "id": r.id.hex(),
-                "short_id": r.short_id,
-                "time": rfc3339(r.checkpoint.time_ns),
-                "message": r.checkpoint.message,
-                "for_size": r.for_size,
-            })).collect::<Vec<_>>(),
-            "kept": plan.kept.iter().map(|(id, why)| serde_json::json!({
-                "id": id.hex(),
-                "reasons": why,
-            })).collect::<Vec<_>>(),
-            "reparented": plan.reparented.iter().map(|(id, parents)| serde_json::json!({
-                "id": id.hex(),
-                "parents": parents.iter().map(|p| p.hex()).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "trees_removed": plan.trees.len(),
-            "chunks_removed": plan.chunks.len(),
-            "stat_cache_entries_removed": plan.stat_cache.len(),
-            "stored_bytes_removed": plan.removed_bytes,
-            "live_bytes": plan.live_bytes,
-            "over_budget": plan.over_budget,
-            "file_size_before": outcome.map(|o| o.file_before),
-            "file_size_after": outcome.map(|o| o.file_after),
-            "bytes_freed": outcome.map(Outcome::freed),
-            "seconds": seconds,
-        }));
+        return json::print(&GcJson::new(
+            policy,
+            options.max_size,
+            plan,
+            outcome,
+            seconds,
+        ));
     }
     let (verb, data_verb) = match outcome {
         Some(_) => ("Removed", "Deleted"),
@@ -173,27 +151,12 @@ fn report(
         plan.removed.len(),
         plan.total
     ));
-    let now = git_checkpoint::clock::now_ns();
     let shown = if verbose {
         plan.removed.len()
     } else {
         SUMMARY_ROWS
     };
-    for removal in plan.removed.iter().take(shown) {
-        context.say(&format!(
-            "  {} {:>15}  {}{}",
-            removal.short_id,
-            relative_time(removal.checkpoint.time_ns, now),
-            if removal.for_size { "[max-size] " } else { "" },
-            removal.checkpoint.message
-        ));
-    }
-    if plan.removed.len() > shown {
-        context.say(&format!(
-            "  ... and {} more (-v lists every one)",
-            plan.removed.len() - shown
-        ));
-    }
+    say_removals(context, &plan.removed, shown);
     if let Some(budget) = options.max_size {
         let for_size = plan.removed.iter().filter(|r| r.for_size).count();
         context.say(&format!(
@@ -245,6 +208,28 @@ fn report(
     Ok(())
 }
 
+/// Lists the first `shown` of the checkpoints a gc or a drop removes, one line each:
+/// short id, age, `[max-size]` when the size budget took it, message.
+pub(super) fn say_removals(context: &Context, removed: &[Removal], shown: usize) {
+    let now = git_checkpoint::clock::now_ns();
+    for removal in removed.iter().take(shown) {
+        context.say(&format!(
+            "  {} {:>15}  {}{}",
+            removal.short_id,
+            relative_time(removal.checkpoint.time_ns, now),
+            if removal.for_size { "[max-size] " } else { "" },
+            removal.checkpoint.message
+        ));
+    }
+    if removed.len() > shown {
+        context.say(&format!(
+            "  ... and {} more (-v lists every one)",
+            removed.len() - shown
+        ));
+    }
+}
+
+/// A size that may be negative (a store file that grew).
 fn signed_bytes(bytes: i64) -> String {
     if bytes < 0 {
         format!("-{}", human_bytes(bytes.unsigned_abs()))

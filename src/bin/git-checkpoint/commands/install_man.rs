@@ -3,9 +3,6 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use clap::CommandFactory;
-
-use crate::cli::Cli;
 
 /// Install the manual pages, so that `git checkpoint --help` shows them.
 ///
@@ -27,8 +24,8 @@ pub struct Args {
     prefix: Option<PathBuf>,
 }
 
-/// Runs `install-man`.
-pub fn run(args: Args, quiet: bool) -> anyhow::Result<()> {
+/// Runs `install-man` for `command`, the whole command line's clap definition.
+pub fn run(args: Args, command: clap::Command, quiet: bool) -> anyhow::Result<()> {
     let prefix = match args.prefix {
         Some(prefix) => prefix,
         None => {
@@ -41,7 +38,7 @@ pub fn run(args: Args, quiet: bool) -> anyhow::Result<()> {
     };
     let dir = prefix.join("share/man/man1");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    clap_mangen::generate_to(Cli::command(), &dir)
+    clap_mangen::generate_to(command, &dir)
         .with_context(|| format!("cannot write the manual pages to {}", dir.display()))?;
     if !quiet {
         println!("Installed the manual pages in {}", dir.display());

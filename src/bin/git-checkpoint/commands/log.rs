@@ -3,9 +3,8 @@
 use std::sync::mpsc::{self, Sender};
 
 use crate::ui::graph;
-use crate::ui::output::{
-    format_labels, format_size_delta, labels, paint, relative_time, style, CheckpointJson,
-};
+use crate::ui::json::CheckpointJson;
+use crate::ui::output::{format_labels, format_size_delta, labels, paint, relative_time, style};
 use crate::ui::pager::{self, Pager};
 use git_checkpoint::diff::{size_delta, LineDiffs, SizeDelta};
 use git_checkpoint::format::text::escape_controls;

@@ -1,5 +1,8 @@
 //! One file per subcommand: its `Args` (the help text) and one function that resolves
-//! the arguments, does the work through the library, and reports.
+//! the arguments, does the work through the library, and reports; and what they share,
+//! [`Context`]. `cli.rs`, above, parses the command line and dispatches here; nothing
+//! here looks back at it (`completions` and `install-man` are handed the clap
+//! definition).
 
 pub mod attachment;
 pub mod branch;
@@ -28,7 +31,6 @@ pub mod verify;
 pub mod watch;
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::sync::Arc;
 
 use git_checkpoint::format::text::escape_controls;
@@ -38,10 +40,9 @@ use git_checkpoint::model::Head;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
 
-use crate::cli::{Cli, Command};
-use crate::ui::output;
 use crate::ui::pager::Pager;
 use crate::ui::progress_bar::TerminalBar;
+use crate::ui::{json, output};
 
 /// How `diff` and `show` print changes: the unified diff, or one of git's summaries
 /// (at most one).
@@ -253,67 +254,18 @@ pub enum Output {
 impl Output {
     /// `value` as the one JSON document on stdout.
     pub fn json(value: &impl serde::Serialize) -> anyhow::Result<Output> {
-        Ok(Output::Json(serde_json::to_string_pretty(value)?))
+        Ok(Output::Json(json::text(value)?))
     }
 }
 
-/// Runs the parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let start = cli.directory.as_deref().unwrap_or(Path::new("."));
-    // Commands that also work outside a worktree.
-    let command = match cli.command {
-        Command::Completions(args) => return completions::run(args),
-        Command::InstallMan(args) => return install_man::run(args, cli.quiet),
-        Command::Hooks(args) => return hooks::run(start, cli.quiet, args),
-        command => command,
-    };
-    let repo = {
-        let _span = git_checkpoint::trace::span("discover");
-        Repo::discover(start)?
-    };
-    let context = Context {
-        repo,
-        quiet: cli.quiet,
-        json: cli.json,
-    };
-    dispatch(&context, command).map_err(|error| {
-        let hint = store_access_hint(&context, &error);
-        match hint.or_else(|| unknown_revision_hint(&context, &error)) {
-            // The cause first, then what to do about it, on the error's one line.
-            Some(hint) => anyhow::anyhow!("{error:#}; {hint}"),
-            None => error,
-        }
-    })
-}
-
-/// Runs a command that needs a worktree.
-fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
-    match command {
-        Command::Save(args) => save::run(context, args),
-        Command::Restore(args) => restore::run(context, args),
-        Command::Log(args) => log::run(context, args),
-        Command::Show(args) => show::run(context, args),
-        Command::Status(args) => status::run(context, args),
-        Command::Diff(args) => diff::run(context, args),
-        Command::Fork(args) => fork::run(context, args),
-        Command::Switch(args) => switch::run(context, args),
-        Command::Branch(args) => branch::run(context, args),
-        Command::Attachment(args) => attachment::run(context, args),
-        Command::Gc(args) => gc::run(context, args),
-        Command::Pin(args) => pin::run(context, args),
-        Command::Unpin(args) => unpin::run(context, args),
-        Command::Verify(args) => verify::run(context, args),
-        Command::Stats(args) => stats::run(context, args),
-        Command::Sessions(args) => sessions::run(context, args),
-        Command::Drop(args) => drop::run(context, args),
-        Command::Push(args) => push::run(context, args),
-        Command::Fetch(args) => fetch::run(context, args),
-        Command::Pull(args) => pull::run(context, args),
-        Command::Export(args) => export::run(context, args),
-        Command::Watch(args) => watch::run(context, args),
-        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
-            unreachable!("handled before the worktree is found")
-        }
+/// `error` with what to do about it on the same line, when the likely cause is known
+/// (a store this user may not write, a revision that looks right but names nothing
+/// here): the cause first, then the advice.
+pub fn with_hint(context: &Context, error: anyhow::Error) -> anyhow::Error {
+    let hint = store_access_hint(context, &error);
+    match hint.or_else(|| unknown_revision_hint(context, &error)) {
+        Some(hint) => anyhow::anyhow!("{error:#}; {hint}"),
+        None => error,
     }
 }
 
@@ -390,12 +342,6 @@ fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<Str
     Some(format!(
         "another worktree of this repository fetched {base}, and each worktree keeps its own checkpoints: run 'git checkpoint fetch {remote}' here first"
     ))
-}
-
-/// Prints a value as the one JSON document on stdout.
-pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
 }
 
 /// Worktree path `path` as seen from the directory `prefix` (the current one: empty at the

@@ -4,7 +4,8 @@ use git_checkpoint::ops::gc;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, PinJson};
 
 /// Pin a checkpoint: gc never removes it, whatever the policy or size budget.
 ///
@@ -27,9 +28,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let (id, changed) = gc::pin(&store, &args.rev)?;
     if context.json {
-        return print_json(
-            &serde_json::json!({"id": id.hex(), "pinned": true, "changed": changed}),
-        );
+        return json::print(&PinJson {
+            id: id.hex(),
+            pinned: true,
+            changed,
+        });
     }
     let short = store.snapshot()?.short_id(id)?;
     context.say(&if changed {

@@ -1,11 +1,12 @@
 //! `git checkpoint pull`
 
-use git_checkpoint::ops::save::show;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::restore::{say_report, Done};
+use super::Context;
+use crate::ui::json::{self, PullJson};
 
 /// Fetch a checkpoint branch from a git remote and fast-forward the local branch to it.
 ///
@@ -42,32 +43,18 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         args.branch.as_deref(),
         context.compression_level()?,
     )?;
+    if context.json {
+        if let Some(restore) = &report.restore {
+            super::restore::warn(context, restore);
+        }
+        return json::print(&PullJson::new(&remote, &report));
+    }
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let restore = report.restore.as_ref();
-    if context.json {
-        return print_json(&serde_json::json!({
-            "remote": remote,
-            "branch": report.branch,
-            "status": report.status.word(),
-            "from": report.from.map(|id| id.hex()),
-            "to": report.to.hex(),
-            "imported": report.fetch.imported,
-            "safety_checkpoint": restore.and_then(|r| r.safety_checkpoint).map(|id| id.hex()),
-            "written": restore.map(|r| r.written.iter().map(|p| show(p)).collect::<Vec<_>>()),
-            "deleted": restore.map(|r| r.deleted.iter().map(|p| show(p)).collect::<Vec<_>>()),
-        }));
-    }
     if report.fetch.imported > 0 {
         context.say(&format!(
             "Fetched {} new checkpoint(s) from {remote}",
             report.fetch.imported
-        ));
-    }
-    if let Some(safety) = restore.and_then(|r| r.safety_checkpoint) {
-        let safety = read.short_id(safety)?;
-        context.say(&format!(
-            "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
         ));
     }
     let to = read.short_id(report.to)?;
@@ -84,13 +71,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             format!("{branch}: new branch at {to}")
         }
     };
-    context.say(&line);
-    if let Some(r) = restore {
-        context.say(&format!(
-            "Restored checkpoint {to}: {} written, {} deleted",
-            r.written.len(),
-            r.deleted.len()
-        ));
+    match &report.restore {
+        Some(restore) => say_report(context, &read, restore, Done::Pulled(&line)),
+        None => {
+            context.say(&line);
+            Ok(())
+        }
     }
-    Ok(())
 }

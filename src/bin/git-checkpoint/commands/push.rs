@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
-use git_checkpoint::ops::save::show;
 use git_checkpoint::remote::push::{dry_run, push, push_remote, PushOptions};
 use git_checkpoint::remote::remote_ref;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, PushJson};
+use crate::ui::output::{short_commit, show_path};
 
 /// Publish checkpoint branches to a git remote, under refs/checkpoints/<branch>.
 ///
@@ -74,22 +75,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         push(&context.repo, &context.open_store()?, &options)?
     };
     if context.json {
-        return print_json(&serde_json::json!({
-            "remote": options.remote,
-            "dry_run": options.dry_run,
-            "exported": report.exported,
-            "branches": report.branches.iter().map(|b| serde_json::json!({
-                "branch": b.branch,
-                "ref": remote_ref(&b.branch),
-                "commit": b.commit,
-                "status": b.status,
-            })).collect::<Vec<_>>(),
-            "untracked": report.untracked.iter().map(|p| show(p)).collect::<Vec<_>>(),
-            "attachments": report.attachments.iter().map(|(id, name)| serde_json::json!({
-                "checkpoint": id.hex(),
-                "name": name,
-            })).collect::<Vec<_>>(),
-        }));
+        return json::print(&PushJson::new(&options.remote, options.dry_run, &report));
     }
     if !report.untracked.is_empty() {
         context.say(&format!(
@@ -97,7 +83,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             report.untracked.len()
         ));
         for path in &report.untracked {
-            context.say(&format!("  {}", show(path)));
+            context.say(&format!("  {}", show_path(path)));
         }
     }
     if !report.attachments.is_empty() {
@@ -114,7 +100,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let would = if options.dry_run { "would be " } else { "" };
     for branch in &report.branches {
         let commit = match &branch.commit {
-            Some(commit) => commit[..12.min(commit.len())].to_string(),
+            Some(commit) => short_commit(commit).to_string(),
             None => "not yet exported".to_string(),
         };
         context.say(&format!(

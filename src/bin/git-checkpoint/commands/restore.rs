@@ -2,12 +2,14 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use git_checkpoint::ops::restore::{dry_run, restore, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::save::show;
+use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::CheckpointId;
 
-use git_checkpoint::storage::StoreRead;
-
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, RestoreJson};
+use crate::ui::output::show_path;
 
 /// Make the worktree equal to a checkpoint.
 ///
@@ -70,51 +72,92 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 
 /// Reports what the restore did, or would do.
 fn say(context: &Context, store: &impl StoreRead, report: &RestoreReport) -> anyhow::Result<()> {
-    for warning in &report.warnings {
-        context.warn(warning);
-    }
-    let read = store.snapshot()?;
-    let short = |id| read.short_id(id);
-    let target = report.target.expect("a restore has a target");
+    let target = restored(report)?;
     if context.json {
-        let paths = |list: &[Vec<u8>]| list.iter().map(|p| show(p)).collect::<Vec<_>>();
-        return print_json(&serde_json::json!({
-            "target": target.hex(),
-            "safety_checkpoint": report.safety_checkpoint.map(|id| id.hex()),
-            "would_save": report.would_save,
-            "written": paths(&report.written),
-            "deleted": paths(&report.deleted),
-            "dry_run": report.dry_run,
-            "untouched": paths(&report.untouched),
-        }));
+        warn(context, report);
+        return json::print(&RestoreJson::new(target, report));
     }
+    say_report(context, &store.snapshot()?, report, Done::Restored)
+}
+
+/// The checkpoint a restore restored: every restore has one, so its absence is a bug.
+pub(super) fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
+    report
+        .target
+        .context("internal error: a restore reported no target")
+}
+
+/// What the restore was for, which names the line that says where the worktree went.
+pub(super) enum Done<'a> {
+    /// `restore`: `Restored checkpoint <id>`.
+    Restored,
+    /// `fork` (`what` = "a new branch") and `switch` (`what` = "branch"):
+    /// `Switched to <what> '<branch>' at <id>`.
+    Switched {
+        /// How the branch is introduced.
+        what: &'a str,
+        /// Its name.
+        branch: &'a str,
+    },
+    /// `pull`: its line on the branch, then `Restored checkpoint <id>`.
+    Pulled(&'a str),
+}
+
+/// The one report of a restore, whichever command made it (restore, fork, switch, pull):
+/// the warnings, the checkpoint unsaved changes were saved as and how to undo, then what
+/// was written and deleted (each path, for a dry run) and the files left alone.
+pub(super) fn say_report(
+    context: &Context,
+    read: &Snapshot,
+    report: &RestoreReport,
+    done: Done<'_>,
+) -> anyhow::Result<()> {
+    warn(context, report);
+    let short = read.short_id(restored(report)?)?;
     if let Some(safety) = report.safety_checkpoint {
-        let safety = short(safety)?;
+        let safety = read.short_id(safety)?;
         context.say(&format!(
             "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
         ));
     }
-    if report.dry_run {
-        if report.would_save {
-            context.say("Would first save unsaved changes as a checkpoint");
+    let headline = match done {
+        _ if report.dry_run => {
+            if report.would_save {
+                context.say("Would first save unsaved changes as a checkpoint");
+            }
+            for path in &report.written {
+                context.say(&format!("write {}", show_path(path)));
+            }
+            for path in &report.deleted {
+                context.say(&format!("delete {}", show_path(path)));
+            }
+            None
         }
-        for path in &report.written {
-            context.say(&format!("write {}", show(path)));
+        Done::Restored => Some(format!("Restored checkpoint {short}")),
+        Done::Switched { what, branch } => {
+            Some(format!("Switched to {what} '{branch}' at {short}"))
         }
-        for path in &report.deleted {
-            context.say(&format!("delete {}", show(path)));
+        Done::Pulled(line) => {
+            context.say(line);
+            Some(format!("Restored checkpoint {short}"))
         }
-        say_untouched(context, report);
-        return Ok(());
+    };
+    if let Some(headline) = headline {
+        context.say(&format!(
+            "{headline}: {} written, {} deleted",
+            report.written.len(),
+            report.deleted.len()
+        ));
     }
-    context.say(&format!(
-        "Restored checkpoint {}: {} written, {} deleted",
-        short(target)?,
-        report.written.len(),
-        report.deleted.len()
-    ));
     say_untouched(context, report);
     Ok(())
+}
+
+/// Passes on the restore's warnings (in JSON too: they go to stderr).
+pub(super) fn warn(context: &Context, report: &RestoreReport) {
+    for warning in &report.warnings {
+        context.warn(warning);
+    }
 }
 
 /// Names the files restore left alone, and why.
@@ -125,6 +168,6 @@ fn say_untouched(context: &Context, report: &RestoreReport) {
         } else {
             "no checkpoint holds it (larger than checkpoint.maxFileSize, or unreadable when saved)"
         };
-        context.say(&format!("Left {} untouched: {why}", show(path)));
+        context.say(&format!("Left {} untouched: {why}", show_path(path)));
     }
 }

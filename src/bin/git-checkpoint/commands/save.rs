@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use crate::ui::output::CheckpointJson;
+use crate::ui::json::{self, CheckpointJson, UnchangedJson};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::ops::save::{save_then_gc_if_changed, SaveOptions, SaveOutcome};
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
 
 /// Save the worktree as a new checkpoint.
 ///
@@ -85,7 +85,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         SaveOutcome::Saved { id, checkpoint } => {
             let short = read.short_id(id)?;
             if context.json {
-                print_json(&CheckpointJson::new(id, short, &checkpoint))?;
+                json::print(&CheckpointJson::new(id, short, &checkpoint))?;
             } else {
                 let branch = checkpoint
                     .branch
@@ -104,11 +104,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
         SaveOutcome::Unchanged { current } => {
             if context.json {
-                print_json(&serde_json::json!({
-                    "id": null,
-                    "unchanged": true,
-                    "current": current.hex(),
-                }))?;
+                json::print(&UnchangedJson::new(current))?;
             } else {
                 let short = read.short_id(current)?;
                 context.say(&format!("Nothing changed since checkpoint {short}"));

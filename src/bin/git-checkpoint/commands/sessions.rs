@@ -1,14 +1,11 @@
 //! `git checkpoint sessions`
 
 use crate::ui::output::{duration, relative_time};
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
-
-/// The shortest session id prefix shown, as checkpoint ids show 7 digits.
-const MIN_SHORT_SESSION: usize = 8;
+use super::Context;
+use crate::ui::json::{self, SessionJson};
 
 /// List the AI agent sessions the hooks saved checkpoints for.
 ///
@@ -49,24 +46,12 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
             "no agent sessions yet: 'git checkpoint hooks install <agent>' saves around every step of claude, codex, gemini, cursor, copilot or cline"
         );
     }
-    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     if context.json {
         let list: Vec<_> = sessions
             .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "agent": s.agent,
-                    "id": s.id,
-                    "short_id": short(&s.id, &ids),
-                    "prompts": s.prompts,
-                    "checkpoints": s.checkpoints,
-                    "first_prompt": s.first_prompt,
-                    "started": rfc3339(s.first_ns),
-                    "ended": rfc3339(s.last_ns),
-                })
-            })
+            .map(|s| SessionJson::new(s, s.short_id(&sessions)))
             .collect();
-        return print_json(&list);
+        return json::print(&list);
     }
     let now = git_checkpoint::clock::now_ns();
     for s in &sessions {
@@ -81,7 +66,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         let line = format!(
             "{:<7} {}  {prompts}, {checkpoints}, over {}, last {}  {}",
             s.agent,
-            short(&s.id, &ids),
+            s.short_id(&sessions),
             duration(s.last_ns - s.first_ns),
             relative_time(s.last_ns, now),
             s.first_prompt.as_deref().unwrap_or(""),
@@ -89,21 +74,4 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         context.say(line.trim_end());
     }
     Ok(())
-}
-
-/// The shortest prefix of `id`, at least [`MIN_SHORT_SESSION`] characters, that no
-/// other of `all` begins with.
-fn short<'a>(id: &'a str, all: &[&str]) -> &'a str {
-    let mut len = MIN_SHORT_SESSION.min(id.len());
-    while len < id.len()
-        && all
-            .iter()
-            .any(|other| *other != id && other.starts_with(&id[..len]))
-    {
-        len += 1;
-    }
-    while !id.is_char_boundary(len) {
-        len += 1;
-    }
-    &id[..len]
 }

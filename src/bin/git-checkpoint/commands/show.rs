@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
-use crate::ui::output::{format_labels, labels, paint, relative_time, style, CheckpointJson};
-use crate::ui::patch::{self, FileSummary};
+use crate::ui::json::{CheckpointJson, ShowJson};
+use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
+use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::diff::content::ContentReader;
@@ -34,13 +35,6 @@ pub struct Args {
     rev: String,
     #[command(flatten)]
     format: FormatArgs,
-}
-
-#[derive(serde::Serialize)]
-struct ShowJson {
-    #[serde(flatten)]
-    checkpoint: CheckpointJson,
-    changes: Vec<FileSummary>,
 }
 
 /// Runs `show`.
@@ -114,11 +108,7 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             .as_deref()
             .map(|b| format!(" ({b})"))
             .unwrap_or_default();
-        field(
-            &mut out,
-            "Git:",
-            &format!("{}{on}", &commit[..commit.len().min(12)]),
-        )?;
+        field(&mut out, "Git:", &format!("{}{on}", short_commit(commit)))?;
     }
     for (i, (key, value)) in record.meta.iter().enumerate() {
         field(

@@ -1,7 +1,6 @@
 //! `git checkpoint stats`
 
 use crate::ui::output::relative_time;
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::storage::stats;
@@ -9,6 +8,7 @@ use git_checkpoint::storage::stats;
 use git_checkpoint::storage::StoreRead;
 
 use super::{Context, Output, SUMMARY_ROWS};
+use crate::ui::json::StatsJson;
 
 /// Show what the store holds and what it costs.
 ///
@@ -50,31 +50,8 @@ fn render(context: &Context, verbose: bool) -> anyhow::Result<Output> {
         .map(|c| Ok((read.short_id(c.id)?, c)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if context.json {
-        return Output::json(&serde_json::json!({
-            "path": store.path.display().to_string(),
-            "file_size": stats.file_size,
-            "checkpoints": stats.checkpoints,
-            "branches": stats.branches,
-            "pinned": stats.pinned,
-            "live_bytes": stats.live_bytes,
-            "unreachable_bytes": stats.unreachable_bytes,
-            "trees": stats.trees,
-            "chunks": stats.chunks,
-            "live_chunks": stats.live_chunks,
-            "logical_bytes": stats.logical_bytes,
-            "unique_bytes": stats.unique_bytes,
-            "stored_chunk_bytes": stats.stored_chunk_bytes,
-            "dedup_ratio": stats.dedup_ratio(),
-            "compression_ratio": stats.compression_ratio(),
-            "per_checkpoint": per_checkpoint.iter().map(|(short, c)| serde_json::json!({
-                "id": c.id.hex(),
-                "short_id": short,
-                "time": rfc3339(c.checkpoint.time_ns),
-                "message": c.checkpoint.message,
-                "bytes": c.checkpoint.bytes,
-                "exclusive_bytes": c.exclusive_bytes,
-            })).collect::<Vec<_>>(),
-        }));
+        let path = store.path.display().to_string();
+        return Output::json(&StatsJson::new(path, &stats, &per_checkpoint));
     }
     let mut lines = Vec::new();
     lines.push(format!(

@@ -2,10 +2,11 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::ui::output::{colour_wanted, paint, style};
+use crate::ui::json::{StatusChangeJson, StatusJson};
+use crate::ui::output::{colour_wanted, paint, show_path, style};
 use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::format::path::quote_path;
-use git_checkpoint::ops::save::{look, show};
+use git_checkpoint::ops::save::look;
 
 use git_checkpoint::storage::StoreRead;
 
@@ -28,22 +29,6 @@ use super::{Context, Output};
 ///   git checkpoint status --json | jq -r '.changes[].path'
 #[derive(Debug, clap::Args)]
 pub struct Args {}
-
-#[derive(serde::Serialize)]
-struct StatusJson {
-    checkpoint: Option<String>,
-    branch: Option<String>,
-    clean: bool,
-    /// The checkpoint an interrupted restore was restoring, if one was.
-    interrupted_restore: Option<String>,
-    changes: Vec<ChangeJson>,
-}
-
-#[derive(serde::Serialize)]
-struct ChangeJson {
-    status: String,
-    path: String,
-}
 
 /// Runs `status`.
 pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
@@ -83,9 +68,9 @@ fn render(context: &Context) -> anyhow::Result<Output> {
             interrupted_restore: interrupted,
             changes: changes
                 .iter()
-                .map(|c| ChangeJson {
+                .map(|c| StatusChangeJson {
                     status: c.status().to_string(),
-                    path: show(&c.path),
+                    path: show_path(&c.path),
                 })
                 .collect(),
         });

@@ -4,7 +4,8 @@ use git_checkpoint::ops::gc;
 
 use git_checkpoint::storage::StoreRead;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, PinJson};
 
 /// Unpin a checkpoint, so that gc may remove it again.
 ///
@@ -24,9 +25,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let (id, changed) = gc::unpin(&store, &args.rev)?;
     if context.json {
-        return print_json(
-            &serde_json::json!({"id": id.hex(), "pinned": false, "changed": changed}),
-        );
+        return json::print(&PinJson {
+            id: id.hex(),
+            pinned: false,
+            changed,
+        });
     }
     let short = store.snapshot()?.short_id(id)?;
     context.say(&if changed {

@@ -4,7 +4,8 @@ use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::storage::verify;
 use git_checkpoint::Error;
 
-use super::{print_json, Context};
+use super::Context;
+use crate::ui::json::{self, VerifyJson};
 
 /// Check the store for damage.
 ///
@@ -47,23 +48,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         args.read_data,
     )?;
     if context.json {
-        print_json(&serde_json::json!({
-            "ok": report.ok(),
-            "opened": report.opened,
-            "problems": report.problems.iter().map(|p| serde_json::json!({
-                "object": p.object,
-                "problem": p.message,
-            })).collect::<Vec<_>>(),
-            "affected_checkpoints": report.affected.iter().map(|id| id.hex()).collect::<Vec<_>>(),
-            "checkpoints": report.checkpoints,
-            "trees": report.trees,
-            "chunks": report.chunks,
-            "chunks_read": report.chunks_read,
-            "bytes_read": report.bytes_read,
-            "unreachable_trees": report.unreachable_trees,
-            "unreachable_chunks": report.unreachable_chunks,
-            "unreachable_bytes": report.unreachable_bytes,
-        }))?;
+        json::print(&VerifyJson::new(&report))?;
     } else {
         let read = if args.read_data {
             format!(

@@ -4,7 +4,7 @@
 //! opening to the right (a checkpoint with several parents).
 //!
 //! Rules that keep the picture correct and stable however long the history:
-//! - Nodes come children first ([`git_checkpoint::model::log`] orders them so). A node takes the
+//! - Nodes come children first ([`git_checkpoint::ops::log`] orders them so). A node takes the
 //!   lane that waits for it, or opens a new lane on the right.
 //! - After its row, a node's lane waits for its first parent; further parents open
 //!   lanes right next to it.

@@ -3,6 +3,7 @@
 //! progress bar. The library returns typed reports; this turns them into output.
 
 pub mod graph;
+pub mod json;
 pub mod output;
 pub mod pager;
 pub mod patch;

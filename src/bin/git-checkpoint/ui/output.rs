@@ -1,109 +1,20 @@
-//! What commands print: the JSON shapes scripts rely on, and human formatting.
+//! What commands print for people: labels, sizes, times and colour as git shows them.
+//! The JSON shapes are in `ui/json/`.
 
-use serde::Serialize;
-
-use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::SizeDelta;
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
-use git_checkpoint::model::{Checkpoint, Head};
+use git_checkpoint::model::Head;
 use git_checkpoint::CheckpointId;
 
-/// The JSON object for a checkpoint (the shapes are listed in the README).
-#[derive(Debug, Serialize)]
-pub struct CheckpointJson {
-    /// Full id.
-    pub id: String,
-    /// Shortest unique abbreviation.
-    pub short_id: String,
-    /// Full ids of the parents.
-    pub parents: Vec<String>,
-    /// The checkpoint branch it was made on.
-    pub branch: Option<String>,
-    /// Its message.
-    pub message: String,
-    /// When it was made, RFC 3339 in UTC.
-    pub time: String,
-    /// The real repository's HEAD commit then.
-    pub git_head: Option<String>,
-    /// The real repository's branch then.
-    pub git_branch: Option<String>,
-    /// Metadata as an object.
-    pub meta: serde_json::Map<String, serde_json::Value>,
-    /// Files and symlinks in its tree.
-    pub files: u64,
-    /// Total bytes of its files.
-    pub bytes: u64,
-    /// Files left out: larger than `checkpoint.maxFileSize`, or unreadable.
-    pub skipped: Vec<SkippedJson>,
-    /// Files stored with it outside its tree.
-    pub attachments: Vec<AttachmentJson>,
-    /// Whether it is pinned (gc never removes it).
-    pub pinned: bool,
+/// A worktree path for messages and JSON: lossy UTF-8.
+pub fn show_path(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
 }
 
-/// The JSON object for a file a save skipped.
-#[derive(Debug, Serialize)]
-pub struct SkippedJson {
-    /// Its worktree path (lossy UTF-8).
-    pub path: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// Why: `too-large` or `unreadable`.
-    pub reason: &'static str,
-}
-
-/// The JSON object for an attachment.
-#[derive(Debug, Serialize)]
-pub struct AttachmentJson {
-    /// The name it was attached under.
-    pub name: String,
-    /// Its length in bytes.
-    pub size: u64,
-}
-
-impl CheckpointJson {
-    /// The JSON view of checkpoint `id`.
-    pub fn new(id: CheckpointId, short_id: String, record: &Checkpoint) -> Self {
-        CheckpointJson {
-            id: id.hex(),
-            short_id,
-            parents: record.parents.iter().map(|p| p.hex()).collect(),
-            branch: record.branch.clone(),
-            message: record.message.clone(),
-            time: rfc3339(record.time_ns),
-            git_head: record.git_head.clone(),
-            git_branch: record.git_branch.clone(),
-            meta: record
-                .meta
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                .collect(),
-            files: record.files,
-            bytes: record.bytes,
-            skipped: record
-                .skipped
-                .iter()
-                .map(|file| SkippedJson {
-                    path: String::from_utf8_lossy(&file.path).into_owned(),
-                    size: file.size,
-                    reason: match file.reason {
-                        git_checkpoint::model::SkipReason::TooLarge => "too-large",
-                        git_checkpoint::model::SkipReason::Unreadable => "unreadable",
-                    },
-                })
-                .collect(),
-            attachments: record
-                .attachments
-                .iter()
-                .map(|a| AttachmentJson {
-                    name: a.name.clone(),
-                    size: a.size,
-                })
-                .collect(),
-            pinned: false,
-        }
-    }
+/// A git commit id as people read it: its first 12 digits.
+pub fn short_commit(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
 }
 
 /// The labels git puts after a commit, for checkpoint `id`: `HEAD -> <branch>` for the
@@ -226,6 +137,7 @@ pub fn paint(text: &str, style: &str, on: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use git_checkpoint::clock::rfc3339;
 
     #[test]
     fn times_read_like_git() {

@@ -7,9 +7,8 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-
-use crate::ui::output::{paint, style};
+use crate::ui::json::FileSummary;
+use crate::ui::output::{paint, show_path, style};
 use git_checkpoint::diff::content::{Content, ContentReader};
 use git_checkpoint::diff::unified::{Hunk, LineDiff, LineKind};
 use git_checkpoint::diff::Change;
@@ -94,29 +93,6 @@ fn range(start: usize, count: usize) -> String {
     }
 }
 
-/// How a change is shown in JSON and counted in `--stat`.
-#[derive(Clone, Debug, Serialize)]
-pub struct FileSummary {
-    /// Path relative to the worktree root (lossy UTF-8).
-    pub path: String,
-    /// `A`, `D`, `M` or `T`.
-    pub status: String,
-    /// git's mode on the old side (`100644`, `100755`, `120000`), if present.
-    pub old_mode: Option<String>,
-    /// git's mode on the new side, if present.
-    pub new_mode: Option<String>,
-    /// Bytes on the old side.
-    pub old_size: u64,
-    /// Bytes on the new side.
-    pub new_size: u64,
-    /// Whether either side is binary (then there are no line counts).
-    pub binary: bool,
-    /// Lines added, for text.
-    pub insertions: Option<u64>,
-    /// Lines removed, for text.
-    pub deletions: Option<u64>,
-}
-
 /// Summarises each change, reading content to count lines.
 pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<FileSummary>> {
     changes
@@ -130,7 +106,7 @@ pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<F
             });
             let mode_text = |n: &Option<Node>| n.as_ref().map(|n| format!("{:06o}", mode(n)));
             Ok(FileSummary {
-                path: String::from_utf8_lossy(&change.path).into_owned(),
+                path: show_path(&change.path),
                 status: change.status().to_string(),
                 old_mode: mode_text(&change.old),
                 new_mode: mode_text(&change.new),
@@ -263,81 +239,12 @@ fn write_stat(
         .and_then(|c| c.parse::<usize>().ok())
         .unwrap_or(STAT_WIDTH);
     let names: Vec<String> = changes.iter().map(|c| quote_path(&c.path)).collect();
-    let changed = |f: &FileSummary| f.insertions.unwrap_or(0) + f.deletions.unwrap_or(0);
-    let max_change = files
-        .iter()
-        .filter(|f| !f.binary)
-        .map(changed)
-        .max()
-        .unwrap_or(0) as usize;
-    let max_len = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    let bin_width = files
-        .iter()
-        .filter(|f| f.binary)
-        .map(|f| 14 + decimal_width(f.old_size as usize) + decimal_width(f.new_size as usize))
-        .max()
-        .unwrap_or(0);
-    let number_width = decimal_width(max_change).max(if bin_width > 0 { 3 } else { 0 });
-    let width = width.max(16 + 6 + number_width);
-    let mut graph_width = if max_change + 4 > bin_width {
-        max_change
-    } else {
-        bin_width - 4
-    };
-    let mut name_width = max_len;
-    if name_width + number_width + 6 + graph_width > width {
-        let room = (width * 3 / 8).saturating_sub(number_width + 6);
-        if graph_width > room {
-            graph_width = room.max(6);
-        }
-        if name_width > width - number_width - 6 - graph_width {
-            name_width = width - number_width - 6 - graph_width;
-        } else {
-            graph_width = width - number_width - 6 - name_width;
-        }
-    }
+    let columns = StatColumns::fit(files, &names, width);
     let (mut adds, mut dels) = (0, 0);
     for (file, name) in files.iter().zip(&names) {
-        let shown = fit_name(name, name_width);
-        let pad = name_width.saturating_sub(shown.chars().count());
-        write!(out, " {shown}{} |", " ".repeat(pad))?;
-        if file.binary {
-            writeln!(
-                out,
-                " {:>number_width$} {} -> {} bytes",
-                "Bin",
-                paint(&file.old_size.to_string(), style::OLD, colour),
-                paint(&file.new_size.to_string(), style::NEW, colour)
-            )?;
-            continue;
-        }
-        let (added, deleted) = (file.insertions.unwrap_or(0), file.deletions.unwrap_or(0));
-        adds += added;
-        dels += deleted;
-        let (mut plus, mut minus) = (added as usize, deleted as usize);
-        if graph_width <= max_change {
-            let total = scale(plus + minus, graph_width, max_change)
-                .max(if plus > 0 && minus > 0 { 2 } else { 0 });
-            if plus < minus {
-                plus = scale(plus, graph_width, max_change);
-                minus = total - plus;
-            } else {
-                minus = scale(minus, graph_width, max_change);
-                plus = total - minus;
-            }
-        }
-        let total = added + deleted;
-        write!(
-            out,
-            " {total:>number_width$}{}",
-            if total > 0 { " " } else { "" }
-        )?;
-        writeln!(
-            out,
-            "{}{}",
-            paint(&"+".repeat(plus), style::NEW, colour),
-            paint(&"-".repeat(minus), style::OLD, colour)
-        )?;
+        columns.write_row(out, file, name, colour)?;
+        adds += file.insertions.unwrap_or(0);
+        dels += file.deletions.unwrap_or(0);
     }
     let plural = |n: u64, one: &str, many: &str| {
         if n == 1 {
@@ -358,6 +265,112 @@ fn write_stat(
         summary += &format!(", {dels} {}", plural(dels, "deletion(-)", "deletions(-)"));
     }
     writeln!(out, "{summary}")
+}
+
+/// The columns of a diffstat, fitted as git's `show_stats` fits them.
+struct StatColumns {
+    /// Width of the name column.
+    name: usize,
+    /// Width of the count column.
+    number: usize,
+    /// Width of the `+++---` graph.
+    graph: usize,
+    /// The most lines any text file changed: the graph's full scale.
+    max_change: usize,
+}
+
+impl StatColumns {
+    /// Fits the columns for `files`, named `names`, into `width`.
+    fn fit(files: &[FileSummary], names: &[String], width: usize) -> Self {
+        let changed = |f: &FileSummary| f.insertions.unwrap_or(0) + f.deletions.unwrap_or(0);
+        let max_change = files
+            .iter()
+            .filter(|f| !f.binary)
+            .map(changed)
+            .max()
+            .unwrap_or(0) as usize;
+        let max_len = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        let bin_width = files
+            .iter()
+            .filter(|f| f.binary)
+            .map(|f| 14 + decimal_width(f.old_size as usize) + decimal_width(f.new_size as usize))
+            .max()
+            .unwrap_or(0);
+        let number = decimal_width(max_change).max(if bin_width > 0 { 3 } else { 0 });
+        let width = width.max(16 + 6 + number);
+        let mut graph = if max_change + 4 > bin_width {
+            max_change
+        } else {
+            bin_width - 4
+        };
+        let mut name = max_len;
+        if name + number + 6 + graph > width {
+            let room = (width * 3 / 8).saturating_sub(number + 6);
+            if graph > room {
+                graph = room.max(6);
+            }
+            if name > width - number - 6 - graph {
+                name = width - number - 6 - graph;
+            } else {
+                graph = width - number - 6 - name;
+            }
+        }
+        StatColumns {
+            name,
+            number,
+            graph,
+            max_change,
+        }
+    }
+
+    /// Writes `file`'s row: its name, its count and its graph, or for a binary file its
+    /// sizes.
+    fn write_row(
+        &self,
+        out: &mut impl Write,
+        file: &FileSummary,
+        name: &str,
+        colour: bool,
+    ) -> io::Result<()> {
+        let number_width = self.number;
+        let shown = fit_name(name, self.name);
+        let pad = self.name.saturating_sub(shown.chars().count());
+        write!(out, " {shown}{} |", " ".repeat(pad))?;
+        if file.binary {
+            return writeln!(
+                out,
+                " {:>number_width$} {} -> {} bytes",
+                "Bin",
+                paint(&file.old_size.to_string(), style::OLD, colour),
+                paint(&file.new_size.to_string(), style::NEW, colour)
+            );
+        }
+        let (added, deleted) = (file.insertions.unwrap_or(0), file.deletions.unwrap_or(0));
+        let (mut plus, mut minus) = (added as usize, deleted as usize);
+        if self.graph <= self.max_change {
+            let total = scale(plus + minus, self.graph, self.max_change)
+                .max(if plus > 0 && minus > 0 { 2 } else { 0 });
+            if plus < minus {
+                plus = scale(plus, self.graph, self.max_change);
+                minus = total - plus;
+            } else {
+                minus = scale(minus, self.graph, self.max_change);
+                plus = total - minus;
+            }
+        }
+        let total = added + deleted;
+        write!(
+            out,
+            " {total:>number_width$}{}",
+            if total > 0 { " " } else { "" }
+        )?;
+        writeln!(
+            out,
+            "{}{}",
+            paint(&"+".repeat(plus), style::NEW, colour),
+            paint(&"-".repeat(minus), style::OLD, colour)
+        )
+    }
 }
 
 /// git's `scale_linear`: a non-zero count never scales to zero.

@@ -1,0 +1,116 @@
+//! The shapes of the commands that restore the worktree: `restore`, `fork`, `switch`
+//! and `pull`.
+
+use serde::Serialize;
+
+use git_checkpoint::ops::restore::RestoreReport;
+use git_checkpoint::remote::pull::PullReport;
+use git_checkpoint::CheckpointId;
+
+use super::paths;
+
+/// `restore`.
+#[derive(Debug, Serialize)]
+pub struct RestoreJson {
+    /// The checkpoint restored.
+    pub target: String,
+    /// The checkpoint unsaved changes were saved as first, if there were any.
+    pub safety_checkpoint: Option<String>,
+    /// With `--dry-run`: whether a real run would save unsaved changes first.
+    pub would_save: bool,
+    /// Paths written (or that would be).
+    pub written: Vec<String>,
+    /// Paths deleted (or that would be).
+    pub deleted: Vec<String>,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+    /// Paths left as they are (too large or unreadable when saved, or never restored).
+    pub untouched: Vec<String>,
+}
+
+impl RestoreJson {
+    /// The JSON view of a restore of `target`.
+    pub fn new(target: CheckpointId, report: &RestoreReport) -> Self {
+        RestoreJson {
+            target: target.hex(),
+            safety_checkpoint: report.safety_checkpoint.map(CheckpointId::hex),
+            would_save: report.would_save,
+            written: paths(&report.written),
+            deleted: paths(&report.deleted),
+            dry_run: report.dry_run,
+            untouched: paths(&report.untouched),
+        }
+    }
+}
+
+/// `fork` and `switch`.
+#[derive(Debug, Serialize)]
+pub struct SwitchJson {
+    /// The branch HEAD now names.
+    pub branch: String,
+    /// The checkpoint restored: the branch's tip.
+    pub target: String,
+    /// The checkpoint unsaved changes were saved as first, if there were any.
+    pub safety_checkpoint: Option<String>,
+    /// Paths written.
+    pub written: Vec<String>,
+    /// Paths deleted.
+    pub deleted: Vec<String>,
+}
+
+impl SwitchJson {
+    /// The JSON view of a restore of `target` that moved HEAD to `branch`.
+    pub fn new(branch: &str, target: CheckpointId, report: &RestoreReport) -> Self {
+        SwitchJson {
+            branch: branch.to_string(),
+            target: target.hex(),
+            safety_checkpoint: report.safety_checkpoint.map(CheckpointId::hex),
+            written: paths(&report.written),
+            deleted: paths(&report.deleted),
+        }
+    }
+}
+
+/// `pull`.
+#[derive(Debug, Serialize)]
+pub struct PullJson {
+    /// The remote.
+    pub remote: String,
+    /// The local branch.
+    pub branch: String,
+    /// `up to date`, `ahead`, `fast-forward` or `new`.
+    pub status: &'static str,
+    /// Its tip before; null when it is new.
+    pub from: Option<String>,
+    /// The remote's tip.
+    pub to: String,
+    /// Checkpoints the fetch imported.
+    pub imported: usize,
+    /// When the pull restored: the checkpoint unsaved changes were saved as first.
+    pub safety_checkpoint: Option<String>,
+    /// Paths the restore wrote; null when the pull did not restore (another branch, or
+    /// nothing moved).
+    pub written: Option<Vec<String>>,
+    /// Paths the restore deleted; null likewise.
+    pub deleted: Option<Vec<String>>,
+}
+
+impl PullJson {
+    /// The JSON view of a pull from `remote`.
+    pub fn new(remote: &str, report: &PullReport) -> Self {
+        let restore = report.restore.as_ref();
+        PullJson {
+            remote: remote.to_string(),
+            branch: report.branch.clone(),
+            status: report.status.word(),
+            from: report.from.map(CheckpointId::hex),
+            to: report.to.hex(),
+            imported: report.fetch.imported,
+            safety_checkpoint: restore
+                .and_then(|r| r.safety_checkpoint)
+                .map(CheckpointId::hex),
+            written: restore.map(|r| paths(&r.written)),
+            deleted: restore.map(|r| paths(&r.deleted)),
+        }
+    }
+}
