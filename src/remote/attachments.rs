@@ -199,6 +199,12 @@ pub(crate) fn exported_attachments(cat: &mut CatFile, commit: &str) -> Result<Ve
     let text = String::from_utf8_lossy(&bytes);
     let message = text.split_once("\n\n").map(|(_, m)| m).unwrap_or_default();
     Ok(message::decode(message)
-        .map_err(|e| Error::InvalidArgument(format!("commit {commit}: {e}")))?
+        .map_err(|e| match e {
+            Error::RemoteCommit { commit: None, why } => Error::RemoteCommit {
+                commit: Some(commit.to_string()),
+                why,
+            },
+            other => other,
+        })?
         .attachments)
 }

@@ -131,7 +131,7 @@ pub fn import(repo: &Repo, store: &Store, commits: &[String], level: i32) -> Res
             let (size, chunks) = blobs
                 .get(&file.object)
                 .cloned()
-                .ok_or_else(|| bad_tree(sha, "a blob it did not read"))?;
+                .ok_or_else(|| not_stored(sha, "a blob it names"))?;
             let mode = if file.executable { 0o755 } else { 0o644 };
             files.push((file.path.clone(), Node::file(size, mode, chunks, true)));
         }
@@ -164,7 +164,7 @@ pub fn import(repo: &Repo, store: &Store, commits: &[String], level: i32) -> Res
                     let (size, chunks) = blobs
                         .get(&a.blob)
                         .cloned()
-                        .ok_or_else(|| bad_tree(sha, "an attachment it did not read"))?;
+                        .ok_or_else(|| not_stored(sha, "an attachment it names"))?;
                     Ok(Attachment {
                         name: a.name.clone(),
                         size,
@@ -480,8 +480,10 @@ fn store_blob(
     Ok((size, ids))
 }
 
-fn bad_tree(sha: &str, what: &str) -> Error {
-    Error::InvalidArgument(format!("commit {sha} is not a checkpoint's: {what}"))
+/// Every blob a checked commit names was stored before its tree is built, so one
+/// missing is a bug here, not the commit's fault.
+fn not_stored(sha: &str, what: &str) -> Error {
+    Error::Internal(format!("commit {sha}: {what} was not stored"))
 }
 
 fn split_once(bytes: &[u8], at: u8) -> Option<(&[u8], &[u8])> {

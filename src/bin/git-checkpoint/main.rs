@@ -7,6 +7,7 @@ mod commands;
 mod ui;
 
 use clap::Parser;
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::format::text::escape_controls_keeping_lines;
 
 fn main() {
@@ -22,23 +23,37 @@ fn main() {
     drop(span);
     let code = match result {
         Ok(()) => 0,
-        Err(error) => {
-            let lib_error = error.downcast_ref::<git_checkpoint::Error>();
-            // An error may quote a revision, a name or a message as it was given.
-            match lib_error {
-                // git's own wording already starts with "fatal:".
-                Some(git_checkpoint::Error::NotAWorktree(msg)) => {
-                    eprintln!("{}", escape_controls_keeping_lines(msg))
-                }
-                _ => eprintln!(
-                    "error: {}",
-                    escape_controls_keeping_lines(&format!("{error:#}"))
-                ),
-            }
-            lib_error.map_or(1, git_checkpoint::Error::exit_code)
-        }
+        Err(error) => report_error(&error),
     };
     std::process::exit(code);
+}
+
+/// Prints `error` as one line on stderr, with what to do about it when its kind says,
+/// and returns the exit status: 128 outside a worktree, as git does; 101 for a bug of
+/// ours, as for a panic; 1 for every other error (docs/design.md invariant 7). An error
+/// the library did not make (clap's, the binary's own) has no kind and exits 1.
+fn report_error(error: &anyhow::Error) -> i32 {
+    let lib_error = error.downcast_ref::<git_checkpoint::Error>();
+    // git's own wording already starts with "fatal:".
+    if let Some(git_checkpoint::Error::NotAWorktree(msg)) = lib_error {
+        eprintln!("{}", escape_controls_keeping_lines(msg));
+        return 128;
+    }
+    let kind = lib_error.map(git_checkpoint::Error::kind);
+    let hint = match kind {
+        Some(ErrorKind::Damaged) => "; 'git checkpoint verify' names everything damaged",
+        Some(ErrorKind::Internal) => "; this is a bug in git-checkpoint, please report it",
+        _ => "",
+    };
+    // An error may quote a revision, a name or a message as it was given.
+    eprintln!(
+        "error: {}{hint}",
+        escape_controls_keeping_lines(&format!("{error:#}"))
+    );
+    match kind {
+        Some(ErrorKind::Internal) => 101,
+        _ => 1,
+    }
 }
 
 /// Ends the process at a panic with one clear line instead of a backtrace. The storage
