@@ -17,8 +17,8 @@ pub enum ErrorKind {
     /// again later may work.
     Busy,
     /// The command stopped rather than do something unsafe or not understood: a symlink
-    /// where one of our files belongs, a worktree path restore does not own, a store of a
-    /// newer format. Nothing was changed.
+    /// where one of our files belongs, a worktree path restore does not own, a push of
+    /// what looks like a secret, a store of a newer format. Nothing was changed.
     Refused,
     /// The store's own data does not decode or fails its checks (invariant 10).
     Damaged,
@@ -189,6 +189,13 @@ pub enum Error {
         /// Why, and what to do.
         why: String,
     },
+    /// A push that would publish files or attachments that look like secrets, none of
+    /// them named with `--allow` (docs/design.md, "push and fetch").
+    #[error("refusing to publish what looks like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each (path, or attachment name) with --allow to publish it", found.join(", "))]
+    LooksSecret {
+        /// Each one as "<what> (<why>)": a path, or "attachment <name> of <checkpoint>".
+        found: Vec<String>,
+    },
     /// A stored file name that restore refuses to write.
     #[error("refusing to restore unsafe stored name {0:?}")]
     UnsafeName(String),
@@ -279,9 +286,10 @@ impl Error {
             | Error::InvalidArgument(_) => ErrorKind::Input,
             Error::BadConfig { .. } => ErrorKind::Config,
             Error::StoreBusy { .. } => ErrorKind::Busy,
-            Error::NewerFormat { .. } | Error::UnsafeFile { .. } | Error::RestoreBlocked { .. } => {
-                ErrorKind::Refused
-            }
+            Error::NewerFormat { .. }
+            | Error::UnsafeFile { .. }
+            | Error::RestoreBlocked { .. }
+            | Error::LooksSecret { .. } => ErrorKind::Refused,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
