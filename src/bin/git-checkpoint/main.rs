@@ -41,9 +41,9 @@ fn report_error(error: &anyhow::Error) -> i32 {
     }
     let kind = lib_error.map(git_checkpoint::Error::kind);
     let hint = match kind {
-        Some(ErrorKind::Damaged) => "; 'git checkpoint verify' names everything damaged",
-        Some(ErrorKind::Internal) => "; this is a bug in git-checkpoint, please report it",
-        _ => "",
+        Some(ErrorKind::Damaged) => format!("; {RUN_VERIFY}"),
+        Some(ErrorKind::Internal) => format!("; {REPORT_IT}"),
+        _ => String::new(),
     };
     // An error may quote a revision, a name or a message as it was given.
     eprintln!(
@@ -55,6 +55,13 @@ fn report_error(error: &anyhow::Error) -> i32 {
         _ => 1,
     }
 }
+
+/// What to do about a damaged store: verify lists every damaged record and the
+/// checkpoints it affects.
+const RUN_VERIFY: &str = "'git checkpoint verify' names everything damaged";
+
+/// What to do about a bug of ours.
+const REPORT_IT: &str = "this is a bug in git-checkpoint, please report it";
 
 /// Ends the process at a panic with one clear line instead of a backtrace. The storage
 /// engine panics on some kinds of damage to its file; that is a damaged store, not a bug
@@ -70,10 +77,10 @@ fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
         .unwrap_or_default();
     let in_storage_engine = info.location().is_some_and(|l| l.file().contains("/redb-"));
     if in_storage_engine {
-        eprintln!("error: the store is damaged and cannot be read ({message})");
+        eprintln!("error: the store is damaged and cannot be read ({message}); {RUN_VERIFY}");
         std::process::exit(1);
     }
     let location = info.location().map(|l| l.to_string()).unwrap_or_default();
-    eprintln!("error: internal error at {location}: {message}; please report this");
+    eprintln!("error: internal error at {location}: {message}; {REPORT_IT}");
     std::process::exit(101);
 }
