@@ -193,7 +193,7 @@ pub enum Error {
     /// them named with `--allow` (docs/design.md, "push and fetch").
     #[error("refusing to publish what looks like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each (path, or attachment name) with --allow to publish it", found.join(", "))]
     LooksSecret {
-        /// Each one as "<what> (<why>)": a path, or "attachment <name> of <checkpoint>".
+        /// Each one as `<what> (<why>)`: a path, or `attachment <name> of <checkpoint>`.
         found: Vec<String>,
     },
     /// A stored file name that restore refuses to write.
