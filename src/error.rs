@@ -1,6 +1,38 @@
-//! The library's error type. Every variant reads as one line a user can act on.
+//! The library's error type. Every variant reads as one line a user can act on, and
+//! belongs to one [`ErrorKind`], so that a caller can tell a typo from a damaged store,
+//! a hostile remote or a bug of ours without reading the text.
 
 use std::path::PathBuf;
+
+/// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
+/// exit status and a hint (docs/design.md invariant 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// What the user asked for does not exist, does not parse or contradicts itself: a
+    /// revision, a branch, a path, a command-line value. Fixed by asking differently.
+    Input,
+    /// A `checkpoint.*` setting does not parse. Fixed with `git config`.
+    Config,
+    /// The store is held by another process for longer than the configured wait; trying
+    /// again later may work.
+    Busy,
+    /// The command stopped rather than do something unsafe or not understood: a symlink
+    /// where one of our files belongs, a worktree path restore does not own, a push of
+    /// what looks like a secret, a store of a newer format. Nothing was changed.
+    Refused,
+    /// The store's own data does not decode or fails its checks (invariant 10).
+    Damaged,
+    /// A commit from a remote is not one that an export writes: malformed or hostile
+    /// (invariant 23). What it would have added was not stored.
+    Remote,
+    /// git, run as a subprocess, failed.
+    Git,
+    /// Reading or writing a file failed, the storage engine's file included, or its disk
+    /// is full.
+    Io,
+    /// Something that cannot happen did: a bug of ours, to be reported.
+    Internal,
+}
 
 /// Errors from the library. Messages are complete sentences without a trailing period,
 /// meant to follow `error: ` on one line.
@@ -36,6 +68,26 @@ pub enum Error {
     /// A record on disk does not decode or fails its checks.
     #[error("the store is damaged: {0}")]
     Corrupt(String),
+    /// A commit under a remote's checkpoint refs that no export writes: its message,
+    /// trailers or tree are not a checkpoint's (invariant 23).
+    #[error("{}not a checkpoint commit: {why}", commit.as_deref().map(|c| format!("commit {c}: ")).unwrap_or_default())]
+    RemoteCommit {
+        /// The commit, when known where the problem was found.
+        commit: Option<String>,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A pull whose fetched branch was refused as a whole (its tip, or a commit below it,
+    /// is not one an export writes), so the local branch was left alone.
+    #[error("refused {tracked}, so {branch} was left as it was: {why}")]
+    RemoteRefused {
+        /// The fetched branch, `<remote>/<branch>`.
+        tracked: String,
+        /// The local branch that was to be updated.
+        branch: String,
+        /// Why the fetch refused it, naming the commit at fault.
+        why: String,
+    },
     /// A revision that names no checkpoint.
     #[error("unknown revision '{0}'")]
     UnknownRevision(String),
@@ -137,6 +189,13 @@ pub enum Error {
         /// Why, and what to do.
         why: String,
     },
+    /// A push that would publish files or attachments that look like secrets, none of
+    /// them named with `--allow` (docs/design.md, "push and fetch").
+    #[error("refusing to publish what looks like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each (path, or attachment name) with --allow to publish it", found.join(", "))]
+    LooksSecret {
+        /// Each one as `<what> (<why>)`: a path, or `attachment <name> of <checkpoint>`.
+        found: Vec<String>,
+    },
     /// A stored file name that restore refuses to write.
     #[error("refusing to restore unsafe stored name {0:?}")]
     UnsafeName(String),
@@ -175,9 +234,22 @@ pub enum Error {
     /// The disk holding the store is full.
     #[error("the disk holding the store is full; free some space and try again")]
     DiskFull,
-    /// An error from the storage engine.
+    /// The storage engine could not read or write its file.
+    #[error("store: {}I/O error: {error}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    StoreIo {
+        /// The store file, when the failure was opening it.
+        path: Option<PathBuf>,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// Any other failure the storage engine reports, in its own words (it gives no more
+    /// than text for these: a previous I/O error, a table of another type, …).
     #[error("store: {0}")]
     Store(String),
+    /// Something that cannot happen did: a broken promise between two parts of this
+    /// program, not anything a user, a file or a remote did.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Shorthand for results with [`Error`].
@@ -192,11 +264,116 @@ impl Error {
         }
     }
 
-    /// The process exit code for this error: 128 outside a worktree, like git; 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// What this error is about ([`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotAWorktree(_) => 128,
-            _ => 1,
+            Error::NotAWorktree(_)
+            | Error::UnknownRevision(_)
+            | Error::MalformedRevision { .. }
+            | Error::PastRoot { .. }
+            | Error::NoSuchParent { .. }
+            | Error::AmbiguousRevision { .. }
+            | Error::UnknownSession(_)
+            | Error::NotInSession { .. }
+            | Error::UnknownBranch(_)
+            | Error::BranchExists(_)
+            | Error::InvalidBranchName { .. }
+            | Error::CurrentBranch(_)
+            | Error::UnknownAttachment { .. }
+            | Error::RemoteNotNamed { .. }
+            | Error::NoCheckpoints
+            | Error::PathOutsideWorktree(_)
+            | Error::InvalidArgument(_) => ErrorKind::Input,
+            Error::BadConfig { .. } => ErrorKind::Config,
+            Error::StoreBusy { .. } => ErrorKind::Busy,
+            Error::NewerFormat { .. }
+            | Error::UnsafeFile { .. }
+            | Error::RestoreBlocked { .. }
+            | Error::LooksSecret { .. } => ErrorKind::Refused,
+            // A name no save records and no import lets in: the store was written by
+            // something else.
+            Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
+            Error::RemoteCommit { .. } | Error::RemoteRefused { .. } => ErrorKind::Remote,
+            Error::Git { .. } => ErrorKind::Git,
+            Error::Io { .. } | Error::DiskFull | Error::StoreIo { .. } | Error::Store(_) => {
+                ErrorKind::Io
+            }
+            Error::Internal(_) => ErrorKind::Internal,
         }
+    }
+
+    /// The system's error behind this one, if it is a failed read or write: what a caller
+    /// looks at to tell a refused permission from a missing file.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            Error::Io { error, .. } | Error::StoreIo { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_messages_of_the_structured_variants_read_as_their_strings_did() {
+        let bare = Error::RemoteCommit {
+            commit: None,
+            why: "no trailers".into(),
+        };
+        assert_eq!(bare.to_string(), "not a checkpoint commit: no trailers");
+        let named = Error::RemoteCommit {
+            commit: Some("abc".into()),
+            why: "no trailers".into(),
+        };
+        assert_eq!(
+            named.to_string(),
+            "commit abc: not a checkpoint commit: no trailers"
+        );
+        let denied = || std::io::Error::from_raw_os_error(libc::EACCES);
+        let opening = Error::StoreIo {
+            path: Some("/x/store.redb".into()),
+            error: denied(),
+        };
+        assert_eq!(
+            opening.to_string(),
+            "store: /x/store.redb: I/O error: Permission denied (os error 13)"
+        );
+        let using = Error::StoreIo {
+            path: None,
+            error: denied(),
+        };
+        assert_eq!(
+            using.to_string(),
+            "store: I/O error: Permission denied (os error 13)"
+        );
+        assert_eq!(
+            using.io_error().map(std::io::Error::kind),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+    }
+
+    #[test]
+    fn a_typo_a_damaged_store_a_hostile_remote_and_a_bug_are_told_apart() {
+        let kinds = [
+            Error::UnknownRevision("x".into()).kind(),
+            Error::Corrupt("x".into()).kind(),
+            Error::RemoteCommit {
+                commit: None,
+                why: "x".into(),
+            }
+            .kind(),
+            Error::Internal("x".into()).kind(),
+        ];
+        assert_eq!(
+            kinds,
+            [
+                ErrorKind::Input,
+                ErrorKind::Damaged,
+                ErrorKind::Remote,
+                ErrorKind::Internal
+            ]
+        );
     }
 }

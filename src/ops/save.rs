@@ -785,7 +785,7 @@ enum ScanEnd<'s> {
 fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
     match end {
         ScanEnd::Scanned(scan) => Ok(*scan),
-        ScanEnd::TooMuchToRead(_) => Err(Error::Store(
+        ScanEnd::TooMuchToRead(_) => Err(Error::Internal(
             "a scan stopped at a read limit it was not given".into(),
         )),
     }
@@ -941,7 +941,7 @@ fn scan_store<'s, S: StoreRead>(
             let _span = crate::trace::span("wait for the chunk writer");
             let written = writer
                 .join()
-                .unwrap_or_else(|_| Err(Error::Store("the chunk writer panicked".into())));
+                .unwrap_or_else(|_| Err(Error::Internal("the chunk writer panicked".into())));
             // A failed writer (a full disk, say) is why the scan stopped too, if it did.
             let written = written?;
             Ok((scanned, written))
@@ -1306,7 +1306,7 @@ impl ScanContext<'_> {
                     stored,
                     delta,
                 })
-                .map_err(|_| Error::Store("the chunk writer stopped".into()))?;
+                .map_err(|_| Error::Internal("the chunk writer stopped".into()))?;
             }
         }
         Ok(id)

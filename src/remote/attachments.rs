@@ -15,8 +15,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
+use super::cat_file::CatFile;
 use super::export::{quote_path, run_fast_import, IDENTITY};
-use super::import::CatFile;
 use super::message::{self, AttachmentBlob};
 use crate::git::repo::Repo;
 use crate::model::tree::is_safe_name;
@@ -82,24 +82,10 @@ pub(crate) fn side_commit(
     if commits.is_empty() {
         return Ok(None);
     }
-    // What `previous` holds, path -> blob; its entries for checkpoints still reachable
-    // are kept without reading their commits again.
-    let mut before: BTreeMap<Vec<u8>, String> = BTreeMap::new();
-    if let Some(previous) = previous {
-        let listing = super::git_ok(
-            &repo.root,
-            &["ls-tree", "-r", "-z", "--full-tree", previous],
-            b"",
-        )?;
-        for item in listing.split(|&b| b == 0).filter(|i| !i.is_empty()) {
-            let text = String::from_utf8_lossy(item);
-            if let Some((head, path)) = text.split_once('\t') {
-                if let Some(blob) = head.split(' ').nth(2) {
-                    before.insert(path.as_bytes().to_vec(), blob.to_string());
-                }
-            }
-        }
-    }
+    let mut before = match previous {
+        Some(previous) => listed_entries(repo, previous)?,
+        None => BTreeMap::new(),
+    };
     // Entries other than `<commit>/<safe name>` (a crafted remote's) are not built on:
     // the commit starts afresh, without them.
     let previous = match before.keys().all(|path| is_entry_path(path)) {
@@ -109,6 +95,44 @@ pub(crate) fn side_commit(
             None
         }
     };
+    let entries = entries_of(repo, &commits, &before)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    if let Some(previous) = previous.filter(|_| entries == before) {
+        return Ok(Some(previous.to_string()));
+    }
+    let secs = snapshot.checkpoint(tip)?.time_ns.div_euclid(1_000_000_000);
+    write_side_commit(repo, secs, previous, &before, &entries).map(Some)
+}
+
+/// What attachments commit `commit` holds, path -> blob.
+fn listed_entries(repo: &Repo, commit: &str) -> Result<BTreeMap<Vec<u8>, String>> {
+    let listing = super::git_ok(
+        &repo.root,
+        &["ls-tree", "-r", "-z", "--full-tree", commit],
+        b"",
+    )?;
+    let mut entries = BTreeMap::new();
+    for item in listing.split(|&b| b == 0).filter(|i| !i.is_empty()) {
+        let text = String::from_utf8_lossy(item);
+        if let Some((head, path)) = text.split_once('\t') {
+            if let Some(blob) = head.split(' ').nth(2) {
+                entries.insert(path.as_bytes().to_vec(), blob.to_string());
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// The entries of an attachments commit for checkpoint commits `commits`, path -> blob:
+/// those `before` (the previous attachments commit) holds for them kept without reading
+/// their commits again, the others read from each commit's message.
+fn entries_of(
+    repo: &Repo,
+    commits: &HashSet<String>,
+    before: &BTreeMap<Vec<u8>, String>,
+) -> Result<BTreeMap<Vec<u8>, String>> {
     let dir_of = |path: &[u8]| -> String {
         let end = path.iter().position(|&b| b == b'/').unwrap_or(path.len());
         String::from_utf8_lossy(&path[..end]).into_owned()
@@ -137,14 +161,18 @@ pub(crate) fn side_commit(
             entries.insert(path, blob.blob);
         }
     }
-    drop(cat);
-    if entries.is_empty() {
-        return Ok(None);
-    }
-    if let Some(previous) = previous.filter(|_| entries == before) {
-        return Ok(Some(previous.to_string()));
-    }
-    let secs = snapshot.checkpoint(tip)?.time_ns.div_euclid(1_000_000_000);
+    Ok(entries)
+}
+
+/// Writes the attachments commit holding `entries` (one `git fast-import`), on top of
+/// `previous` (which holds `before`) when there is one, dated `secs`; returns its id.
+fn write_side_commit(
+    repo: &Repo,
+    secs: i128,
+    previous: Option<&str>,
+    before: &BTreeMap<Vec<u8>, String>,
+    entries: &BTreeMap<Vec<u8>, String>,
+) -> Result<String> {
     let message = "Attachments of checkpoints, by commit\n";
     let marks = run_fast_import(repo, |out, _| {
         let io = |e: std::io::Error| Error::Git {
@@ -179,7 +207,7 @@ pub(crate) fn side_commit(
         writeln!(out, "\nreset {SCRATCH_REF}\n\ndone").map_err(io)?;
         out.flush().map_err(io)
     })?;
-    marks.get(&1).cloned().map(Some).ok_or_else(|| Error::Git {
+    marks.get(&1).cloned().ok_or_else(|| Error::Git {
         command: "fast-import".into(),
         message: "it did not name the attachments commit".into(),
     })
@@ -199,6 +227,12 @@ pub(crate) fn exported_attachments(cat: &mut CatFile, commit: &str) -> Result<Ve
     let text = String::from_utf8_lossy(&bytes);
     let message = text.split_once("\n\n").map(|(_, m)| m).unwrap_or_default();
     Ok(message::decode(message)
-        .map_err(|e| Error::InvalidArgument(format!("commit {commit}: {e}")))?
+        .map_err(|e| match e {
+            Error::RemoteCommit { commit: None, why } => Error::RemoteCommit {
+                commit: Some(commit.to_string()),
+                why,
+            },
+            other => other,
+        })?
         .attachments)
 }

@@ -80,7 +80,7 @@ pub fn export_for(
                 .get(id)
                 .or_else(|| known.get(id))
                 .cloned()
-                .ok_or_else(|| Error::Corrupt(format!("checkpoint {id} was not exported")))
+                .ok_or_else(|| Error::Internal(format!("checkpoint {id} was not exported")))
         })
         .collect::<Result<_>>()?;
     Ok(ExportReport {
@@ -595,7 +595,7 @@ pub fn promote(
     let commit = exported
         .commits
         .first()
-        .ok_or_else(|| Error::Corrupt(format!("checkpoint {id} was not exported")))?;
+        .ok_or_else(|| Error::Internal(format!("checkpoint {id} was not exported")))?;
     let tree = text(super::git_ok(
         &repo.root,
         &["rev-parse", &format!("{commit}^{{tree}}")],

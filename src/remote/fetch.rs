@@ -51,13 +51,67 @@ pub fn fetch<E: From<crate::Error>>(
     branches: &[String],
     level: i32,
 ) -> std::result::Result<FetchReport, E> {
+    fetch_refs(repo, remote, branches)?;
+    let tips = tracked_tips(repo, remote, branches)?;
+    let read = open_read()?;
+    let wanted = to_import(repo, &read, remote, &tips)?;
+    let mut found = HashMap::new();
+    {
+        let snapshot = read.snapshot()?;
+        for sha in &wanted {
+            if let Some(id) = snapshot.checkpoint_of(sha)? {
+                found.insert(sha.clone(), id);
+            }
+        }
+        if wanted.iter().all(|sha| found.contains_key(sha)) {
+            let report = changes(&snapshot, remote, branches, &tips, &found, 0)?;
+            if report.branches.iter().all(|b| !b.changed) && report.removed.is_empty() {
+                return Ok(report);
+            }
+        }
+    }
+    drop(read);
+    let store = open_write()?;
+    let imported = import::import(repo, &store, &wanted, level)?;
+    let mut report = changes(
+        &store.snapshot()?,
+        remote,
+        branches,
+        &tips,
+        &imported.found,
+        imported.count,
+    )?;
+    report.warnings = imported.warnings;
+    for (branch, sha) in &tips {
+        if let Some(why) = imported.refused.get(sha) {
+            report
+                .refused
+                .push((format!("{remote}/{branch}"), why.clone()));
+        }
+    }
+    if report.branches.iter().any(|b| b.changed) || !report.removed.is_empty() {
+        let txn = store.transaction()?;
+        for branch in report.branches.iter().filter(|b| b.changed) {
+            txn.set_remote_branch(&branch.name, branch.tip)?;
+        }
+        for name in &report.removed {
+            txn.remove_remote_branch(name)?;
+        }
+        txn.commit()?;
+    }
+    Ok(report)
+}
+
+/// Runs the user's `git fetch` of `branches` (all when empty, pruning those gone) of
+/// `remote` into the tracking refs, with each branch's attachments ref when the remote
+/// has one.
+fn fetch_refs(repo: &Repo, remote: &str, branches: &[String]) -> Result<()> {
     // Fetched branches are kept under the remote's name, so a URL will not do.
     let configured = super::run_git(&repo.root, &["remote", "get-url", remote], b"")?;
     if !configured.ok {
         return Err(crate::Error::InvalidArgument(format!(
             "'{remote}' is not a configured remote; fetch keeps branches under a remote's name (git remote add <name> <url>)"
-        ))
-        .into());
+        )));
     }
     super::check_namespace(repo, remote)?;
     let mut args = vec![
@@ -105,7 +159,12 @@ pub fn fetch<E: From<crate::Error>>(
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     git_ok(&repo.root, &args, b"")?;
+    Ok(())
+}
 
+/// The tracking refs of `remote` after the fetch, as (branch, commit), sorted: those of
+/// `branches`, or all when it is empty.
+fn tracked_tips(repo: &Repo, remote: &str, branches: &[String]) -> Result<Vec<(String, String)>> {
     let prefix = tracking_ref(remote, "");
     let listing = git_ok(
         &repo.root,
@@ -122,9 +181,18 @@ pub fn fetch<E: From<crate::Error>>(
         .filter(|(branch, _)| branches.is_empty() || branches.contains(branch))
         .collect();
     tips.sort();
+    Ok(tips)
+}
 
-    let read = open_read()?;
-    // What the store has already imported from this remote bounds the walk.
+/// The commits an import of `tips` looks at, parents first, then the tips themselves:
+/// those below the tips and not below what the store already imported from `remote`
+/// (which bounds the walk).
+fn to_import(
+    repo: &Repo,
+    read: &ReadStore,
+    remote: &str,
+    tips: &[(String, String)],
+) -> Result<Vec<String>> {
     let known: Vec<String> = {
         let snapshot = read.snapshot()?;
         let mut known = Vec::new();
@@ -137,7 +205,7 @@ pub fn fetch<E: From<crate::Error>>(
         known.retain(|sha| !missing.contains(sha));
         known
     };
-    let commits = if tips.is_empty() {
+    let mut wanted = if tips.is_empty() {
         Vec::new()
     } else {
         let mut args = vec!["rev-list", "--topo-order", "--reverse"];
@@ -149,53 +217,8 @@ pub fn fetch<E: From<crate::Error>>(
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
-    let mut wanted = commits;
     wanted.extend(tips.iter().map(|(_, sha)| sha.clone()));
-    let mut found = HashMap::new();
-    {
-        let snapshot = read.snapshot()?;
-        for sha in &wanted {
-            if let Some(id) = snapshot.checkpoint_of(sha)? {
-                found.insert(sha.clone(), id);
-            }
-        }
-        if wanted.iter().all(|sha| found.contains_key(sha)) {
-            let report = changes(&snapshot, remote, branches, &tips, &found, 0)?;
-            if report.branches.iter().all(|b| !b.changed) && report.removed.is_empty() {
-                return Ok(report);
-            }
-        }
-    }
-    drop(read);
-    let store = open_write()?;
-    let imported = import::import(repo, &store, &wanted, level)?;
-    let mut report = changes(
-        &store.snapshot()?,
-        remote,
-        branches,
-        &tips,
-        &imported.found,
-        imported.count,
-    )?;
-    report.warnings = imported.warnings;
-    for (branch, sha) in &tips {
-        if let Some(why) = imported.refused.get(sha) {
-            report
-                .refused
-                .push((format!("{remote}/{branch}"), why.clone()));
-        }
-    }
-    if report.branches.iter().any(|b| b.changed) || !report.removed.is_empty() {
-        let txn = store.transaction()?;
-        for branch in report.branches.iter().filter(|b| b.changed) {
-            txn.set_remote_branch(&branch.name, branch.tip)?;
-        }
-        for name in &report.removed {
-            txn.remove_remote_branch(name)?;
-        }
-        txn.commit()?;
-    }
-    Ok(report)
+    Ok(wanted)
 }
 
 /// How the fetched `tips` (branch, commit) differ from the store's `<remote>/*`

@@ -97,7 +97,7 @@ fn unfield_text(text: &str) -> Result<String> {
 }
 
 fn bad(why: String) -> Error {
-    Error::InvalidArgument(format!("not a checkpoint commit: {why}"))
+    Error::RemoteCommit { commit: None, why }
 }
 
 /// The commit message for checkpoint `id`. `blobs` gives the git blob of each of the

@@ -11,6 +11,8 @@
 //! `export -b` names. Attachments travel beside the commits ([`attachments`]).
 
 pub mod attachments;
+mod cat_file;
+mod commit_check;
 pub mod export;
 pub mod fetch;
 pub mod import;

@@ -88,9 +88,11 @@ pub fn pull<E: From<crate::Error>>(
     )?;
     let tracked = format!("{remote}/{branch}");
     if let Some((_, why)) = fetched.refused.iter().find(|(name, _)| *name == tracked) {
-        return Err(Error::InvalidArgument(format!(
-            "refused {tracked}, so {branch} was left as it was: {why}"
-        ))
+        return Err(Error::RemoteRefused {
+            tracked,
+            branch,
+            why: why.clone(),
+        }
         .into());
     }
     let store = open_write()?;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{attachments, export, remote_ref, run_git, secrets};
 use crate::git::repo::Repo;
-use crate::model::{Head, Node};
+use crate::model::{Attachment, Head, Node};
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
@@ -464,15 +464,21 @@ fn guard(
         }
     }
     if !secret.is_empty() {
-        let list: Vec<String> = secret
+        let found = secret
             .iter()
             .map(|(what, why)| format!("{what} ({why})"))
             .collect();
-        return Err(Error::InvalidArgument(format!(
-            "refusing to publish what looks like secrets: {}; delete them from the checkpoints (git checkpoint drop), or name each (path, or attachment name) with --allow to publish it",
-            list.join(", ")
-        )));
+        return Err(Error::LooksSecret { found });
     }
+    Ok(published(untracked, carrying))
+}
+
+/// [`guard`]'s answer: the `untracked` files sorted, and the attachments of the
+/// `carrying` checkpoints (id, time, attachments), oldest first.
+fn published(
+    untracked: HashSet<Vec<u8>>,
+    mut carrying: Vec<(CheckpointId, i128, Vec<Attachment>)>,
+) -> Published {
     let mut list: Vec<Vec<u8>> = untracked.into_iter().collect();
     list.sort();
     carrying.sort_by_key(|(_, time, _)| *time);
@@ -480,7 +486,7 @@ fn guard(
         .into_iter()
         .flat_map(|(id, _, list)| list.into_iter().map(move |a| (id, a.name)))
         .collect();
-    Ok((list, attachments))
+    (list, attachments)
 }
 
 /// The chunks of a file's content; none for other nodes.

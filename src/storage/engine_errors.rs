@@ -1,5 +1,7 @@
-//! How the storage engine's errors become the library's: a full disk and a damaged file
-//! are kinds of their own, anything else is [`Error::Store`].
+//! How the storage engine's errors become the library's: a full disk, a failed read or
+//! write ([`Error::StoreIo`], with the system's error kept whole so that a caller can
+//! tell a refused permission from the rest) and a damaged file are kinds of their own;
+//! anything else is [`Error::Store`], in the engine's words.
 
 use crate::Error;
 
@@ -9,6 +11,7 @@ impl From<redb::StorageError> for Error {
             redb::StorageError::Io(io) if io.raw_os_error() == Some(libc::ENOSPC) => {
                 Error::DiskFull
             }
+            redb::StorageError::Io(error) => Error::StoreIo { path: None, error },
             redb::StorageError::Corrupted(msg) => Error::Corrupt(msg),
             other => Error::Store(other.to_string()),
         }

@@ -494,7 +494,7 @@ impl PackWriter {
     ) -> Result<()> {
         if delta.is_none() && raw_len < chunk::SOLID_CHUNK_MAX {
             let content = chunk::content_of(stored, chunk::SOLID_CHUNK_MAX)
-                .map_err(|e| Error::Store(format!("chunk {id}: {}", corrupt_message(e))))?;
+                .map_err(|e| Error::Internal(format!("chunk {id}: {}", corrupt_message(e))))?;
             return self.add_to_block(index, packs, id, &content);
         }
         self.add(index, packs, id, stored, raw_len, delta)
@@ -532,7 +532,7 @@ impl PackWriter {
         if self.block.len() + content.len() > chunk::BLOCK_MAX {
             self.close_block(index, packs)?;
         }
-        let too_big = || Error::Store(format!("chunk {id} is too big for a solid block"));
+        let too_big = || Error::Internal(format!("chunk {id} is too big for a solid block"));
         let start = u32::try_from(self.block.len()).map_err(|_| too_big())?;
         let len = u32::try_from(content.len()).map_err(|_| too_big())?;
         self.block.extend_from_slice(content);
@@ -606,7 +606,7 @@ impl PackWriter {
         if self.buf.len() + stored.len() > PACK_CAPACITY {
             self.write_pack(packs)?;
         }
-        let too_big = || Error::Store(format!("chunk {id} is too big for a pack"));
+        let too_big = || Error::Internal(format!("chunk {id} is too big for a pack"));
         let location = Location {
             pack: self.next,
             offset: u32::try_from(self.buf.len()).map_err(|_| too_big())?,

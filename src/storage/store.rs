@@ -356,6 +356,14 @@ fn open_error(path: &Path, e: DatabaseError) -> Error {
         DatabaseError::Storage(redb::StorageError::Corrupted(msg)) => {
             Error::Corrupt(format!("{}: {msg}", path.display()))
         }
+        DatabaseError::Storage(redb::StorageError::Io(error))
+            if error.raw_os_error() != Some(libc::ENOSPC) =>
+        {
+            Error::StoreIo {
+                path: Some(path.to_path_buf()),
+                error,
+            }
+        }
         e => Error::Store(format!("{}: {e}", path.display())),
     }
 }

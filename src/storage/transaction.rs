@@ -361,7 +361,7 @@ impl ChunkSink<'_, '_> {
     ) -> Result<()> {
         if let Some(delta) = delta {
             if !self.contains(delta.base)? {
-                return Err(Error::Store(format!(
+                return Err(Error::Internal(format!(
                     "chunk {id}: its delta base {} is not in the store",
                     delta.base
                 )));

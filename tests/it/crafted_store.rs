@@ -197,12 +197,21 @@ fn a_parent_cycle_is_an_error_never_a_hang() {
             let out = repo.run(&args);
             assert_eq!(out.code, 1, "{args:?}: {out}");
             assert!(out.stderr.contains("parent cycle"), "{args:?}: {out}");
+            // A damaged store's error says where to see the whole damage.
+            assert!(
+                out.stderr.contains("'git checkpoint verify' names"),
+                "{args:?}: {out}"
+            );
         }
     }
     repo.ok(&["log", "--all"]);
     let out = repo.run(&["verify"]);
     assert_eq!(out.code, 1, "{out}");
     assert!(out.stderr.contains("parent cycle"), "{out}");
+    assert!(
+        !out.stderr.contains("'git checkpoint verify' names"),
+        "{out}"
+    );
 }
 
 /// Chunking parameters come from the store's meta table: out-of-range ones (a zero

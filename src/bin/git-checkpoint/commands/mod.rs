@@ -277,14 +277,10 @@ fn store_access_hint(context: &Context, error: &anyhow::Error) -> Option<String>
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-            || match cause.downcast_ref::<git_checkpoint::Error>() {
-                Some(git_checkpoint::Error::Io { error, .. }) => {
-                    error.kind() == std::io::ErrorKind::PermissionDenied
-                }
-                // The storage engine's errors arrive as text.
-                Some(git_checkpoint::Error::Store(text)) => text.contains("(os error 13)"),
-                _ => false,
-            }
+            || cause
+                .downcast_ref::<git_checkpoint::Error>()
+                .and_then(git_checkpoint::Error::io_error)
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
     });
     if !denied {
         return None;

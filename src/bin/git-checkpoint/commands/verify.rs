@@ -2,7 +2,6 @@
 
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::storage::verify;
-use git_checkpoint::Error;
 
 use super::Context;
 use crate::ui::json::{self, VerifyJson};
@@ -95,11 +94,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     if report.ok() {
         Ok(())
     } else {
-        Err(Error::Corrupt(format!(
-            "{} problem(s) found, {} checkpoint(s) affected",
+        // Not the library's `Corrupt`: this is verify's own verdict, and the hint a
+        // damaged store's error gets (run verify) would send the user back here.
+        Err(anyhow::anyhow!(
+            "the store is damaged: {} problem(s) found, {} checkpoint(s) affected",
             report.problems.len(),
             report.affected.len()
         ))
-        .into())
     }
 }
