@@ -1,8 +1,8 @@
 //! `git checkpoint fork`
 
+use crate::ui::path::show;
 use git_checkpoint::model::branch::BranchName;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::save::show;
 use git_checkpoint::storage::{Store, StoreRead};
 
 use super::{print_json, Context};

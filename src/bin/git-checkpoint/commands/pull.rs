@@ -1,6 +1,6 @@
 //! `git checkpoint pull`
 
-use git_checkpoint::ops::save::show;
+use crate::ui::path::show;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;

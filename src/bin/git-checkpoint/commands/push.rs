@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use git_checkpoint::ops::save::show;
+use crate::ui::path::show;
 use git_checkpoint::remote::push::{dry_run, push, push_remote, PushOptions};
 use git_checkpoint::remote::remote_ref;
 use git_checkpoint::storage::StoreRead;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::ui::path::show;
 use git_checkpoint::ops::restore::{dry_run, restore, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::save::show;
 
 use git_checkpoint::storage::StoreRead;
 

@@ -3,9 +3,10 @@
 use std::io::{IsTerminal, Write};
 
 use crate::ui::output::{colour_wanted, paint, style};
+use crate::ui::path::show;
 use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::format::path::quote_path;
-use git_checkpoint::ops::save::{look, show};
+use git_checkpoint::ops::save::look;
 
 use git_checkpoint::storage::StoreRead;
 

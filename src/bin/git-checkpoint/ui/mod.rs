@@ -6,4 +6,5 @@ pub mod graph;
 pub mod output;
 pub mod pager;
 pub mod patch;
+pub mod path;
 pub mod progress_bar;
