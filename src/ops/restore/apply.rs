@@ -21,10 +21,11 @@ use crate::storage::pack::{LastPack, ReadChunks};
 use crate::worktree::{self, temp_name, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
 use crate::{Error, Result};
 
-/// Carries out `changes`, which passed [`preflight`](super::preflight::preflight), in the worktree at `root`, after
-/// removing `leftovers` (an interrupted restore's temporary files). Every change goes
-/// through a handle of the directory it concerns ([`crate::worktree`]), so a directory
-/// swapped for a symlink while this runs stops the restore instead of redirecting it.
+/// Carries out `changes`, which passed [`preflight`](super::preflight::preflight), in the
+/// worktree at `root`, after removing `leftovers` (an interrupted restore's temporary
+/// files). Every change goes through a handle of the directory it concerns
+/// ([`crate::worktree`]), so a directory swapped for a symlink while this runs stops the
+/// restore instead of redirecting it.
 pub(super) fn apply(
     root: &Path,
     hasher: &Hasher,

@@ -21,7 +21,7 @@ use crate::{Result, TreeId};
 /// only scanned, and the files it skipped) equal to the checkpoint's tree `target` (with
 /// the files its save skipped) under `filter`, less the skipped and exempt paths, which
 /// go to `report` as untouched; the paths to write and delete go there too. Checked by
-/// [`preflight`](super::preflight::preflight): what can be known before a change is checked before any, and before
+/// [`preflight`]: what can be known before a change is checked before any, and before
 /// the restore is recorded as started, so a refused restore changes nothing and leaves
 /// nothing to finish, and a dry run refuses exactly what the real run would.
 pub(super) fn plan(

@@ -96,7 +96,8 @@ pub(super) struct ScanContext<'a> {
 
 impl ScanContext<'_> {
     /// Scans one walked entry: a file the stat cache vouches for is taken from it, a
-    /// symlink is read, any other file is read until two reads agree (docs/design.md invariant 12).
+    /// symlink is read, any other file is read until two reads agree (docs/design.md
+    /// invariant 12).
     pub(super) fn scan_one(
         &self,
         entry: &walk::WalkEntry,

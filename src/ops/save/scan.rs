@@ -1,7 +1,7 @@
 //! The scan: the worktree's entries (a walk, or the watcher's changed paths over the
 //! last base, [`watched`]), each matched with its stat cache entry, the files the cache
-//! cannot vouch for read in parallel ([`read`](super::read)) while the writer thread stores new chunks
-//! ([`writer`](super::writer)), and the trees built from the result. A save, a look and a restore's
+//! cannot vouch for read in parallel ([`read`](super::read)) while the writer thread
+//! stores new chunks ([`writer`](super::writer)), and the trees built from the result. A save, a look and a restore's
 //! look all scan; [`ScanRequest`] says what each wants.
 
 use std::collections::HashSet;
