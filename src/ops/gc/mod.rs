@@ -34,9 +34,9 @@
 //!    committed state of step 2 intact (the next open repairs the allocator), and the
 //!    next gc finishes the shrinking.
 //!
-//! [`plan`](mod@plan) makes the plan (step 1, for gc and for `drop`),
-//! [`apply`](mod@apply) carries it out (steps 2 and 3), [`auto`](mod@auto) is the run
-//! after a save, [`pins`] the checkpoints it never removes.
+//! `plan.rs` makes the plan (step 1, for gc and for `drop`),
+//! `apply.rs` carries it out (steps 2 and 3), `auto.rs` is the run
+//! after a save, `pins.rs` the checkpoints it never removes.
 
 mod apply;
 mod auto;

@@ -28,8 +28,8 @@
 //! Steps 4 to 7 go through handles of the directories they change ([`crate::worktree`]),
 //! never through a path string below the worktree's top.
 //!
-//! This file holds steps 1, 3 and 8 (and the dry run); [`plan`] makes and [`preflight`]
-//! checks the plan (step 2); [`apply`] carries it out (steps 4 to 7).
+//! This file holds steps 1, 3 and 8 (and the dry run); `plan.rs` makes and `preflight.rs`
+//! checks the plan (step 2); `apply.rs` carries it out (steps 4 to 7).
 
 mod apply;
 mod plan;

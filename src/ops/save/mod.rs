@@ -3,16 +3,16 @@
 //! stat cache together. This file holds the save itself (its options, its report, the
 //! commit); each other job has its own file:
 //!
-//! - [`look`]: the read-only looks (`status`, `diff`, a dry run, the look a save takes
+//! - `look.rs`: the read-only looks (`status`, `diff`, a dry run, the look a save takes
 //!   before it opens the store for writing).
-//! - [`scan`]: the scan: walk (or the watcher's changed paths), match the stat cache,
+//! - `scan.rs`: the scan: walk (or the watcher's changed paths), match the stat cache,
 //!   read what it cannot vouch for, build the trees.
-//! - [`watched`]: the scan strategy a watcher allows: the last watched save's base tree
+//! - `watched.rs`: the scan strategy a watcher allows: the last watched save's base tree
 //!   plus the paths changed since, and the base a save records once it commits.
-//! - [`read`]: one file read, hashed and chunked; new chunks go to the writer.
-//! - [`writer`]: the chunk-writer thread, committing in bounded batches.
-//! - [`content`]: content that is not a worktree file (attachments, fetched blobs).
-//! - [`warning`]: what a save or a look went on without.
+//! - `read.rs`: one file read, hashed and chunked; new chunks go to the writer.
+//! - `writer.rs`: the chunk-writer thread, committing in bounded batches.
+//! - `content.rs`: content that is not a worktree file (attachments, fetched blobs).
+//! - `warning.rs`: what a save or a look went on without.
 //!
 //! Commit protocol (docs/design.md invariant 2): chunks go in bounded batches (64 MiB, one
 //! commit each, so memory stays bounded however big the tree) while files are read;

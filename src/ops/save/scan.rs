@@ -63,7 +63,7 @@ pub struct Scan<'s> {
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
     /// Every file and symlink, by path, sorted.
-    files: Vec<(Vec<u8>, Node)>,
+    files: Files,
     /// The stat cache changes it found, written by [`Scan::record_cache`].
     cache_updates: CacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
@@ -469,6 +469,9 @@ impl<'s> Readers<'_, 's> {
     }
 }
 
+/// Every file and symlink a scan captured, by path, sorted.
+type Files = Vec<(Vec<u8>, Node)>;
+
 /// The files and symlinks the scan captured, by path, and the stat cache changes; the
 /// problems met go to `warnings` and `skipped`. The paths move out of `entries` into the
 /// files; a scan that may hand its walk back keeps the rest of each entry, and
@@ -478,7 +481,7 @@ fn gather(
     scanned: Vec<Result<Scanned>>,
     warnings: &mut Vec<Warning>,
     skipped: &mut Vec<SkippedFile>,
-) -> Result<(Vec<(Vec<u8>, Node)>, CacheUpdates)> {
+) -> Result<(Files, CacheUpdates)> {
     let mut files = Vec::with_capacity(scanned.len());
     let mut cache_updates = CacheUpdates::default();
     for (entry, result) in entries.iter_mut().zip(scanned) {
