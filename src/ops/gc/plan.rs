@@ -264,26 +264,8 @@ pub(super) fn finish_plan(
         over_budget: fit.over_budget,
         ..Plan::default()
     };
-    let mut live_bytes = 0;
-    let mut removed_roots = Vec::new();
-    for (id, record, size) in &records.list {
-        match kept.get(id) {
-            Some(why) => {
-                plan.kept.push((*id, why.clone()));
-                live_bytes += size;
-            }
-            None => {
-                plan.removed.push(Removal {
-                    id: *id,
-                    short_id: snapshot.short_id(*id)?,
-                    checkpoint: record.clone(),
-                    for_size: fit.for_size.contains(id),
-                });
-                plan.removed_bytes += size;
-                removed_roots.push(record);
-            }
-        }
-    }
+    let (mut live_bytes, removed_roots) =
+        sort_records(snapshot, records, &kept, &fit.for_size, &mut plan)?;
     plan.reparented = reparent(records, &kept);
     match sweep {
         Sweep::Everything => {
@@ -319,6 +301,39 @@ pub(super) fn finish_plan(
     let deleted: HashSet<ChunkId> = plan.chunks.iter().copied().collect();
     plan.stat_cache = snapshot.cached_paths_naming(&deleted)?;
     Ok(plan)
+}
+
+/// Lists each checkpoint in `plan` as kept (with why) or removed, and adds the removed
+/// records' bytes to it. Returns the kept records' bytes and the removed records, whose
+/// trees a sweep of what they alone reach starts from.
+fn sort_records<'r>(
+    snapshot: &Snapshot,
+    records: &'r Records,
+    kept: &BTreeMap<CheckpointId, Vec<String>>,
+    for_size: &HashSet<CheckpointId>,
+    plan: &mut Plan,
+) -> Result<(u64, Vec<&'r Checkpoint>)> {
+    let mut live_bytes = 0;
+    let mut removed_roots = Vec::new();
+    for (id, record, size) in &records.list {
+        match kept.get(id) {
+            Some(why) => {
+                plan.kept.push((*id, why.clone()));
+                live_bytes += size;
+            }
+            None => {
+                plan.removed.push(Removal {
+                    id: *id,
+                    short_id: snapshot.short_id(*id)?,
+                    checkpoint: record.clone(),
+                    for_size: for_size.contains(id),
+                });
+                plan.removed_bytes += size;
+                removed_roots.push(record);
+            }
+        }
+    }
+    Ok((live_bytes, removed_roots))
 }
 
 /// The checkpoints a size budget leaves.
