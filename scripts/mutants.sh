@@ -21,8 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 small=(src/format/codec.rs src/model/tree.rs src/model/stat_cache.rs)
-large=(src/ops/restore.rs src/worktree/dir.rs src/storage/pack.rs src/ops/gc.rs
-  src/storage/reach.rs src/worktree/walk.rs)
+large=(src/ops/restore/mod.rs src/ops/restore/plan.rs src/ops/restore/preflight.rs
+  src/ops/restore/apply.rs src/worktree/dir.rs src/storage/pack.rs src/ops/gc/plan.rs
+  src/ops/gc/apply.rs src/ops/gc/auto.rs src/storage/reach.rs src/worktree/walk.rs)
 # A renamed or moved file would silently leave its mutants untested: refuse instead.
 for f in "${small[@]}" "${large[@]}"; do
   [ -f "$f" ] || { echo "$0: $f does not exist; update the lists in this script" >&2; exit 2; }

@@ -8,8 +8,9 @@
 //! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats), and
 //!   [`diff`]: changes between trees, shown as git shows them; [`agents`]: the hooks that
 //!   save around AI agent steps.
-//! - [`watch`]: the per-worktree watcher and the save's side of it (the changed paths
-//!   since a token instead of a walk); it reads the store, never writes it.
+//! - [`watch`]: the per-worktree watcher; it only reports the paths changed since a
+//!   token (the save that uses them instead of a walk is in [`ops::save`]), and never
+//!   opens the store.
 //! - [`storage`]: the redb file and its tables, behind [`storage::Snapshot`] (reads)
 //!   and [`storage::Transaction`] (writes); the only module that names redb.
 //! - [`worktree`]: the files a checkpoint holds, and writing them back through held

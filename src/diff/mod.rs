@@ -91,37 +91,35 @@ pub fn summarize(changes: &[Change]) -> ChangeSummary {
     summary
 }
 
-/// Keeps what checkpoint `id` (`record`, being saved in `txn`, its new trees in
-/// `trees`) changed against its first parent, so that `log` need not diff its trees.
+/// What checkpoint `record` (being saved in `txn`, its new trees in `trees`) changed
+/// against its first parent, for the save to keep so that `log` need not diff its trees.
 /// Only the subtrees whose ids differ are read, the new ones from memory, so this costs
-/// a save little. A parent whose trees cannot be read (a damaged store) gets no summary
-/// rather than failing the save: `log` then computes it, and reports the damage.
-pub fn keep_summary(
+/// a save little. `None` for a first checkpoint, and for a parent whose trees cannot be
+/// read (a damaged store): rather than failing the save, `log` then computes it, and
+/// reports the damage.
+pub fn parent_summary(
     txn: &Transaction,
     trees: &PendingTrees,
-    id: CheckpointId,
     record: &Checkpoint,
-) -> Result<()> {
+) -> Result<Option<ChangeSummary>> {
     let _span = crate::trace::span("commit: change summary");
     // A first checkpoint's diff lists every file, which would hold them all in memory at
     // once on a big first save; `log` makes that one diff itself.
     let Some(&parent) = record.parents.first() else {
-        return Ok(());
+        return Ok(None);
     };
     let parent = txn.checkpoint(parent)?;
     // Read through the write transaction itself: a read view opened beside it would
     // keep the store from reusing the pages this transaction frees.
     let reader = txn.trees(Some(trees))?;
     reader.expect(&parent);
-    match diff_trees(
+    let changes = diff_trees(
         &reader,
         Some(parent.tree),
         Some(record.tree),
         &PathFilter::default(),
-    ) {
-        Ok(changes) => txn.set_summary(id, &summarize(&changes)),
-        Err(_) => Ok(()),
-    }
+    );
+    Ok(changes.ok().map(|changes| summarize(&changes)))
 }
 
 /// Which paths an operation covers: everything, or the given files and directories.

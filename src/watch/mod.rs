@@ -5,8 +5,10 @@
 //! - [`journal`]: the paths events named, numbered, and the tokens that ask about them.
 //! - [`daemon`]: the watcher process: inotify, the journal, a Unix socket that answers.
 //! - [`client`]: what a save (and `watch --stop`) says to it.
-//! - [`refresh`]: the save's side: the recorded base tree plus the changed paths, read
-//!   through the same rules as a walk, is the worktree; anything uncertain walks.
+//!
+//! The watcher only reports changed paths. The save's side (the recorded base tree plus
+//! the changed paths, read through the same rules as a walk, is the worktree; anything
+//! uncertain walks) is a scan strategy of the save, in `ops/save/watched.rs`.
 //!
 //! The watcher never writes the store: the store stays single-writer, and the save
 //! records the token it used (in a file beside the socket) only after its own commit.
@@ -19,7 +21,6 @@
 pub mod client;
 pub mod daemon;
 pub mod journal;
-pub mod refresh;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};

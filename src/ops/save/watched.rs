@@ -1,4 +1,5 @@
-//! The save's side of the watcher: the worktree as the last watched save recorded it
+//! The scan strategy a watcher allows, the save's side of the watcher (which itself
+//! only reports changed paths, [`crate::watch`]): the worktree as the last watched save recorded it
 //! (its base tree and the files it left out, with the stat cache's metadata) plus what
 //! the paths changed since are now, read through the rules of a walk
 //! ([`walk::walk_paths`]), is what a walk would find. Whenever that is in doubt the save
@@ -15,13 +16,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::client::{self, Answer};
-use super::Token;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::model::tree::Node;
 use crate::model::{Checkpoint, SkippedFile};
 use crate::storage::Snapshot;
+use crate::watch::client::{self, Answer};
+use crate::watch::{self as watcher, Token};
 use crate::worktree::walk::{self, Kind, Walk, WalkEntry};
 use crate::{CheckpointId, Result, TreeId};
 
@@ -29,7 +30,7 @@ use crate::{CheckpointId, Result, TreeId};
 /// before it looked at the worktree, and the state of the files outside the worktree
 /// that decide what a walk captures.
 #[derive(Debug, Clone)]
-pub struct Watched {
+pub(super) struct Watched {
     token: Token,
     fingerprint: String,
 }
@@ -54,11 +55,11 @@ impl Watched {
     /// Called only after the save's commit, so the recorded tree is in the store; a
     /// failure to write is only a missed shortcut (the next save walks), never an error
     /// of the save.
-    pub fn record(&self, repo: &Repo, tree: TreeId, left_out: &[SkippedFile]) {
-        if super::trusted_dir(repo).is_none() {
+    pub(super) fn record(&self, repo: &Repo, tree: TreeId, left_out: &[SkippedFile]) {
+        if watcher::trusted_dir(repo).is_none() {
             return;
         }
-        let path = super::base_path(repo);
+        let path = watcher::base_path(repo);
         // Four lines, then the left-out paths, each ended by a NUL (no path holds one).
         let mut text = format!(
             "v2\n{}\n{}\n{}\n",
@@ -87,8 +88,9 @@ impl Watched {
 }
 
 fn read_base(repo: &Repo) -> Option<Base> {
-    super::trusted_dir(repo)?;
-    let file = super::open_own_file(&super::base_path(repo), OpenOptions::new().read(true)).ok()?;
+    watcher::trusted_dir(repo)?;
+    let file =
+        watcher::open_own_file(&watcher::base_path(repo), OpenOptions::new().read(true)).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_BASE_BYTES + 1).read_to_end(&mut bytes).ok()?;
     if bytes.len() as u64 > MAX_BASE_BYTES {
@@ -216,7 +218,7 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
 /// The current checkpoint, when the watcher vouches that nothing in the worktree changed
 /// since the last watched save recorded it as that checkpoint's tree: a save without
 /// attachments then has nothing to do, and need not look at any file.
-pub fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId>> {
+pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId>> {
     if read.interrupted_restore()?.is_some() {
         return Ok(None);
     }
@@ -232,7 +234,7 @@ pub fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId
 /// The worktree's files for a save or a look: through the watcher when one answers and
 /// the recorded base can be trusted, else by a walk. Also the token to record once the
 /// save has committed, when a watcher answered.
-pub fn walk(
+pub(super) fn walk(
     repo: &Repo,
     read: &Snapshot<'_>,
     leftovers_possible: bool,
@@ -271,25 +273,9 @@ fn refreshed(
     paths: &[Vec<u8>],
     left_out: &[Vec<u8>],
 ) -> Result<Option<Walk>> {
-    let mut changed = paths.to_vec();
-    for path in paths {
-        // A `.gitignore` decides about its whole directory: that is looked at again.
-        let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
-            Some(slash) => (&path[..slash], &path[slash + 1..]),
-            None => (&[][..], path.as_slice()),
-        };
-        if name == b".gitignore" {
-            if dir.is_empty() {
-                return Ok(None);
-            }
-            changed.push(dir.to_vec());
-        }
-    }
-    if changed.iter().any(Vec::is_empty) {
+    let Some(changed) = to_look_at(paths) else {
         return Ok(None);
-    }
-    changed.sort_unstable();
-    changed.dedup();
+    };
     let mut found = {
         let _span = crate::trace::span("watch: changed paths");
         walk::walk_paths(repo, false, &changed)?
@@ -301,85 +287,146 @@ fn refreshed(
     {
         return Ok(None);
     }
-
     let span = crate::trace::span("watch: base tree");
-    let mut base = Vec::new();
-    read.trees(None)?.flatten(tree, b"", &mut base)?;
-    let mut base: Vec<(Vec<u8>, Option<Kind>)> = base
-        .into_iter()
-        .map(|(path, node)| {
-            let kind = match node {
-                Node::Symlink { .. } => Some(Kind::Symlink),
-                _ => Some(Kind::File),
-            };
-            (path, kind)
-        })
-        .chain(left_out.iter().map(|path| (path.clone(), None)))
-        .collect();
-    base.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    base.dedup_by(|a, b| a.0 == b.0);
-    let mut keep = vec![true; base.len()];
-    for path in &changed {
-        let start = base.partition_point(|(p, _)| p.as_slice() < path.as_slice());
-        let mut end = start;
-        while end < base.len() && is_at_or_below(&base[end].0, path) {
-            keep[end] = false;
-            end += 1;
-        }
-        // `a/b` and below sort together, but `a/b.txt` may sit between `a/b` and `a/b/`.
-        let mut below = path.clone();
-        below.push(b'/');
-        let mut i = base.partition_point(|(p, _)| p.as_slice() < below.as_slice());
-        while i < base.len() && base[i].0.starts_with(&below) {
-            keep[i] = false;
-            i += 1;
-        }
-    }
+    let base = unchanged_base(read, tree, left_out, &changed)?;
     drop(span);
     let span = crate::trace::span("watch: stat cache");
     let mut stats: Vec<Option<FileStat>> = vec![None; base.len()];
     let mut i = 0;
     read.for_each_cached(|key, entry| {
-        while i < base.len() && base[i].0.as_slice() < key {
+        while i < base.len() && base[i].path.as_slice() < key {
             i += 1;
         }
-        if i < base.len() && base[i].0.as_slice() == key && keep[i] && base[i].1 == Some(Kind::File)
+        if i < base.len()
+            && base[i].path.as_slice() == key
+            && base[i].keep
+            && base[i].kind == Some(Kind::File)
         {
             stats[i] = entry.decode().ok().map(|e| e.stat);
         }
     })?;
     drop(span);
     let _span = crate::trace::span("watch: the rest");
-    for (((path, kind), keep), stat) in base.into_iter().zip(keep).zip(stats) {
-        if !keep {
+    for (file, stat) in base.into_iter().zip(stats) {
+        if !file.keep {
             continue;
         }
-        match (kind, stat) {
-            (Some(kind), Some(stat)) => found.entries.push(WalkEntry { path, kind, stat }),
+        match (file.kind, stat) {
+            (Some(kind), Some(stat)) => found.entries.push(WalkEntry {
+                path: file.path,
+                kind,
+                stat,
+            }),
             // Not vouched for by the cache (not settled when saved, a symlink, a file
             // left out): its metadata now, as a walk would see it.
-            _ => {
-                let full = repo.root.join(OsStr::from_bytes(&path));
-                if let Ok(meta) = std::fs::symlink_metadata(&full) {
-                    let kind = if meta.is_file() {
-                        Kind::File
-                    } else if meta.file_type().is_symlink() {
-                        Kind::Symlink
-                    } else {
-                        continue;
-                    };
-                    found.entries.push(WalkEntry {
-                        path,
-                        kind,
-                        stat: FileStat::from_metadata(&meta),
-                    });
-                }
-            }
+            _ => found.entries.extend(look_now(&repo.root, file.path)),
         }
     }
     found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     found.entries.dedup_by(|a, b| a.path == b.path);
     Ok(Some(found))
+}
+
+/// The paths to look at again for the changed `paths`, sorted: each one, and the
+/// directory of each changed `.gitignore` (it decides about its whole directory).
+/// `None` when only a walk can tell (the top's `.gitignore`, or the top itself).
+fn to_look_at(paths: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    let mut changed = paths.to_vec();
+    for path in paths {
+        let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
+            Some(slash) => (&path[..slash], &path[slash + 1..]),
+            None => (&[][..], path.as_slice()),
+        };
+        if name == b".gitignore" {
+            if dir.is_empty() {
+                return None;
+            }
+            changed.push(dir.to_vec());
+        }
+    }
+    if changed.iter().any(Vec::is_empty) {
+        return None;
+    }
+    changed.sort_unstable();
+    changed.dedup();
+    Some(changed)
+}
+
+/// One path of the base: a file or symlink of its tree, or a file its save left out.
+struct BaseFile {
+    path: Vec<u8>,
+    /// What the tree holds there; `None` for a file left out.
+    kind: Option<Kind>,
+    /// Whether it stands: no changed path is it or above it.
+    keep: bool,
+}
+
+/// The base tree's files and the files its save left out, sorted by path, each marked
+/// whether it stands (no path of `changed` is it or above it).
+fn unchanged_base(
+    read: &Snapshot<'_>,
+    tree: TreeId,
+    left_out: &[Vec<u8>],
+    changed: &[Vec<u8>],
+) -> Result<Vec<BaseFile>> {
+    let mut flat = Vec::new();
+    read.trees(None)?.flatten(tree, b"", &mut flat)?;
+    let mut base: Vec<BaseFile> = flat
+        .into_iter()
+        .map(|(path, node)| {
+            let kind = match node {
+                Node::Symlink { .. } => Some(Kind::Symlink),
+                _ => Some(Kind::File),
+            };
+            BaseFile {
+                path,
+                kind,
+                keep: true,
+            }
+        })
+        .chain(left_out.iter().map(|path| BaseFile {
+            path: path.clone(),
+            kind: None,
+            keep: true,
+        }))
+        .collect();
+    base.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    base.dedup_by(|a, b| a.path == b.path);
+    for path in changed {
+        let start = base.partition_point(|f| f.path.as_slice() < path.as_slice());
+        let mut end = start;
+        while end < base.len() && is_at_or_below(&base[end].path, path) {
+            base[end].keep = false;
+            end += 1;
+        }
+        // `a/b` and below sort together, but `a/b.txt` may sit between `a/b` and `a/b/`.
+        let mut below = path.clone();
+        below.push(b'/');
+        let mut i = base.partition_point(|f| f.path.as_slice() < below.as_slice());
+        while i < base.len() && base[i].path.starts_with(&below) {
+            base[i].keep = false;
+            i += 1;
+        }
+    }
+    Ok(base)
+}
+
+/// The entry a walk would make for worktree path `path` now: `None` when it is gone or
+/// is neither a file nor a symlink.
+fn look_now(root: &Path, path: Vec<u8>) -> Option<WalkEntry> {
+    let meta = std::fs::symlink_metadata(root.join(OsStr::from_bytes(&path))).ok()?;
+    let kind = if meta.is_file() {
+        Kind::File
+    } else if meta.file_type().is_symlink() {
+        Kind::Symlink
+    } else {
+        return None;
+    };
+    Some(WalkEntry {
+        path,
+        kind,
+        stat: FileStat::from_metadata(&meta),
+    })
 }
 
 /// Whether the file at worktree path `path` has more than one name. A write through

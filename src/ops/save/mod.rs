@@ -1,0 +1,303 @@
+//! Saving: scan the worktree into trees (reading only files the stat cache cannot vouch
+//! for), store the new chunks, then commit trees, the checkpoint, the branch move and the
+//! stat cache together. This file holds the save itself (its options, its report, the
+//! commit); each other job has its own file:
+//!
+//! - `look.rs`: the read-only looks (`status`, `diff`, a dry run, the look a save takes
+//!   before it opens the store for writing).
+//! - `scan.rs`: the scan: walk (or the watcher's changed paths), match the stat cache,
+//!   read what it cannot vouch for, build the trees.
+//! - `watched.rs`: the scan strategy a watcher allows: the last watched save's base tree
+//!   plus the paths changed since, and the base a save records once it commits.
+//! - `read.rs`: one file read, hashed and chunked; new chunks go to the writer.
+//! - `writer.rs`: the chunk-writer thread, committing in bounded batches.
+//! - `content.rs`: content that is not a worktree file (attachments, fetched blobs).
+//! - `warning.rs`: what a save or a look went on without.
+//!
+//! Commit protocol (docs/design.md invariant 2): chunks go in bounded batches (64 MiB, one
+//! commit each, so memory stays bounded however big the tree) while files are read;
+//! everything that makes the checkpoint visible commits in one final transaction. A
+//! crash before that commit leaves at most unreferenced chunks, which gc sweeps.
+
+mod content;
+mod look;
+mod read;
+mod scan;
+mod warning;
+mod watched;
+mod writer;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::diff;
+use crate::git::repo::Repo;
+use crate::model::{Checkpoint, Head, PendingTrees, SkippedFile};
+use crate::ops::gc::{self, AutoGc};
+use crate::progress::Progress;
+use crate::storage::{OpenedStore, ReadStore, Store, StoreRead, Transaction};
+use crate::{CheckpointId, Result};
+
+pub(crate) use content::store_content;
+pub use look::{look, look_by_walking};
+use look::{look_before_saving, save_mode, watched_unchanged, Looked};
+use scan::{complete, scan_store, ScanRequest};
+pub use scan::{Scan, ScanMode, Walked};
+pub use warning::Warning;
+
+/// What a save should record.
+#[derive(Clone, Debug, Default)]
+pub struct SaveOptions {
+    /// The checkpoint message.
+    pub message: String,
+    /// `key=value` metadata.
+    pub meta: Vec<(String, String)>,
+    /// Make a checkpoint even when nothing changed.
+    pub allow_empty: bool,
+    /// zstd level for new chunks.
+    pub compression_level: i32,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
+    /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
+    pub skip_unreadable: bool,
+    /// Files to store with the checkpoint, outside its tree, under their file names.
+    /// A save with attachments always makes a checkpoint, so that they are never lost.
+    pub attach: Vec<PathBuf>,
+    /// Make the checkpoint a child of the current one and leave HEAD's branch where it
+    /// is: a restore's safety save, whose restore decides where the branch goes.
+    pub keep_head: bool,
+    /// Files to attach that the caller opened and checked itself (an agent's
+    /// transcript), stored like `attach` but read in pieces, never whole.
+    pub attach_files: Vec<AttachFile>,
+    /// Look at every file, whatever a watcher says: walk the worktree and compare each
+    /// file's metadata with the stat cache. A watcher cannot see every change (a write
+    /// through `mmap` raises no event), so the safety save before a restore, which must
+    /// miss none, walks (docs/design.md, "The watcher").
+    pub walk: bool,
+}
+
+/// A file to attach, opened and checked by the caller.
+#[derive(Clone, Debug)]
+pub struct AttachFile {
+    /// The name it is attached under.
+    pub name: String,
+    /// The open file, read from its start.
+    pub file: Arc<std::fs::File>,
+    /// How many of its bytes to store: its length when it was checked, so that a file
+    /// that grows meanwhile is stored as it stood.
+    pub len: u64,
+}
+
+impl SaveOptions {
+    /// Whether the save stores attachments (and so always makes a checkpoint).
+    fn has_attachments(&self) -> bool {
+        !self.attach.is_empty() || !self.attach_files.is_empty()
+    }
+}
+
+/// The result of [`save`].
+#[derive(Debug)]
+pub enum SaveOutcome {
+    /// A new checkpoint.
+    Saved {
+        /// Its id.
+        id: CheckpointId,
+        /// Its record.
+        checkpoint: Box<Checkpoint>,
+    },
+    /// Nothing changed since the current checkpoint.
+    Unchanged {
+        /// The current checkpoint.
+        current: CheckpointId,
+    },
+}
+
+/// A save's outcome and the warnings met on the way.
+#[derive(Debug)]
+pub struct SaveReport {
+    /// What happened.
+    pub outcome: SaveOutcome,
+    /// Things the user should hear about.
+    pub warnings: Vec<Warning>,
+    /// Temporary files of an interrupted restore found in the worktree.
+    pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
+    /// What the automatic gc did, for [`save_then_gc`]; `None` when none ran.
+    pub gc: Option<AutoGc>,
+}
+
+/// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
+/// unless nothing changed and `allow_empty` is off.
+pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
+    if options.walk {
+        let walked = Walked::by_walking(repo, store)?;
+        return save_walked(repo, store, options, Some(walked));
+    }
+    if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
+        return Ok(report);
+    }
+    save_walked(repo, store, options, None)
+}
+
+/// [`save`], over the walk `walked` when a read-only look already made one.
+fn save_walked(
+    repo: &Repo,
+    store: &Store,
+    options: &SaveOptions,
+    walked: Option<Walked>,
+) -> Result<SaveReport> {
+    let attachments = content::read_attachments(options)?;
+    let request = ScanRequest {
+        writer: Some(store),
+        progress: options.progress.as_deref(),
+        walked,
+        ..ScanRequest::new(save_mode(options))
+    };
+    let mut scan = complete(scan_store(repo, store, request)?)?;
+    crate::fault::point("save-chunks-written");
+
+    let _span = crate::trace::span("commit");
+    let txn = match scan.chunk_txn.take() {
+        Some(txn) => txn,
+        None => store.transaction()?,
+    };
+    let outcome = add_checkpoint(repo, store, &txn, &scan, options, attachments)?;
+    scan.record_cache(&txn)?;
+    if matches!(outcome, SaveOutcome::Unchanged { .. }) && !scan.changes_cache() {
+        // Nothing to record: skip the durable commit and its fsync.
+        txn.abort()?;
+    } else {
+        let _span = crate::trace::span("commit: write and sync");
+        txn.commit()?;
+        if let Some(watched) = &scan.watched {
+            watched.record(repo, scan.root, &scan.skipped);
+        }
+    }
+    Ok(SaveReport {
+        outcome,
+        warnings: scan.warnings,
+        leftovers: scan.leftovers,
+        skipped: scan.skipped,
+        gc: None,
+    })
+}
+
+/// Adds the checkpoint of `scan` to `txn` (its trees, attachments, change summary) and
+/// moves HEAD's branch to it, unless the tree is the current checkpoint's and nothing
+/// asks for a checkpoint anyway. Nothing is visible until the caller commits `txn`
+/// (docs/design.md invariant 2).
+fn add_checkpoint(
+    repo: &Repo,
+    store: &Store,
+    txn: &Transaction,
+    scan: &Scan,
+    options: &SaveOptions,
+    attachments: Vec<(String, Vec<u8>)>,
+) -> Result<SaveOutcome> {
+    let current = match txn.current()? {
+        Some(id) => Some((id, txn.checkpoint(id)?.tree)),
+        None => None,
+    };
+    if let Some((id, tree)) = current {
+        if tree == scan.root && !options.allow_empty && !options.has_attachments() {
+            return Ok(SaveOutcome::Unchanged { current: id });
+        }
+    }
+    let head = txn.head()?;
+    let git_head = repo.git_head();
+    txn.add_trees(&scan.trees, scan.root, current.map(|(_, tree)| tree))?;
+    let level = options.compression_level;
+    let mut stored = content::store_attachments(txn, &store.hasher, attachments, level)?;
+    stored.extend(content::store_attachment_files(
+        txn,
+        &store.hasher,
+        &options.attach_files,
+        level,
+    )?);
+    let mut record = Checkpoint {
+        tree: scan.root,
+        parents: current.map(|(id, _)| id).into_iter().collect(),
+        time_ns: crate::clock::now_ns(),
+        message: options.message.clone(),
+        branch: match head {
+            Head::Branch(name) => Some(name),
+            Head::Detached(_) => None,
+        },
+        git_head: git_head.commit,
+        git_branch: git_head.branch,
+        meta: options.meta.clone(),
+        attachments: stored,
+        files: scan.totals.files,
+        bytes: scan.totals.bytes,
+        skipped: scan.skipped.clone(),
+    };
+    let id = txn.add_checkpoint(&mut record)?;
+    keep_summary(txn, &scan.trees, id, &record)?;
+    if !options.keep_head {
+        txn.move_head(id)?;
+    }
+    Ok(SaveOutcome::Saved {
+        id,
+        checkpoint: Box::new(record),
+    })
+}
+
+/// Keeps what checkpoint `id` (`record`, being saved in `txn`, its new trees in
+/// `trees`) changed against its first parent, so that `log` need not diff its trees:
+/// [`diff::parent_summary`] computes it, the save stores it.
+fn keep_summary(
+    txn: &Transaction,
+    trees: &PendingTrees,
+    id: CheckpointId,
+    record: &Checkpoint,
+) -> Result<()> {
+    match diff::parent_summary(txn, trees, record)? {
+        Some(summary) => txn.set_summary(id, &summary),
+        None => Ok(()),
+    }
+}
+
+/// [`save`], then, if it made a checkpoint, the retention `checkpoint.gc.*` configures
+/// ([`gc::after_save`]): what every save a person or an agent asks for does. The gc's
+/// outcome is part of the report; it never fails the save, which is durable by then.
+pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Result<SaveReport> {
+    let mut report = save(repo, store, options)?;
+    if matches!(report.outcome, SaveOutcome::Saved { .. }) {
+        report.gc = gc::after_save(&repo.settings, store);
+    }
+    Ok(report)
+}
+
+/// [`save_then_gc`] that looks before it opens the store for writing: `open_read` opens
+/// it read-only, and a save that finds nothing changed returns then, the store file
+/// untouched (no write, no sync). Only when something changed (or `allow_empty` or
+/// attachments ask for a checkpoint, or there is no store yet) is the store opened for
+/// writing with `open_for_writing`, the read-only one let go first; that save goes on
+/// from the same walk, against the store as it then is, so that a save another process
+/// made meanwhile is seen (docs/design.md invariant 20). Returns the report and the
+/// store as it is left open.
+pub fn save_then_gc_if_changed(
+    repo: &Repo,
+    open_read: impl FnOnce() -> Result<ReadStore>,
+    open_for_writing: impl FnOnce() -> Result<Store>,
+    options: &SaveOptions,
+) -> Result<(SaveReport, OpenedStore)> {
+    let look = !options.allow_empty && !options.has_attachments() && repo.store_path().exists();
+    let walked = if look {
+        let read = open_read()?;
+        match look_before_saving(repo, &read, options)? {
+            Looked::Unchanged(report) => return Ok((report, OpenedStore::Read(read))),
+            Looked::Changed(walked) => walked,
+        }
+    } else {
+        None
+    };
+    crate::fault::point("save-looked");
+    let mut store = open_for_writing()?;
+    let mut report = save_walked(repo, &store, options, walked)?;
+    if matches!(report.outcome, SaveOutcome::Saved { .. }) {
+        report.gc = gc::after_save(&repo.settings, &mut store);
+    }
+    Ok((report, OpenedStore::Write(store)))
+}

@@ -1,0 +1,628 @@
+//! The scan: the worktree's entries (a walk, or the watcher's changed paths over the
+//! last base, [`watched`]), each matched with its stat cache entry, the files the cache
+//! cannot vouch for read in parallel ([`read`](super::read)) while the writer thread
+//! stores new chunks ([`writer`](super::writer)), and the trees built from the result. A save, a look and a restore's
+//! look all scan; [`ScanRequest`] says what each wants.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use super::read::{CacheChange, ScanContext, Scanned};
+use super::watched::{self, Watched};
+use super::writer::{write_chunks, NewChunk};
+use super::Warning;
+use crate::format::size::human_bytes;
+use crate::git::repo::Repo;
+use crate::model::stat_cache::{CacheEntry, FileStat};
+use crate::model::tree::{self, Node, PendingTrees, Totals};
+use crate::model::{SkipReason, SkippedFile};
+use crate::progress::Progress;
+use crate::storage::{Snapshot, Store, StoreRead, Transaction};
+use crate::worktree::walk::{self, Kind};
+use crate::{ChunkId, Error, Result, TreeId};
+
+/// Whether a scan stores what it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanMode {
+    /// Write new chunks to the store.
+    Store {
+        /// zstd level for new chunks.
+        level: i32,
+        /// Leave out unreadable files (recorded as skipped) instead of failing.
+        skip_unreadable: bool,
+    },
+    /// Only hash: nothing is written (dry runs, `--no-save`).
+    HashOnly,
+}
+
+/// The stat cache changes a scan found.
+#[derive(Default)]
+struct CacheUpdates {
+    /// Files read and settled: their index in [`Scan::files`], and the metadata they
+    /// were read under. Encoded only when written, so a big first save does not hold a
+    /// second copy of every path and chunk list.
+    put: Vec<(usize, FileStat)>,
+    /// Paths to forget.
+    remove: Vec<Vec<u8>>,
+}
+
+/// The worktree as a scan found it.
+pub struct Scan<'s> {
+    /// Its root tree.
+    pub root: TreeId,
+    /// Files and bytes.
+    pub totals: Totals,
+    /// Every tree of the snapshot, encoded; the store may already hold some.
+    pub trees: PendingTrees,
+    /// Things the user should hear about (skipped special files, vanished files).
+    pub warnings: Vec<Warning>,
+    /// Temporary files of an interrupted restore, never captured; restore removes them.
+    pub leftovers: Vec<Vec<u8>>,
+    /// Files left out for being larger than `checkpoint.maxFileSize`.
+    pub skipped: Vec<SkippedFile>,
+    /// Every file and symlink, by path, sorted.
+    files: Files,
+    /// The stat cache changes it found, written by [`Scan::record_cache`].
+    cache_updates: CacheUpdates,
+    /// The write transaction holding the last chunks, not yet committed.
+    pub(super) chunk_txn: Option<Transaction<'s>>,
+    /// The rest of the walk, kept by a scan given a read limit.
+    walk_rest: Option<WalkRest>,
+    /// The watcher's token to record once the save commits, when a watcher answered.
+    pub(super) watched: Option<Watched>,
+}
+
+impl Scan<'_> {
+    /// Writes the stat cache changes the scan found into `txn`: files read and settled
+    /// are vouched for from now on, paths gone or not settled are forgotten.
+    pub(super) fn record_cache(&self, txn: &Transaction) -> Result<()> {
+        for &(index, stat) in &self.cache_updates.put {
+            if let Some((path, Node::File { chunks, .. } | Node::FileWithMode { chunks, .. })) =
+                self.files.get(index)
+            {
+                let entry = CacheEntry {
+                    stat,
+                    chunks: chunks.clone(),
+                };
+                txn.cache(path, &entry)?;
+            }
+        }
+        txn.forget_cached(&self.cache_updates.remove)
+    }
+
+    /// Whether the scan found anything to change in the stat cache.
+    pub(super) fn changes_cache(&self) -> bool {
+        !self.cache_updates.put.is_empty() || !self.cache_updates.remove.is_empty()
+    }
+}
+
+/// A walk of the worktree, handed from a save's read-only look to its write path so that
+/// the worktree is walked once.
+pub struct Walked {
+    found: walk::Walk,
+    /// The store's generation the walk was made under: if anything was committed since
+    /// (another save, a restore), the worktree may have moved on and is walked again.
+    generation: u64,
+    /// The watcher's token the walk was made under, when a watcher answered.
+    watched: Option<Watched>,
+}
+
+impl Walked {
+    /// A walk of the whole worktree, whatever a watcher would say.
+    pub(super) fn by_walking(repo: &Repo, store: &impl StoreRead) -> Result<Walked> {
+        let generation = store.generation()?;
+        let leftovers_possible = store.snapshot()?.interrupted_restore()?.is_some();
+        let _span = crate::trace::span("walk");
+        Ok(Walked {
+            found: walk::walk(repo, leftovers_possible)?,
+            generation,
+            watched: None,
+        })
+    }
+}
+
+/// At most how much a scan reads before it stops and hands its walk back
+/// ([`ScanEnd::TooMuchToRead`]).
+#[derive(Clone, Copy)]
+pub(super) struct ReadLimit {
+    /// Files to read.
+    pub(super) files: usize,
+    /// Bytes to read.
+    pub(super) bytes: u64,
+}
+
+/// How [`scan_store`] ended.
+pub(super) enum ScanEnd<'s> {
+    /// It scanned the worktree.
+    Scanned(Box<Scan<'s>>),
+    /// More files than its [`ReadLimit`] needed reading; it read none of them.
+    TooMuchToRead(Walked),
+}
+
+/// The scan of a [`scan_store`] given no read limit, which always ends scanned.
+pub(super) fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
+    match end {
+        ScanEnd::Scanned(scan) => Ok(*scan),
+        ScanEnd::TooMuchToRead(_) => Err(Error::Internal(
+            "a scan stopped at a read limit it was not given".into(),
+        )),
+    }
+}
+
+/// What a scan is asked to do, besides looking at the worktree over a store.
+pub(super) struct ScanRequest<'a, 's> {
+    /// Whether it stores what it reads.
+    pub(super) mode: ScanMode,
+    /// The store that takes the new chunks. A scan in [`ScanMode::Store`] without one
+    /// reads and hashes but stores nothing: a save's read-only look.
+    pub(super) writer: Option<&'s Store>,
+    /// Where to report each file, if anywhere.
+    pub(super) progress: Option<&'a dyn Progress>,
+    /// A walk made earlier for this save, used unless something was committed to the
+    /// store since.
+    pub(super) walked: Option<Walked>,
+    /// A scan that would read more than this reads nothing and hands its walk back.
+    pub(super) read_limit: Option<ReadLimit>,
+}
+
+impl ScanRequest<'_, '_> {
+    /// A scan in `mode` that writes nothing, reports nothing, walks (or asks the
+    /// watcher) afresh and reads whatever it must.
+    pub(super) fn new(mode: ScanMode) -> Self {
+        ScanRequest {
+            mode,
+            writer: None,
+            progress: None,
+            walked: None,
+            read_limit: None,
+        }
+    }
+}
+
+/// The worktree's entries as a scan is about to read them: what the walk (or the
+/// watcher) found, the files left out as too large, and each file's stat cache entry.
+struct Found {
+    /// The walk, the too-large files taken out.
+    walk: walk::Walk,
+    /// The files larger than `checkpoint.maxFileSize`.
+    large: Vec<walk::WalkEntry>,
+    /// Those files, as the checkpoint records them.
+    skipped: Vec<SkippedFile>,
+    /// Each entry's stat cache entry, if it has one that decodes (aligned with `walk`).
+    cached: Vec<Option<CacheEntry>>,
+    /// Cached paths the walk did not find.
+    stale: Vec<Vec<u8>>,
+    /// The store's generation the walk was made under.
+    generation: u64,
+    /// The watcher's token, when a watcher answered.
+    watched: Option<Watched>,
+}
+
+impl Found {
+    /// How many files the stat cache cannot vouch for, and their bytes: what the scan
+    /// must read.
+    fn to_read(&self) -> (usize, u64) {
+        self.walk
+            .entries
+            .iter()
+            .zip(&self.cached)
+            .filter(|(entry, cached)| {
+                entry.kind == Kind::File && !cached.as_ref().is_some_and(|c| c.stat == entry.stat)
+            })
+            .fold((0, 0), |(files, bytes), (entry, _)| {
+                (files + 1, bytes + entry.stat.size)
+            })
+    }
+
+    /// The walk handed back whole, for a save to go on from.
+    fn into_walked(mut self) -> Walked {
+        self.walk.entries = merge_sorted(std::mem::take(&mut self.walk.entries), self.large);
+        Walked {
+            found: self.walk,
+            generation: self.generation,
+            watched: self.watched,
+        }
+    }
+}
+
+/// The scan of the worktree over any store, as `request` asks.
+pub(super) fn scan_store<'s, S: StoreRead>(
+    repo: &Repo,
+    store: &'s S,
+    request: ScanRequest<'_, 's>,
+) -> Result<ScanEnd<'s>> {
+    let mode = request.mode;
+    let mut warnings = Vec::new();
+    let rules = FileRules::read(repo, mode, &mut warnings)?;
+    // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
+    let read = store.snapshot()?;
+    let mut found = find(repo, store, &read, request.walked, &rules, &mut warnings)?;
+    crate::fault::point("save-walked");
+    let _span = crate::trace::span("read, hash, store new chunks, build trees");
+    let mut skipped = std::mem::take(&mut found.skipped);
+    let (to_read, bytes_to_read) = found.to_read();
+    if (request.read_limit)
+        .is_some_and(|limit| to_read > limit.files || bytes_to_read > limit.bytes)
+    {
+        return Ok(ScanEnd::TooMuchToRead(found.into_walked()));
+    }
+    // The clock is needed only to judge files read now. A look at a store it may not
+    // write (another user's, a read-only copy) has no clock: then no file counts as
+    // settled, and each changed one is read twice.
+    let clock_ns = if to_read == 0 {
+        i64::MIN
+    } else {
+        let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
+        needed(mode, clock, i64::MIN, None, &mut warnings)?
+    };
+    let chunks = read.chunks()?;
+    let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
+    let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
+    let context = ScanContext {
+        root: &repo.root,
+        hasher: store.hasher(),
+        chunks: &chunks,
+        sent: &sent,
+        // Without a writer no sender exists, so the writer sees the channel closed at once.
+        tx: match (mode, request.writer) {
+            (ScanMode::Store { level, .. }, Some(_)) => Some((tx, level)),
+            _ => {
+                drop(tx);
+                None
+            }
+        },
+        clock_ns,
+        keep_permissions: rules.keep_permissions,
+        // A scan that stores nothing only looks; what it cannot read it reports as
+        // skipped, and restore then leaves it alone.
+        skip_unreadable: match mode {
+            ScanMode::Store {
+                skip_unreadable, ..
+            } => skip_unreadable,
+            ScanMode::HashOnly => true,
+        },
+    };
+    let cached = std::mem::take(&mut found.cached);
+    let readers = Readers {
+        context,
+        writer: request.writer,
+        progress: request.progress,
+    };
+    let (scanned, written) = readers.run(&found.walk.entries, cached, rx)?;
+    let _span = crate::trace::span("build trees");
+    let (files, mut cache_updates) = gather(
+        &mut found.walk.entries,
+        scanned,
+        &mut warnings,
+        &mut skipped,
+    )?;
+    cache_updates.remove.append(&mut found.stale);
+    let mut trees = PendingTrees::new();
+    let (root, totals) = tree::build(store.hasher(), &files, &mut trees);
+    let leftovers = std::mem::take(&mut found.walk.leftovers);
+    let watched = found.watched.take();
+    let walk_rest = request.read_limit.map(|_| WalkRest {
+        found: found.walk,
+        large: found.large,
+        generation: found.generation,
+    });
+    Ok(ScanEnd::Scanned(Box::new(Scan {
+        root,
+        totals,
+        trees,
+        warnings,
+        leftovers,
+        skipped,
+        files,
+        cache_updates,
+        chunk_txn: written,
+        walk_rest,
+        watched,
+    })))
+}
+
+/// The settings that decide what a scan captures, read once per scan.
+struct FileRules {
+    /// `checkpoint.maxFileSize`: larger files are left out.
+    max_file_size: Option<u64>,
+    /// `checkpoint.keepPermissions`: record every permission bit, not only git's one.
+    keep_permissions: bool,
+}
+
+impl FileRules {
+    /// Reads the rules; a save refuses a value it cannot use, a look goes on with the
+    /// default and says so in `warnings`.
+    fn read(repo: &Repo, mode: ScanMode, warnings: &mut Vec<Warning>) -> Result<FileRules> {
+        let limit = crate::git::settings::DEFAULT_MAX_FILE_SIZE;
+        let max_file_size = needed(
+            mode,
+            repo.settings.max_file_size.get(),
+            Some(limit),
+            Some(human_bytes(limit)),
+            warnings,
+        )?;
+        let keep_permissions = needed(
+            mode,
+            repo.settings.keep_permissions.get(),
+            true,
+            Some("true".into()),
+            warnings,
+        )?;
+        Ok(FileRules {
+            max_file_size,
+            keep_permissions,
+        })
+    }
+}
+
+/// The worktree's entries: from `walked` when nothing was committed since it was made,
+/// else through the watcher or a walk ([`watched::walk`]); special files reported, the
+/// too-large files taken out (reported and recorded as skipped), and the stat cache
+/// matched.
+fn find(
+    repo: &Repo,
+    store: &impl StoreRead,
+    read: &Snapshot<'_>,
+    walked: Option<Walked>,
+    rules: &FileRules,
+    warnings: &mut Vec<Warning>,
+) -> Result<Found> {
+    let generation = store.generation()?;
+    let leftovers_possible = read.interrupted_restore()?.is_some();
+    let (mut walk, watched) = match walked {
+        Some(walked) if walked.generation == generation => (walked.found, walked.watched),
+        _ => watched::walk(repo, read, leftovers_possible)?,
+    };
+    warnings.extend(
+        walk.special
+            .iter()
+            .map(|path| Warning::NotAFile { path: path.clone() }),
+    );
+    let large = take_large_files(&mut walk.entries, rules.max_file_size);
+    let skipped: Vec<SkippedFile> = large
+        .iter()
+        .map(|entry| SkippedFile {
+            path: entry.path.clone(),
+            size: entry.stat.size,
+            reason: SkipReason::TooLarge,
+        })
+        .collect();
+    warnings.extend(skipped.iter().map(|file| Warning::TooLarge {
+        path: file.path.clone(),
+        size: file.size,
+        limit: rules.max_file_size.unwrap_or_default(),
+    }));
+    let StatCacheMatch { cached, stale } = match_stat_cache(read, &walk.entries)?;
+    Ok(Found {
+        walk,
+        large,
+        skipped,
+        cached,
+        stale,
+        generation,
+        watched,
+    })
+}
+
+/// The reader threads of a scan and the chunk writer they feed.
+struct Readers<'a, 's> {
+    /// What every reader shares; dropped once they are done, which closes the channel.
+    context: ScanContext<'a>,
+    /// The store the writer writes to, if any.
+    writer: Option<&'s Store>,
+    /// Where to report each file.
+    progress: Option<&'a dyn Progress>,
+}
+
+/// Each entry's scan, in walk order, and the writer's last open transaction.
+type ReadOutcome<'s> = (Vec<Result<Scanned>>, Option<Transaction<'s>>);
+
+impl<'s> Readers<'_, 's> {
+    /// Scans `entries` in parallel while the writer thread stores what arrives on `rx`.
+    fn run(
+        self,
+        entries: &[walk::WalkEntry],
+        cached: Vec<Option<CacheEntry>>,
+        rx: crossbeam_channel::Receiver<NewChunk>,
+    ) -> Result<ReadOutcome<'s>> {
+        let Readers {
+            context,
+            writer,
+            progress,
+        } = self;
+        if let Some(progress) = progress {
+            let bytes = entries.iter().map(|e| e.stat.size).sum();
+            progress.begin("Saving", entries.len() as u64, bytes);
+        }
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| match writer {
+                Some(writer) => write_chunks(writer, rx),
+                None => Ok(None),
+            });
+            // Collected in place, in walk order: a `Result` collect would gather pieces
+            // and copy them once more, doubling the peak on a big tree.
+            let mut scanned = Vec::with_capacity(entries.len());
+            entries
+                .par_iter()
+                .zip(cached)
+                .map_init(Vec::new, |buf, (entry, cached)| {
+                    let scanned = context.scan_one(entry, cached, buf);
+                    if let Some(progress) = progress {
+                        progress.file_done(entry.stat.size);
+                    }
+                    scanned
+                })
+                .collect_into_vec(&mut scanned);
+            if let Some(progress) = progress {
+                progress.end();
+            }
+            drop(context);
+            let _span = crate::trace::span("wait for the chunk writer");
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::Internal("the chunk writer panicked".into())));
+            // A failed writer (a full disk, say) is why the scan stopped too, if it did.
+            Ok((scanned, written?))
+        })
+    }
+}
+
+/// Every file and symlink a scan captured, by path, sorted.
+type Files = Vec<(Vec<u8>, Node)>;
+
+/// The files and symlinks the scan captured, by path, and the stat cache changes; the
+/// problems met go to `warnings` and `skipped`. The paths move out of `entries` into the
+/// files; a scan that may hand its walk back keeps the rest of each entry, and
+/// [`Scan::into_walked`] puts the paths back.
+fn gather(
+    entries: &mut [walk::WalkEntry],
+    scanned: Vec<Result<Scanned>>,
+    warnings: &mut Vec<Warning>,
+    skipped: &mut Vec<SkippedFile>,
+) -> Result<(Files, CacheUpdates)> {
+    let mut files = Vec::with_capacity(scanned.len());
+    let mut cache_updates = CacheUpdates::default();
+    for (entry, result) in entries.iter_mut().zip(scanned) {
+        let result = result?;
+        let index = files.len();
+        match (result.cache, &result.node) {
+            (CacheChange::Put, Some(_)) => cache_updates.put.push((index, entry.stat)),
+            (CacheChange::PutChanged(stat), Some(_)) => cache_updates.put.push((index, *stat)),
+            (CacheChange::Remove, _) => cache_updates.remove.push(entry.path.clone()),
+            // Nothing to record for a file the cache vouched for, or one left out.
+            _ => {}
+        }
+        if let Some(problem) = result.problem {
+            warnings.push(problem.warning);
+            skipped.extend(problem.skipped.map(|reason| SkippedFile {
+                path: entry.path.clone(),
+                size: entry.stat.size,
+                reason,
+            }));
+        }
+        if let Some(node) = result.node {
+            files.push((std::mem::take(&mut entry.path), node));
+        }
+    }
+    Ok((files, cache_updates))
+}
+
+/// What a scan that may hand its walk back keeps of it besides the paths in
+/// [`Scan::files`] and [`Scan::leftovers`].
+struct WalkRest {
+    /// The walk, its captured entries' paths taken (empty).
+    found: walk::Walk,
+    /// The entries left out as too large.
+    large: Vec<walk::WalkEntry>,
+    /// See [`Walked::generation`].
+    generation: u64,
+}
+
+impl Scan<'_> {
+    /// The walk this scan was made from, for a save to go on from; `None` unless the scan
+    /// was given a read limit.
+    pub(super) fn into_walked(self) -> Option<Walked> {
+        let WalkRest {
+            mut found,
+            large,
+            generation,
+        } = self.walk_rest?;
+        let mut paths = self.files.into_iter().map(|(path, _)| path);
+        for entry in found.entries.iter_mut().filter(|e| e.path.is_empty()) {
+            entry.path = paths.next()?;
+        }
+        found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
+        found.leftovers = self.leftovers;
+        Some(Walked {
+            found,
+            generation,
+            watched: self.watched,
+        })
+    }
+}
+
+/// Two lists of walk entries sorted by path, as one.
+fn merge_sorted(
+    mut entries: Vec<walk::WalkEntry>,
+    more: Vec<walk::WalkEntry>,
+) -> Vec<walk::WalkEntry> {
+    if !more.is_empty() {
+        entries.extend(more);
+        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    }
+    entries
+}
+
+/// Something a scan needs: a save refuses a value it cannot use, while a look at the
+/// worktree (status, diff) goes on with `default`, and says so when the default has a
+/// `default_name` to show.
+fn needed<T>(
+    mode: ScanMode,
+    value: Result<T>,
+    default: T,
+    default_name: Option<String>,
+    warnings: &mut Vec<Warning>,
+) -> Result<T> {
+    match (value, mode) {
+        (Ok(value), _) => Ok(value),
+        (Err(error), ScanMode::HashOnly) => {
+            if let Some(default) = default_name {
+                warnings.push(Warning::DefaultSetting { error, default });
+            }
+            Ok(default)
+        }
+        (Err(e), ScanMode::Store { .. }) => Err(e),
+    }
+}
+
+/// Takes the files larger than `limit` out of `entries`, and returns them. Their stat
+/// cache entries then go as stale, so a file that shrinks below the limit is read again.
+fn take_large_files(
+    entries: &mut Vec<walk::WalkEntry>,
+    limit: Option<u64>,
+) -> Vec<walk::WalkEntry> {
+    let Some(limit) = limit else {
+        return Vec::new();
+    };
+    let is_large = |entry: &walk::WalkEntry| entry.kind == Kind::File && entry.stat.size > limit;
+    if !entries.iter().any(is_large) {
+        return Vec::new();
+    }
+    let (large, kept) = std::mem::take(entries).into_iter().partition(is_large);
+    *entries = kept;
+    large
+}
+
+/// The stat cache entry of each walked file (aligned with `walked`), and removals for the
+/// cached paths the walk no longer found: one ordered pass over both, since the walk and
+/// the table are sorted alike. A cache entry that does not decode is only a missed
+/// shortcut: that file is read.
+fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<StatCacheMatch> {
+    let mut cached = vec![None; walked.len()];
+    let mut stale = Vec::new();
+    let mut i = 0;
+    snapshot.for_each_cached(|key, entry| {
+        while i < walked.len() && walked[i].path.as_slice() < key {
+            i += 1;
+        }
+        match walked.get(i) {
+            Some(walked_entry) if walked_entry.path.as_slice() == key => {
+                if walked_entry.kind == Kind::File {
+                    cached[i] = entry.decode().ok();
+                }
+            }
+            _ => stale.push(key.to_vec()),
+        }
+    })?;
+    Ok(StatCacheMatch { cached, stale })
+}
+
+/// What [`match_stat_cache`] found.
+struct StatCacheMatch {
+    /// Each walked file's entry, if it has one that decodes.
+    cached: Vec<Option<CacheEntry>>,
+    /// Cached paths the walk did not find.
+    stale: Vec<Vec<u8>>,
+}
