@@ -350,7 +350,7 @@ pub fn unmarked_below(
 
 /// The stored size of every value in a table keyed by id (the trees or chunks table).
 /// redb keeps values in its leaf pages, so this touches them, but nothing is decoded.
-pub fn stored_sizes(
+pub(super) fn stored_sizes(
     table: &impl ReadableTable<u128, &'static [u8]>,
 ) -> Result<HashMap<TreeId, u64>> {
     let mut sizes = HashMap::new();
