@@ -18,10 +18,10 @@
 //! key order, which redb stores without touching the previous value, and are filled to
 //! just under a power of two; the index holds small entries, dense in its pages.
 //!
-//! Invariant: an index entry names a pack that exists in the same committed state, and
-//! a range inside it. [`PackWriter`] inserts a pack and the entries that point into it in
-//! one transaction; gc moves a pack's live chunks to a new pack, repoints their entries
-//! and deletes the old pack in one transaction too.
+//! Invariant (docs/design.md invariant 15): an index entry names a pack that exists in
+//! the same committed state, and a range inside it. [`PackWriter`] inserts a pack and
+//! the entries that point into it in one transaction; gc moves a pack's live chunks to a
+//! new pack, repoints their entries and deletes the old pack in one transaction too.
 //!
 //! Invariant (docs/design.md invariant 18): a delta's base is in the index whenever the
 //! delta is, and is itself a full chunk or a delta of a smaller depth, at most
@@ -29,8 +29,8 @@
 //! `sweep::remove_chunks`, the one place chunks leave the index, keeps every base that a
 //! chunk staying needs, and repacking carries the base along with the entry.
 //!
-//! The files split the job: `entry.rs` (an index entry's bytes, [`Entry`] and
-//! [`Location`]), `read.rs` ([`ReadChunks`], which reads chunks back, and [`LastPack`]),
+//! The files split the job: `entry.rs` (an index entry's bytes, `Entry` and
+//! `Location`), `read.rs` ([`ReadChunks`], which reads chunks back, and [`LastPack`]),
 //! `write.rs` ([`PackWriter`], which packs new chunks) and `sweep.rs` (removing chunks and
 //! repacking what their packs still hold). Only this module names the tables they use.
 
@@ -39,7 +39,8 @@ mod read;
 mod sweep;
 mod write;
 
-pub use entry::{Delta, Entry, Location, Member};
+pub use entry::Delta;
+pub(super) use entry::Entry;
 pub(super) use read::{delta_bases, stored_sizes};
 pub use read::{LastPack, ReadChunks};
 pub(super) use sweep::remove_chunks;
@@ -49,7 +50,7 @@ use crate::Error;
 
 /// The most bytes of chunks one pack holds. With redb's leaf header a full pack takes
 /// exactly 512 KiB of pages; a chunk never exceeds half of that.
-pub const PACK_CAPACITY: usize = (512 << 10) - 256;
+pub(super) const PACK_CAPACITY: usize = (512 << 10) - 256;
 
 /// The text of an error, without the `Corrupt` wrapper's own words, to nest in another.
 pub(super) fn corrupt_message(e: Error) -> String {
