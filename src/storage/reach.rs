@@ -46,7 +46,7 @@ impl Marked {
         sum_sizes(&self.trees, trees) + sum_sizes(&self.chunks, chunks)
     }
     /// Marks the delta bases of the marked chunks, down their chains (`bases`: each
-    /// delta's base, [`super::pack::delta_bases`]): a kept chunk stored as a delta cannot
+    /// delta's base, `pack::delta_bases`): a kept chunk stored as a delta cannot
     /// be read without them (docs/design.md invariant 18), so they are live, not garbage.
     pub fn add_chunk_bases(&mut self, bases: &HashMap<ChunkId, ChunkId>) {
         add_bases(&mut self.chunks, bases);

@@ -9,7 +9,7 @@
 //! a small chunk compressed with others in a solid block (`format::chunk`),
 //! `[PACKED_SOLID, pack, block offset, block stored length, content length, start in the
 //! block's content, share]`. A pack (`PACKS`, keyed by a sequence number) is stored
-//! chunks and blocks laid end to end, one redb value of at most [`PACK_CAPACITY`] bytes.
+//! chunks and blocks laid end to end, one redb value of at most `PACK_CAPACITY` bytes.
 //!
 //! Why packs: redb gives a value that does not share a page a power-of-two number of
 //! pages, and rebuilds the neighbours of a key that lands among small values. Chunks
