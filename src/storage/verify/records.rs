@@ -28,7 +28,7 @@ pub(super) fn check_records(
     findings: &mut Findings,
 ) -> Result<()> {
     let txn = store.db.begin_read()?;
-    let (records, ids) = check_checkpoints(&txn, findings)?;
+    let Checkpoints { records, ids } = check_checkpoints(&txn, findings)?;
     report.checkpoints = ids.len();
     check_refs(&txn, &ids, findings)?;
 
@@ -71,12 +71,17 @@ pub(super) fn check_records(
     check_stat_cache(&txn, &index.lengths, findings)
 }
 
+/// The checkpoints table, read.
+struct Checkpoints {
+    /// The records that decode.
+    records: Vec<(CheckpointId, Checkpoint)>,
+    /// Every checkpoint's id, whether its record decodes or not.
+    ids: HashSet<CheckpointId>,
+}
+
 /// Decodes every checkpoint record and checks that its parents exist and that its
-/// ancestry ends; returns the records that decode and the ids of all.
-fn check_checkpoints(
-    txn: &ReadTransaction,
-    findings: &mut Findings,
-) -> Result<(Vec<(CheckpointId, Checkpoint)>, HashSet<CheckpointId>)> {
+/// ancestry ends.
+fn check_checkpoints(txn: &ReadTransaction, findings: &mut Findings) -> Result<Checkpoints> {
     let mut records: Vec<(CheckpointId, Checkpoint)> = Vec::new();
     let mut ids = HashSet::new();
     for item in txn.open_table(CHECKPOINTS)?.iter()? {
@@ -107,7 +112,7 @@ fn check_checkpoints(
         );
         findings.affected.insert(id);
     }
-    Ok((records, ids))
+    Ok(Checkpoints { records, ids })
 }
 
 /// The chunk index, read once without reading a pack.
