@@ -16,11 +16,9 @@ pub(in crate::storage) fn stored_sizes(
     index: &impl ReadableTable<u128, &'static [u8]>,
 ) -> Result<HashMap<ChunkId, u64>> {
     let mut sizes = HashMap::new();
-    for item in index.iter()? {
-        let (key, value) = item?;
-        let id = ChunkId(key.value());
-        sizes.insert(id, Entry::parse(id, value.value())?.stored_len());
-    }
+    each_entry(index, |id, entry| {
+        sizes.insert(id, entry.stored_len());
+    })?;
     Ok(sizes)
 }
 
@@ -30,14 +28,26 @@ pub(in crate::storage) fn delta_bases(
     index: &impl ReadableTable<u128, &'static [u8]>,
 ) -> Result<HashMap<ChunkId, ChunkId>> {
     let mut bases = HashMap::new();
+    each_entry(index, |id, entry| {
+        if let Some(delta) = entry.delta() {
+            bases.insert(id, delta.base);
+        }
+    })?;
+    Ok(bases)
+}
+
+/// Calls `each` on every chunk of the index with its entry, parsed; an entry that does
+/// not parse ends the pass with its error.
+fn each_entry(
+    index: &impl ReadableTable<u128, &'static [u8]>,
+    mut each: impl FnMut(ChunkId, Entry<'_>),
+) -> Result<()> {
     for item in index.iter()? {
         let (key, value) = item?;
         let id = ChunkId(key.value());
-        if let Some(delta) = Entry::parse(id, value.value())?.delta() {
-            bases.insert(id, delta.base);
-        }
+        each(id, Entry::parse(id, value.value())?);
     }
-    Ok(bases)
+    Ok(())
 }
 
 /// The chunk index and the packs of one read transaction ([`crate::storage::Snapshot::chunks`]),

@@ -111,15 +111,11 @@ fn without_needed_bases(
     let doomed: HashSet<ChunkId> = ids.iter().copied().collect();
     let mut bases: HashMap<ChunkId, ChunkId> = HashMap::new();
     let mut needed: Vec<ChunkId> = Vec::new();
-    for item in index.iter()? {
-        let (key, value) = item?;
-        let id = ChunkId(key.value());
-        if let Some(delta) = Entry::parse(id, value.value())?.delta() {
-            if doomed.contains(&id) {
-                bases.insert(id, delta.base);
-            } else {
-                needed.push(delta.base);
-            }
+    for (id, base) in super::delta_bases(index)? {
+        if doomed.contains(&id) {
+            bases.insert(id, base);
+        } else {
+            needed.push(base);
         }
     }
     let mut spared = HashSet::new();
