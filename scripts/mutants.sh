@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 small=(src/format/codec.rs src/model/tree.rs src/model/stat_cache.rs)
 large=(src/ops/restore/mod.rs src/ops/restore/plan.rs src/ops/restore/preflight.rs
-  src/ops/restore/apply.rs src/worktree/dir.rs src/storage/pack.rs src/ops/gc/plan.rs
+  src/ops/restore/apply.rs src/worktree/dir.rs src/storage/pack/read.rs src/storage/pack/write.rs src/storage/pack/sweep.rs src/ops/gc/plan.rs
   src/ops/gc/apply.rs src/ops/gc/auto.rs src/storage/reach.rs src/worktree/walk.rs)
 # A renamed or moved file would silently leave its mutants untested: refuse instead.
 for f in "${small[@]}" "${large[@]}"; do

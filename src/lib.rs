@@ -17,7 +17,8 @@
 //!   directory handles; [`git`]: the repository, git's index and config.
 //! - [`model`]: checkpoint records, trees, branch names, revisions, as plain types;
 //!   [`format`](mod@format): the record encoding and content chunking, hashing and compression.
-//! - [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
+//! - [`id`]: the typed ids, which import nothing of ours, so that [`format`](mod@format)
+//!   and [`model`] both build on them; [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
 //!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 
 #![forbid(unsafe_code)]
@@ -29,6 +30,7 @@ pub mod error;
 pub mod fault;
 pub mod format;
 pub mod git;
+pub mod id;
 pub mod model;
 pub mod ops;
 pub mod progress;
@@ -39,4 +41,4 @@ pub mod watch;
 pub mod worktree;
 
 pub use error::{Error, Result};
-pub use model::id::{CheckpointId, ChunkId, TreeId};
+pub use id::{CheckpointId, ChunkId, TreeId};

@@ -4,7 +4,7 @@
 //! Stored chunk: `[FORMAT_VERSION, codec, payload...]`, codec 0 = raw, 1 = zstd, 2 = a zstd
 //! delta: a frame compressed with another chunk's content (its base) as zstd's reference
 //! prefix, which only that content decodes. Which chunk is the base is recorded where the
-//! chunk is indexed (`storage/pack.rs`), as is where stored chunks are kept.
+//! chunk is indexed (`storage/pack/`), as is where stored chunks are kept.
 //!
 //! A solid block, `[FORMAT_VERSION, 3, zstd frame]`, is the content of several small
 //! chunks laid end to end and compressed as one frame of at most [`BLOCK_MAX`] bytes:

@@ -5,7 +5,6 @@ pub mod branch;
 pub mod checkpoint;
 #[cfg(test)]
 mod encoding_tests;
-pub mod id;
 pub mod retention;
 pub mod revision;
 pub mod session;

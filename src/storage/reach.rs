@@ -46,7 +46,7 @@ impl Marked {
         sum_sizes(&self.trees, trees) + sum_sizes(&self.chunks, chunks)
     }
     /// Marks the delta bases of the marked chunks, down their chains (`bases`: each
-    /// delta's base, [`super::pack::delta_bases`]): a kept chunk stored as a delta cannot
+    /// delta's base, `pack::delta_bases`): a kept chunk stored as a delta cannot
     /// be read without them (docs/design.md invariant 18), so they are live, not garbage.
     pub fn add_chunk_bases(&mut self, bases: &HashMap<ChunkId, ChunkId>) {
         add_bases(&mut self.chunks, bases);
@@ -350,7 +350,7 @@ pub fn unmarked_below(
 
 /// The stored size of every value in a table keyed by id (the trees or chunks table).
 /// redb keeps values in its leaf pages, so this touches them, but nothing is decoded.
-pub fn stored_sizes(
+pub(super) fn stored_sizes(
     table: &impl ReadableTable<u128, &'static [u8]>,
 ) -> Result<HashMap<TreeId, u64>> {
     let mut sizes = HashMap::new();

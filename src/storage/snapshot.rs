@@ -193,7 +193,7 @@ impl<'s> Snapshot<'s> {
         pack::stored_sizes(&self.txn.open_table(CHUNKS)?)
     }
 
-    /// Each delta's base, by the delta's id ([`pack::delta_bases`]).
+    /// Each delta's base, by the delta's id (`pack::delta_bases`).
     pub fn chunk_bases(&self) -> Result<HashMap<ChunkId, ChunkId>> {
         pack::delta_bases(&self.txn.open_table(CHUNKS)?)
     }

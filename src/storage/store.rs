@@ -1,18 +1,8 @@
 //! The store: one redb file per worktree at `<git-dir>/checkpoint/store.redb`.
 //!
-//! Tables (all values are versioned records, see [`crate::format::codec`]):
-//!
-//! | table | key | value |
-//! |---|---|---|
-//! | `meta` | name | store format, hashing key, chunk parameters |
-//! | `chunks` | chunk id | where the chunk is, or the stored chunk ([`crate::storage::pack`]) |
-//! | `packs` | sequence number | stored chunks end to end ([`crate::storage::pack`]) |
-//! | `trees` | tree id | [`crate::model::tree::Tree`] |
-//! | `checkpoints` | checkpoint id | [`crate::dag::Checkpoint`] |
-//! | `branches` | name | checkpoint id |
-//! | `state` | `head`, `restoring` | [`crate::dag::Head`], the restore target |
-//! | `stat_cache` | worktree path | [`crate::model::stat_cache::CacheEntry`] |
-//! | `pins` | checkpoint id | unit: pinned checkpoints, which gc never removes |
+//! Its tables, with their keys and values, are listed once, in `tables.rs` (the table
+//! constants, private to this layer) and in docs/design.md, "Tables"; values are
+//! versioned records ([`crate::format::codec`]) or raw ids and bytes.
 //!
 //! redb lets one process open the file at a time and fails at once otherwise; [`Store::open`]
 //! turns that into a bounded wait (docs/design.md invariant 4).

@@ -1,5 +1,5 @@
-//! The tables of the store file (docs/design.md, "Tables"). Only the storage layer names
-//! them: everything else reads and writes through [`super::Snapshot`] and
+//! The tables of the store file, all of them: this is the one list in the code (the
+//! design's is docs/design.md, "Tables"). Only the storage layer names them: everything else reads and writes through [`super::Snapshot`] and
 //! [`super::Transaction`].
 
 use redb::TableDefinition;
@@ -16,7 +16,7 @@ pub(super) const TREES: TableDefinition<u128, &[u8]> = TableDefinition::new("tre
 pub(super) const CHECKPOINTS: TableDefinition<u128, &[u8]> = TableDefinition::new("checkpoints");
 /// Branch name to checkpoint id.
 pub(super) const BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("branches");
-/// Small named records: `head`.
+/// Small named records: `head`, `restoring` (the restore marker).
 pub(super) const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("state");
 /// Worktree path to the metadata and content ids seen at the last save.
 pub(super) const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");

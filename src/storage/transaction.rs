@@ -327,7 +327,7 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
-    /// Removes chunks, repacking what their packs still hold ([`pack::remove_chunks`]).
+    /// Removes chunks, repacking what their packs still hold (`pack::remove_chunks`).
     pub fn remove_chunks(&self, ids: &[ChunkId]) -> Result<()> {
         pack::remove_chunks(&self.txn, ids)
     }
