@@ -38,9 +38,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use crate::git::Settings;
 use crate::model::retention::{self, GcOptions, Policy};
 use crate::model::{Checkpoint, Head};
+use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 

@@ -48,6 +48,7 @@ use crate::model::tree::Node;
 use crate::model::{Head, PendingTrees, SkippedFile};
 use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::pack::{LastPack, ReadChunks};
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::worktree::exempt::ExemptPaths;
@@ -63,8 +64,9 @@ pub struct RestoreOptions {
     pub no_save: bool,
     /// Restore only these root-relative paths (and what is below them).
     pub paths: Vec<Vec<u8>>,
-    /// zstd level for the safety save.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the safety save applies (and a look without one
+    /// uses), from the caller's [`crate::ops::workspace::Workspace`].
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
@@ -144,7 +146,8 @@ pub fn restore(
     // not at all, for a path-limited one): a refused restore leaves it where it was.
     let leftovers;
     let (current_tree, scanned_trees, current_skipped) = if options.no_save {
-        let snapshot = save::look_by_walking(repo, store, options.progress.as_deref())?;
+        let snapshot =
+            save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
         report.warnings.extend(snapshot.warnings);
         leftovers = snapshot.leftovers;
         (snapshot.root, Some(snapshot.trees), snapshot.skipped)
@@ -159,7 +162,7 @@ pub fn restore(
                 // Recorded as skipped, so the restore leaves them alone.
                 skip_unreadable: true,
                 walk: true,
-                compression_level: options.compression_level,
+                settings: options.settings.clone(),
                 progress: options.progress.clone(),
                 keep_head: true,
                 ..SaveOptions::default()
@@ -268,7 +271,7 @@ pub fn dry_run(
 ) -> Result<RestoreReport> {
     let before = store.snapshot()?;
     let target = Target::of(&before, rev, options)?;
-    let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
+    let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
     let current_tree = match before.current()? {
         Some(id) => Some(before.checkpoint(id)?.tree),
         None => None,

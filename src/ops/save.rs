@@ -25,6 +25,7 @@ use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{Attachment, Checkpoint, Head, SkipReason, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
+use crate::settings::{Settings, DEFAULT_MAX_FILE_SIZE};
 use crate::storage::pack::{Delta, LastPack, ReadChunks};
 use crate::storage::{
     ChunkSink, OpenedStore, Packer, ReadStore, Snapshot, Store, StoreRead, Transaction,
@@ -49,8 +50,10 @@ pub struct SaveOptions {
     pub meta: Vec<(String, String)>,
     /// Make a checkpoint even when nothing changed.
     pub allow_empty: bool,
-    /// zstd level for new chunks.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the save applies: the compression, `maxFileSize`,
+    /// `keepPermissions`, and the `gc.*` retention after it. The caller fills them from
+    /// its [`crate::ops::workspace::Workspace`], so that all of them arrive one way.
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
@@ -276,9 +279,10 @@ fn save_walked(
     }
     let mut snapshot = complete(scan_store(
         repo,
+        &options.settings,
         store,
         Some(store),
-        save_mode(options),
+        save_mode(options)?,
         options.progress.as_deref(),
         walked,
         None,
@@ -318,7 +322,7 @@ fn save_walked(
                 git_branch: git_head.branch,
                 meta: options.meta.clone(),
                 attachments: {
-                    let level = options.compression_level;
+                    let level = options.settings.compression.get()?;
                     let mut stored = store_attachments(&txn, &store.hasher, attachments, level)?;
                     stored.extend(store_attachment_files(
                         &txn,
@@ -371,7 +375,7 @@ fn save_walked(
 pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Result<SaveReport> {
     let mut report = save(repo, store, options)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, store);
+        report.gc = gc::after_save(&options.settings, store);
     }
     Ok(report)
 }
@@ -404,7 +408,7 @@ pub fn save_then_gc_if_changed(
     let mut store = open_for_writing()?;
     let mut report = save_walked(repo, &store, options, walked)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, &mut store);
+        report.gc = gc::after_save(&options.settings, &mut store);
     }
     Ok((report, OpenedStore::Write(store)))
 }
@@ -439,9 +443,10 @@ fn look_before_saving(repo: &Repo, read: &ReadStore, options: &SaveOptions) -> R
     }
     let scan = match scan_store(
         repo,
+        &options.settings,
         read,
         None,
-        save_mode(options),
+        save_mode(options)?,
         None,
         None,
         Some(limit),
@@ -497,11 +502,11 @@ fn watched_unchanged(
 }
 
 /// The scan mode of a save with `options`.
-fn save_mode(options: &SaveOptions) -> ScanMode {
-    ScanMode::Store {
-        level: options.compression_level,
+fn save_mode(options: &SaveOptions) -> Result<ScanMode> {
+    Ok(ScanMode::Store {
+        level: options.settings.compression.get()?,
         skip_unreadable: options.skip_unreadable,
-    }
+    })
 }
 
 /// Reads the files to attach, each named by its file name; two with one name are refused.
@@ -706,10 +711,12 @@ impl Scanned {
 }
 
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
-/// changed, with a store that may be open only for reading.
-pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
+/// changed, with a store that may be open only for reading. A setting it cannot use is a
+/// warning, and its default is used.
+pub fn look<'s>(repo: &Repo, settings: &Settings, store: &'s impl StoreRead) -> Result<Scan<'s>> {
     complete(scan_store(
         repo,
+        settings,
         store,
         None,
         ScanMode::HashOnly,
@@ -725,12 +732,14 @@ pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
 /// [`SaveOptions::walk`]).
 pub fn look_by_walking<'s>(
     repo: &Repo,
+    settings: &Settings,
     store: &'s impl StoreRead,
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
     let walked = Walked::by_walking(repo, store)?;
     complete(scan_store(
         repo,
+        settings,
         store,
         None,
         ScanMode::HashOnly,
@@ -795,9 +804,13 @@ fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
 /// scan in [`ScanMode::Store`] without one reads and hashes but stores nothing: a save's
 /// read-only look). `walked` is a walk made earlier for this save, used unless something
 /// was committed to the store since. With `read_limit`, a scan that would read more files
-/// than it allows reads none and returns its walk.
+/// than it allows reads none and returns its walk. `settings` are the save's (or the
+/// look's): the size limit and the permission bits it records.
+// Eight inputs until the split of this file gathers them into one struct (issue 22).
+#[allow(clippy::too_many_arguments)]
 fn scan_store<'s, S: StoreRead>(
     repo: &Repo,
+    settings: &Settings,
     store: &'s S,
     writer: Option<&'s Store>,
     mode: ScanMode,
@@ -806,17 +819,17 @@ fn scan_store<'s, S: StoreRead>(
     read_limit: Option<ReadLimit>,
 ) -> Result<ScanEnd<'s>> {
     let mut warnings = Vec::new();
-    let limit = crate::git::settings::DEFAULT_MAX_FILE_SIZE;
+    let limit = DEFAULT_MAX_FILE_SIZE;
     let max_file_size = needed(
         mode,
-        repo.settings.max_file_size.get(),
+        settings.max_file_size.get(),
         Some(limit),
         Some(human_bytes(limit)),
         &mut warnings,
     )?;
     let keep_permissions = needed(
         mode,
-        repo.settings.keep_permissions.get(),
+        settings.keep_permissions.get(),
         true,
         Some("true".into()),
         &mut warnings,

@@ -7,6 +7,7 @@ use super::{git_ok, import, missing_commits, remote_ref, tracking_ref};
 use crate::git::repo::Repo;
 use std::collections::HashMap;
 
+use crate::settings::Settings;
 use crate::storage::{ReadStore, Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Result};
 
@@ -49,7 +50,7 @@ pub fn fetch<E: From<crate::Error>>(
     open_write: impl FnOnce() -> std::result::Result<Store, E>,
     remote: &str,
     branches: &[String],
-    level: i32,
+    settings: &Settings,
 ) -> std::result::Result<FetchReport, E> {
     // Fetched branches are kept under the remote's name, so a URL will not do.
     let configured = super::run_git(&repo.root, &["remote", "get-url", remote], b"")?;
@@ -168,7 +169,7 @@ pub fn fetch<E: From<crate::Error>>(
     }
     drop(read);
     let store = open_write()?;
-    let imported = import::import(repo, &store, &wanted, level)?;
+    let imported = import::import(repo, &store, &wanted, settings)?;
     let mut report = changes(
         &store.snapshot()?,
         remote,

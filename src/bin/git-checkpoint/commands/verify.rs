@@ -41,8 +41,8 @@ pub struct Args {
 /// Runs `verify`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let report = verify::verify(
-        &context.repo.store_path(),
-        context.repo.settings.lock_timeout.get()?,
+        &context.workspace.repo.store_path(),
+        context.workspace.settings.lock_timeout.get()?,
         &mut || context.warn("waiting for another git-checkpoint to finish..."),
         args.read_data,
     )?;
