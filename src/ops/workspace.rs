@@ -1,6 +1,7 @@
 //! The worktree a command works on, with its settings: the one door to its store.
 //!
-//! Every store this crate opens for a worktree is opened here, so that each open waits
+//! Every store this crate opens for a worktree is opened here (and `verify`'s look at a
+//! possibly damaged one starts here), so that each open waits
 //! for another process as the settings say and a new store's HEAD names
 //! `checkpoint.defaultBranch`, whoever opens it (a command, a hook, the watcher's quiet
 //! save). It lives with the operations because it joins three layers below them:
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use crate::git::repo::Repo;
 use crate::settings::Settings;
-use crate::storage::{ReadStore, Store};
+use crate::storage::{verify, ReadStore, Store};
 use crate::Result;
 
 /// A worktree and its `checkpoint.*` settings, read once.
@@ -62,6 +63,17 @@ impl Workspace {
             self.settings.lock_timeout.get()?,
             on_wait,
             on_repair,
+        )
+    }
+
+    /// Checks the store ([`verify::verify`]: a private copy, so the file is never
+    /// changed), waiting for another process as [`Workspace::open_store`] does.
+    pub fn verify(&self, on_wait: &mut dyn FnMut(), read_data: bool) -> Result<verify::Report> {
+        verify::verify(
+            &self.repo.store_path(),
+            self.settings.lock_timeout.get()?,
+            on_wait,
+            read_data,
         )
     }
 
