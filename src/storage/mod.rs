@@ -20,6 +20,6 @@ pub mod verify;
 pub use pack::LastPack;
 pub use records::ChangeSummary;
 pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
-pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
+pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;

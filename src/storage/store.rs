@@ -35,8 +35,6 @@ const META_CHUNKING: &str = "chunking";
 /// while nothing else runs: at 64 MiB, that made a third of a first save's time on a
 /// 100 MB tree. 16 MiB still holds the stat cache of an 80k-file tree.
 const STORE_CACHE_BYTES: usize = 16 << 20;
-/// How long a second process waits for the store by default.
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// When the waiting process says that it waits.
 const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(1);
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
-use git_checkpoint::git::repo::Repo;
+use git_checkpoint::ops::workspace::Workspace;
 
 use crate::commands::{self, Context};
 
@@ -116,12 +116,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hooks(args) => return commands::hooks::run(start, cli.quiet, args),
         command => command,
     };
-    let repo = {
+    let workspace = {
         let _span = git_checkpoint::trace::span("discover");
-        Repo::discover(start)?
+        Workspace::discover(start)?
     };
     let context = Context {
-        repo,
+        workspace,
         quiet: cli.quiet,
         json: cli.json,
     };

@@ -44,6 +44,7 @@ use crate::model::branch::BranchName;
 use crate::model::{Head, PendingTrees, SkippedFile};
 use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
@@ -58,8 +59,9 @@ pub struct RestoreOptions {
     pub no_save: bool,
     /// Restore only these root-relative paths (and what is below them).
     pub paths: Vec<Vec<u8>>,
-    /// zstd level for the safety save.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the safety save applies (and a look without one
+    /// uses), from the caller's [`crate::ops::workspace::Workspace`].
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
@@ -211,7 +213,7 @@ impl Current {
         report: &mut RestoreReport,
     ) -> Result<Current> {
         if options.no_save {
-            let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
+            let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
             report.warnings.extend(scan.warnings);
             return Ok(Current {
                 tree: scan.root,
@@ -236,7 +238,7 @@ impl Current {
                 // Recorded as skipped, so the restore leaves them alone.
                 skip_unreadable: true,
                 walk: true,
-                compression_level: options.compression_level,
+                settings: options.settings.clone(),
                 progress: options.progress.clone(),
                 keep_head: true,
                 ..SaveOptions::default()
@@ -302,7 +304,7 @@ pub fn dry_run(
 ) -> Result<RestoreReport> {
     let before = store.snapshot()?;
     let target = Target::of(&before, rev, options)?;
-    let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
+    let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
     let current_tree = match before.current()? {
         Some(id) => Some(before.checkpoint(id)?.tree),
         None => None,

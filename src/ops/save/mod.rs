@@ -35,6 +35,7 @@ use crate::git::repo::Repo;
 use crate::model::{Checkpoint, Head, PendingTrees, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::{OpenedStore, ReadStore, Store, StoreRead, Transaction};
 use crate::{CheckpointId, Result};
 
@@ -54,8 +55,10 @@ pub struct SaveOptions {
     pub meta: Vec<(String, String)>,
     /// Make a checkpoint even when nothing changed.
     pub allow_empty: bool,
-    /// zstd level for new chunks.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the save applies: the compression, `maxFileSize`,
+    /// `keepPermissions`, and the `gc.*` retention after it. The caller fills them from
+    /// its [`crate::ops::workspace::Workspace`], so that all of them arrive one way.
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
@@ -152,7 +155,7 @@ fn save_walked(
         writer: Some(store),
         progress: options.progress.as_deref(),
         walked,
-        ..ScanRequest::new(save_mode(options))
+        ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
     let mut scan = complete(scan_store(repo, store, request)?)?;
     crate::fault::point("save-chunks-written");
@@ -207,7 +210,7 @@ fn add_checkpoint(
     let head = txn.head()?;
     let git_head = repo.git_head();
     txn.add_trees(&scan.trees, scan.root, current.map(|(_, tree)| tree))?;
-    let level = options.compression_level;
+    let level = options.settings.compression.get()?;
     let mut stored = content::store_attachments(txn, &store.hasher, attachments, level)?;
     stored.extend(content::store_attachment_files(
         txn,
@@ -264,7 +267,7 @@ fn keep_summary(
 pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Result<SaveReport> {
     let mut report = save(repo, store, options)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, store);
+        report.gc = gc::after_save(&options.settings, store);
     }
     Ok(report)
 }
@@ -297,7 +300,7 @@ pub fn save_then_gc_if_changed(
     let mut store = open_for_writing()?;
     let mut report = save_walked(repo, &store, options, walked)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, &mut store);
+        report.gc = gc::after_save(&options.settings, &mut store);
     }
     Ok((report, OpenedStore::Write(store)))
 }

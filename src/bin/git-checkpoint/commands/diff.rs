@@ -49,13 +49,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 
 /// Everything `diff` prints, made while the store is open.
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
-    let paths = context.repo.worktree_paths(&args.paths)?;
+    let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
     let snapshot = if args.revs.len() < 2 {
-        let snapshot = look(&context.repo, &store)?;
+        let snapshot = look(&context.workspace.repo, &context.workspace.settings, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
         }
@@ -85,7 +85,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     };
     let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
     let chunks = read.chunks()?;
-    let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
+    let worktree = snapshot
+        .as_ref()
+        .map(|_| context.workspace.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
     if context.json {
         return Output::json(&DiffJson {

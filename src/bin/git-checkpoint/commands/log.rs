@@ -65,7 +65,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let output = render_json(context, args)?;
         return context.emit(output);
     }
-    let pager = Pager::command(&context.repo);
+    let pager = Pager::command(&context.workspace.repo);
     std::thread::scope(|scope| {
         let (lines, received) = mpsc::channel();
         let writer = scope.spawn(move || pager::stream(pager.as_deref(), received));

@@ -50,23 +50,23 @@ pub struct Args {
 
 /// Runs `restore`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let paths = context.repo.worktree_paths(&args.paths)?;
+    let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     let options = RestoreOptions {
         dry_run: args.dry_run,
         no_save: args.no_save,
         paths,
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         progress: context.progress(),
         ..RestoreOptions::default()
     };
     // A dry run changes nothing, the store file included: it opens it read-only.
     if args.dry_run {
         let store = context.open_read_store()?;
-        let report = dry_run(&context.repo, &store, &args.rev, &options)?;
+        let report = dry_run(&context.workspace.repo, &store, &args.rev, &options)?;
         return say(context, &store, &report);
     }
     let store = context.open_store()?;
-    let report = restore(&context.repo, &store, &args.rev, &options)?;
+    let report = restore(&context.workspace.repo, &store, &args.rev, &options)?;
     say(context, &store, &report)
 }
 
