@@ -1,8 +1,8 @@
-//! The watcher process: one thread that reads the kernel's file-change events
-//! ([`platform`](super::platform)) into the [`Journal`] and answers the socket, so that an
-//! answer always reflects every event queued before the question (the kernel queues an
-//! event in the very system call that changes the file: the watcher reads the queue dry
-//! before it answers).
+//! The watcher process: one thread that reads the kernel's file-change events (through
+//! [`platform`]) into the [`Journal`] and answers the socket, so that an answer always
+//! reflects every event queued before the question (the kernel queues an event in the
+//! very system call that changes the file: the watcher reads the queue dry before it
+//! answers).
 //!
 //! Directories are watched one by one (the kernel's watches are not recursive). A directory that
 //! appears (created, or moved in) is watched, and its whole subtree, *before* the event

@@ -1,7 +1,7 @@
 //! The watcher's kernel interface: the one place that names the kernel's file-change
 //! events, so that the rest of the watcher (and a build for another system) never does.
 //!
-//! Linux has it ([`linux`], through inotify). Elsewhere ([`other`]) there is no
+//! Linux has it (`linux.rs`, through inotify). Elsewhere (`other.rs`) there is no
 //! watcher: [`available`] says so in one line, and every save walks the worktree as it
 //! does without a watcher. The daemon relies on one promise of the backend: an event is
 //! queued in the very system call that makes the change, so reading the queue dry before
