@@ -20,6 +20,7 @@ pub mod verify;
 pub use pack::LastPack;
 pub use records::ChangeSummary;
 pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
-pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead};
+pub(in crate::storage) use store::hold_read_only;
+pub use store::{OpenedStore, ReadStore, Store, StoreRead};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;

@@ -159,7 +159,7 @@ impl ReadStore {
 /// Holds the store at `path` open read-only, so that no other process writes it, while
 /// the caller looks at the file itself (verify copies it). `Ok(None)` when the file does
 /// not open read-only (damaged, or needing a recovery this open will not make).
-pub fn hold_read_only(
+pub(in crate::storage) fn hold_read_only(
     path: &Path,
     timeout: Duration,
     on_wait: &mut dyn FnMut(),

@@ -213,7 +213,8 @@ impl Current {
         report: &mut RestoreReport,
     ) -> Result<Current> {
         if options.no_save {
-            let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
+            let scan =
+                save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
             report.warnings.extend(scan.warnings);
             return Ok(Current {
                 tree: scan.root,

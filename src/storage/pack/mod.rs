@@ -44,7 +44,7 @@ pub(super) use entry::Entry;
 pub(super) use read::{delta_bases, stored_sizes};
 pub use read::{LastPack, ReadChunks};
 pub(super) use sweep::remove_chunks;
-pub use write::PackWriter;
+pub(in crate::storage) use write::PackWriter;
 
 use crate::Error;
 

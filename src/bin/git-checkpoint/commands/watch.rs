@@ -83,6 +83,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // Before a daemon is started: its failure would come back wrapped in the log.
+    watch::platform::available()?;
     if args.daemon {
         return start_daemon(context);
     }
