@@ -5,3 +5,4 @@ pub mod gc;
 pub mod log;
 pub mod restore;
 pub mod save;
+pub mod session_restore;

@@ -15,6 +15,7 @@ mod tables;
 mod transaction;
 mod tree_codec;
 mod tree_reader;
+mod turn;
 pub mod verify;
 
 pub use pack::LastPack;
@@ -23,3 +24,4 @@ pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
 pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;
+pub use turn::{ChangeRange, Turn};

@@ -49,6 +49,8 @@ mod restore_safety;
 mod revisions;
 mod roundtrip;
 mod save;
+mod session_restore;
+mod session_turns;
 mod soak;
 mod solid_packs;
 mod terminal;

@@ -21,6 +21,11 @@ use super::{Context, FormatArgs, Output};
 /// Unchanged directories are skipped without being read. Nothing is written to the
 /// store.
 ///
+/// A prompt's turn, `<session>:turn<N>` (`turn-1` for the last prompt), given alone, is
+/// what the turn changed: from the checkpoint saved as the prompt was submitted to the
+/// last one the session saved before its next prompt. Given as one of two, it names that
+/// last checkpoint.
+///
 /// Examples:
 ///
 ///   git checkpoint diff
@@ -28,6 +33,8 @@ use super::{Context, FormatArgs, Output};
 ///   git checkpoint diff @~3 @ --stat
 ///
 ///   git checkpoint diff main fork-1 -- src/
+///
+///   git checkpoint diff 5f1c:turn3
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Zero, one or two checkpoints.
@@ -58,9 +65,14 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
+    // A prompt's turn alone is two checkpoints: its start and its end.
+    let turn = match args.revs.as_slice() {
+        [rev] => store.snapshot()?.resolve_turn(rev)?,
+        _ => None,
+    };
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if args.revs.len() < 2 {
+    let snapshot = if args.revs.len() < 2 && turn.is_none() {
         let snapshot = look(&context.repo, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
@@ -70,13 +82,15 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         None
     };
     let read = store.snapshot()?;
-    let from = match args.revs.first() {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => read.current()?,
+    let from = match (turn, args.revs.first()) {
+        (Some(turn), _) => Some(turn.start),
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => read.current()?,
     };
-    let to = match args.revs.get(1) {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => None,
+    let to = match (turn, args.revs.get(1)) {
+        (Some(turn), _) => Some(turn.end),
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => None,
     };
     // Checked against the store, and each checkpoint's side bounded by its record.
     let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;
