@@ -62,6 +62,17 @@ fn show_and_diff_of_a_turn_are_what_the_prompt_did() {
         r.ok(&["diff", &start, &end]).stdout
     );
     assert!(r.ok(&["diff", "5e55:turn4"]).stdout.contains("+four"));
+    // A range reads as its two ends.
+    assert_eq!(
+        r.ok(&["diff", &format!("{start}..{end}")]).stdout,
+        r.ok(&["diff", &start, &end]).stdout
+    );
+    let out = r.run(&["diff", &format!("{start}..")]);
+    assert!(
+        out.stderr
+            .contains("a range needs a revision on each side of '..'"),
+        "{out}"
+    );
     // Where one checkpoint is expected, a turn names its end.
     assert_eq!(
         end,

@@ -14,8 +14,8 @@ use super::{Context, FormatArgs, Output};
 
 /// Show changes between two checkpoints, or a checkpoint and the worktree.
 ///
-/// With two revisions: from the first to the second. With one: from it to the
-/// worktree. With none: from the current checkpoint to the worktree. The output is
+/// With two revisions, or one range `A..B`: from the first to the second. With one: from
+/// it to the worktree. With none: from the current checkpoint to the worktree. The output is
 /// git's: a unified diff with three lines of context, `diff --git` headers, mode lines,
 /// new and deleted files, symlinks as their target, and `Binary files … differ`.
 /// Unchanged directories are skipped without being read. Nothing is written to the
@@ -65,14 +65,21 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
-    // A prompt's turn alone is two checkpoints: its start and its end.
-    let turn = match args.revs.as_slice() {
-        [rev] => store.snapshot()?.resolve_turn(rev)?,
+    // A prompt's turn or a range `A..B`, given alone, is two checkpoints.
+    let pair = match args.revs.as_slice() {
+        [rev] => {
+            let read = store.snapshot()?;
+            if rev.contains("..") || read.resolve_turn(rev)?.is_some() {
+                Some(read.resolve_change(rev)?)
+            } else {
+                None
+            }
+        }
         _ => None,
     };
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if args.revs.len() < 2 && turn.is_none() {
+    let snapshot = if args.revs.len() < 2 && pair.is_none() {
         let snapshot = look(&context.repo, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
@@ -82,13 +89,13 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         None
     };
     let read = store.snapshot()?;
-    let from = match (turn, args.revs.first()) {
-        (Some(turn), _) => Some(turn.start),
+    let from = match (pair, args.revs.first()) {
+        (Some(pair), _) => pair.from,
         (None, Some(rev)) => Some(read.resolve(rev)?),
         (None, None) => read.current()?,
     };
-    let to = match (turn, args.revs.get(1)) {
-        (Some(turn), _) => Some(turn.end),
+    let to = match (pair, args.revs.get(1)) {
+        (Some(pair), _) => Some(pair.to),
         (None, Some(rev)) => Some(read.resolve(rev)?),
         (None, None) => None,
     };
