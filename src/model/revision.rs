@@ -7,7 +7,9 @@
 //! order as git chains them: `@~2^2~1`. Resolving one against a store is
 //! the storage layer's `Snapshot::resolve`.
 //!
-//! Session revisions: `<session>:prompt<N>` and `<session>:<tool call id prefix>` name
+//! Session revisions: `<session>:prompt<N>`, `<session>:turn<N>` (the last checkpoint of
+//! prompt N's turn; as a pair, `Snapshot::resolve_turn`), either with `-<K>` for the
+//! K-th prompt from the end, and `<session>:<tool call id prefix>` name
 //! checkpoints saved in this store only; fetched checkpoints can carry any session id
 //! and any time, so `<remote>:<session>:…` is needed to name one of theirs (among the
 //! checkpoints reachable from that remote's fetched branches).

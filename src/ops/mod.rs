@@ -6,4 +6,5 @@ pub mod gc;
 pub mod log;
 pub mod restore;
 pub mod save;
+pub mod session_restore;
 pub mod workspace;

@@ -15,6 +15,7 @@ mod tables;
 mod transaction;
 mod tree_codec;
 mod tree_reader;
+mod turn;
 pub mod verify;
 
 pub use pack::LastPack;
@@ -24,3 +25,4 @@ pub(in crate::storage) use store::hold_read_only;
 pub use store::{OpenedStore, ReadStore, Store, StoreRead};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;
+pub use turn::{ChangeRange, Turn};

@@ -2,6 +2,7 @@
 //! the real `git-checkpoint` binary with a timeout, and exact worktree snapshots.
 #![allow(dead_code)]
 
+pub mod claude;
 pub mod raw_store;
 
 use std::collections::BTreeMap;

@@ -15,12 +15,17 @@ use super::{Context, FormatArgs, Output};
 
 /// Show changes between two checkpoints, or a checkpoint and the worktree.
 ///
-/// With two revisions: from the first to the second. With one: from it to the
-/// worktree. With none: from the current checkpoint to the worktree. The output is
+/// With two revisions, or one range `A..B`: from the first to the second. With one: from
+/// it to the worktree. With none: from the current checkpoint to the worktree. The output is
 /// git's: a unified diff with three lines of context, `diff --git` headers, mode lines,
 /// new and deleted files, symlinks as their target, and `Binary files … differ`.
 /// Unchanged directories are skipped without being read. Nothing is written to the
 /// store.
+///
+/// A prompt's turn, `<session>:turn<N>` (`turn-1` for the last prompt), given alone, is
+/// what the turn changed: from the checkpoint saved as the prompt was submitted to the
+/// last one the session saved before its next prompt. Given as one of two, it names that
+/// last checkpoint.
 ///
 /// Examples:
 ///
@@ -29,6 +34,8 @@ use super::{Context, FormatArgs, Output};
 ///   git checkpoint diff @~3 @ --stat
 ///
 ///   git checkpoint diff main fork-1 -- src/
+///
+///   git checkpoint diff 5f1c:turn3
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Zero, one or two checkpoints.
@@ -52,9 +59,21 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
+    // A prompt's turn or a range `A..B`, given alone, is two checkpoints.
+    let pair = match args.revs.as_slice() {
+        [rev] => {
+            let read = store.snapshot()?;
+            if rev.contains("..") || read.resolve_turn(rev)?.is_some() {
+                Some(read.resolve_change(rev)?)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if args.revs.len() < 2 {
+    let snapshot = if args.revs.len() < 2 && pair.is_none() {
         let snapshot = look(&context.workspace.repo, &context.workspace.settings, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
@@ -64,13 +83,15 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         None
     };
     let read = store.snapshot()?;
-    let from = match args.revs.first() {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => read.current()?,
+    let from = match (pair, args.revs.first()) {
+        (Some(pair), _) => pair.from,
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => read.current()?,
     };
-    let to = match args.revs.get(1) {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => None,
+    let to = match (pair, args.revs.get(1)) {
+        (Some(pair), _) => Some(pair.to),
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => None,
     };
     // Checked against the store, and each checkpoint's side bounded by its record.
     let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;

@@ -6,8 +6,8 @@ use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
-use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::diff::content::ContentReader;
+use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
@@ -21,6 +21,10 @@ use super::{Context, FormatArgs, Output};
 /// checkpoint), as a unified diff, or with --stat, --name-status or --name-only as a
 /// summary.
 ///
+/// A prompt's turn, `<session>:turn<N>` (`turn-1` for the last prompt), shows the
+/// prompt's checkpoint (its message is the prompt) and everything the turn changed: from
+/// that checkpoint to the last one the session saved before its next prompt.
+///
 /// Examples:
 ///
 ///   git checkpoint show @
@@ -28,9 +32,11 @@ use super::{Context, FormatArgs, Output};
 ///   git checkpoint show 3fa9c1e --stat
 ///
 ///   git checkpoint show main~2 --json
+///
+///   git checkpoint show 5f1c:turn-1 --stat
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The checkpoint (default: the current one).
+    /// The checkpoint or prompt turn (default: the current checkpoint).
     #[arg(default_value = "@")]
     rev: String,
     #[command(flatten)]
@@ -47,18 +53,32 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let id = read.resolve(&args.rev)?;
+    let turn = read.resolve_turn(&args.rev)?;
+    let id = match turn {
+        Some(turn) => turn.start,
+        None => read.resolve(&args.rev)?,
+    };
     let record = read.checkpoint(id)?;
     // Checked against the store, and each side bounded by its record: a crafted tree
     // that expands past it is an error, not a walk without end.
     let tree_reader = read.checked_trees(None)?;
-    let changes = changes_from_parent(&read, &tree_reader, &record)?;
+    let changes = match turn {
+        // The turn's changes: from the worktree as the prompt found it to as it left it.
+        Some(turn) => diff_trees(
+            &tree_reader,
+            Some(checkpoint_root(&read, &tree_reader, turn.start)?),
+            Some(checkpoint_root(&read, &tree_reader, turn.end)?),
+            &PathFilter::default(),
+        )?,
+        None => changes_from_parent(&read, &tree_reader, &record)?,
+    };
     let chunks = read.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;
     if context.json {
         return Output::json(&ShowJson {
             checkpoint: CheckpointJson::new(id, short, &record),
+            turn_end: turn.map(|turn| turn.end.hex()),
             changes: patch::summarize(&changes, &reader)?,
         });
     }
@@ -99,6 +119,13 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             relative_time(record.time_ns, now)
         ),
     )?;
+    if let Some(turn) = turn {
+        field(
+            &mut out,
+            "Turn:",
+            &format!("changes up to {}", read.short_id(turn.end)?),
+        )?;
+    }
     if let Some(branch) = &record.branch {
         field(&mut out, "Branch:", branch)?;
     }
