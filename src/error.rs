@@ -151,6 +151,26 @@ pub enum Error {
     /// A path argument outside the worktree.
     #[error("path '{0}' is outside the worktree")]
     PathOutsideWorktree(String),
+    /// `revert` of a checkpoint that has no parent: there is no earlier state to go back to.
+    #[error("checkpoint {checkpoint} ('{rev}') is a first checkpoint: it has no parent to revert to (name a range A..B instead)")]
+    NoParentToRevert {
+        /// The revision as given.
+        rev: String,
+        /// The checkpoint's short id.
+        checkpoint: String,
+    },
+    /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
+    #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
+    RevertWouldConflict {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
+    /// `revert` left conflicts in the worktree (the report lists them).
+    #[error("the revert left conflicts in {}: {}; resolve them, then save", plural(paths.len()), paths.join(", "))]
+    RevertConflicts {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
     /// A bad command-line value that the library checks.
     #[error("{0}")]
     InvalidArgument(String),
@@ -198,5 +218,14 @@ impl Error {
             Error::NotAWorktree(_) => 128,
             _ => 1,
         }
+    }
+}
+
+/// "1 path" or "N paths", for messages.
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 path".into()
+    } else {
+        format!("{n} paths")
     }
 }

@@ -4,4 +4,5 @@
 pub mod gc;
 pub mod log;
 pub mod restore;
+pub mod revert;
 pub mod save;

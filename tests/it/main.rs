@@ -45,6 +45,7 @@ mod read_only;
 mod remote;
 mod restore;
 mod restore_safety;
+mod revert;
 mod revisions;
 mod roundtrip;
 mod save;

@@ -72,6 +72,7 @@ pub struct Cli {
 pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
+    Revert(commands::revert::Args),
     Log(commands::log::Args),
     Show(commands::show::Args),
     Status(commands::status::Args),

@@ -17,6 +17,7 @@ pub mod pin;
 pub mod pull;
 pub mod push;
 pub mod restore;
+pub mod revert;
 pub mod save;
 pub mod sessions;
 pub mod show;
@@ -291,6 +292,7 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Save(args) => save::run(context, args),
         Command::Restore(args) => restore::run(context, args),
+        Command::Revert(args) => revert::run(context, args),
         Command::Log(args) => log::run(context, args),
         Command::Show(args) => show::run(context, args),
         Command::Status(args) => status::run(context, args),
