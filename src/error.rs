@@ -159,6 +159,12 @@ pub enum Error {
         /// The checkpoint's short id.
         checkpoint: String,
     },
+    /// A path `revert` was to change changed after the worktree was saved.
+    #[error("{} changed while the revert ran; nothing was reverted: run it again", path.display())]
+    RevertRaced {
+        /// The path that changed.
+        path: PathBuf,
+    },
     /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
     #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
     RevertWouldConflict {

@@ -27,6 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
@@ -334,6 +335,13 @@ pub fn revert(
         report.safety_checkpoint = None;
         report.worktree = None;
         return Ok(report);
+    }
+    // Something may have changed the worktree since it was saved (an agent still at
+    // work): what the plan replaces must still be what it merged, else nothing is done.
+    crate::fault::point("revert-planned");
+    if let Err(e) = still_as_saved(repo, &report.paths) {
+        forget(store, report.safety_checkpoint);
+        return Err(e);
     }
     // HEAD's branch takes the safety checkpoint, as a save would have moved it: the
     // worktree it records is the one the revert starts from.
@@ -772,6 +780,48 @@ fn split_name(path: &[u8]) -> (&[u8], &[u8]) {
         Some(slash) => (&path[..slash], &path[slash + 1..]),
         None => (&[], path),
     }
+}
+
+/// Checks, before anything is written, that each path the plan changes still holds
+/// what the plan merged: the same kind (or nothing), a file of the same size and
+/// executable bit, a symlink to the same target. A cheap look that catches a file
+/// rewritten since the save; content rewritten in place at the same size within the
+/// moment between is left to the safety checkpoint, which holds what was merged.
+fn still_as_saved(repo: &Repo, paths: &[PathReport]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for entry in paths
+        .iter()
+        .filter(|p| p.status == Status::Applied || p.markers)
+    {
+        let full = repo.root.join(std::ffi::OsStr::from_bytes(&entry.path));
+        let found = match std::fs::symlink_metadata(&full) {
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(full, e)),
+        };
+        let same = match (&entry.ours, &found) {
+            (None, None) => true,
+            (Some(Node::Symlink { target }), Some(meta)) => {
+                meta.file_type().is_symlink()
+                    && std::fs::read_link(&full)
+                        .is_ok_and(|t| t.as_os_str().as_bytes() == target.as_slice())
+            }
+            (Some(node), Some(meta)) if is_file(node) => {
+                let size = match node {
+                    Node::File { size, .. } | Node::FileWithMode { size, .. } => *size,
+                    _ => 0,
+                };
+                meta.is_file()
+                    && meta.len() == size
+                    && (meta.mode() & 0o100 != 0) == node.is_executable()
+            }
+            _ => false,
+        };
+        if !same {
+            return Err(Error::RevertRaced { path: full });
+        }
+    }
+    Ok(())
 }
 
 /// Writes the plan: deletions first (a file may give way to a directory the change had),

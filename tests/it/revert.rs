@@ -562,3 +562,21 @@ fn bad_revisions_are_one_line_errors() {
         assert_eq!(r.read("a.txt"), b"one\n");
     }
 }
+
+#[test]
+fn a_file_changed_while_the_revert_runs_stops_it_before_any_write() {
+    let r = Repo::new();
+    five_prompts(&r);
+    let child = spawn_paused(&r, &["revert", &prompt3()], "revert-planned", 3000);
+    // An agent still at work rewrites a file the revert is about to merge into.
+    r.write("text.txt", b"rewritten meanwhile\n");
+    let before = r.snapshot();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("text.txt changed while the revert ran; nothing was reverted"),
+        "{stderr}"
+    );
+    assert_snap_eq(&before, &r.snapshot(), "nothing was written");
+}
