@@ -388,7 +388,10 @@ pub fn dry_run(
         &worktree,
         options,
     )?;
-    for path in paths.iter_mut().filter(|p| p.result.is_some()) {
+    for path in paths
+        .iter_mut()
+        .filter(|p| p.result.is_some() || p.status == Status::Applied)
+    {
         path.ours_content = read_ours(&worktree, &path.path, path.ours.as_ref())?;
     }
     Ok(RevertReport {
