@@ -96,16 +96,18 @@ struct History {
 }
 
 /// Five prompts. Prompt 3's two tool calls change a line of `text.txt` and of
-/// `clash.txt`, the binaries `image.bin` and `clash.bin`, the symlink `link`, the
-/// executable bit of `run.sh`, create `made.txt` and `made-then-edited.txt` and delete
-/// `gone.txt`; prompt 4 then edits other lines of `text.txt`, the same line of
-/// `clash.txt`, `clash.bin` and `made-then-edited.txt`; prompt 5 writes `later.txt`.
+/// `clash.txt`, the binaries `image.bin` and `clash.bin`, the symlinks `link` and
+/// `clash-link`, the executable bit of `run.sh`, create `made.txt` and
+/// `made-then-edited.txt` and delete `gone.txt`; prompt 4 then edits other lines of
+/// `text.txt`, the same line of `clash.txt`, `clash.bin`, `clash-link`,
+/// `made-then-edited.txt` and the content of `run.sh`; prompt 5 writes `later.txt`.
 fn five_prompts(r: &Repo) -> History {
     r.write("text.txt", &text(&[]));
     r.write("clash.txt", b"alpha\nbeta\ngamma\n");
     r.write("image.bin", &binary(1));
     r.write("clash.bin", &binary(2));
     r.symlink("link", "target-a");
+    r.symlink("clash-link", "target-a");
     r.write("run.sh", b"#!/bin/sh\necho hi\n");
     r.write("gone.txt", b"deleted by prompt 3\n");
     r.ok(&["hooks", "install", "claude"]);
@@ -136,6 +138,8 @@ fn five_prompts(r: &Repo) -> History {
     r.write("clash.bin", &binary(4));
     r.remove("link");
     r.symlink("link", "target-b");
+    r.remove("clash-link");
+    r.symlink("clash-link", "target-b");
     r.set_exec("run.sh", true);
     r.write("made.txt", b"made by prompt 3\n");
     r.write("made-then-edited.txt", b"made by prompt 3\n");
@@ -159,6 +163,10 @@ fn five_prompts(r: &Repo) -> History {
         "made-then-edited.txt",
         b"made by prompt 3, edited by prompt 4\n",
     );
+    r.remove("clash-link");
+    r.symlink("clash-link", "target-c");
+    // The content changes, the executable bit prompt 3 set stays.
+    r.write_exec("run.sh", b"#!/bin/sh\necho hello\n");
     s.tool("Edit", "toolu_4", json!({"file_path": "clash.txt"}));
 
     s.prompt("Add a note");
@@ -262,7 +270,7 @@ fn reverting_prompt_3_keeps_prompts_4_and_5_as_git_revert_does() {
     let error: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(error.len(), 1, "{out}");
     assert!(
-        error[0].starts_with("error: the revert left conflicts in 3 paths: clash.bin, clash.txt, made-then-edited.txt"),
+        error[0].starts_with("error: the revert left conflicts in 4 paths: clash-link, clash.bin, clash.txt, made-then-edited.txt"),
         "{out}"
     );
     assert!(
@@ -296,12 +304,19 @@ fn reverting_prompt_3_keeps_prompts_4_and_5_as_git_revert_does() {
         std::fs::read_link(r.p("link")).unwrap(),
         Path::new("target-a")
     );
+    // The executable bit is merged apart from the content: prompt 3's bit undone,
+    // prompt 4's content kept.
     assert_eq!(
         now[&b"run.sh".to_vec()],
         Node::File {
-            data: b"#!/bin/sh\necho hi\n".to_vec(),
+            data: b"#!/bin/sh\necho hello\n".to_vec(),
             exec: false
         }
+    );
+    // A symlink both retargeted: left as the worktree has it.
+    assert_eq!(
+        std::fs::read_link(r.p("clash-link")).unwrap(),
+        Path::new("target-c")
     );
     assert!(!r.exists("made.txt"));
     assert_eq!(r.read("gone.txt"), b"deleted by prompt 3\n");
@@ -407,7 +422,7 @@ fn no_conflicts_changes_nothing_when_anything_would_conflict() {
     assert_eq!(out.code, 1, "{out}");
     assert_eq!(
         out.stderr.trim_end(),
-        "error: the revert would conflict in 3 paths: clash.bin, clash.txt, made-then-edited.txt; nothing was changed",
+        "error: the revert would conflict in 4 paths: clash-link, clash.bin, clash.txt, made-then-edited.txt; nothing was changed",
     );
     assert_snap_eq(&before, &r.snapshot(), "the worktree, byte for byte");
     assert_eq!(r.log_ids(true), log, "no checkpoint added");
@@ -478,7 +493,7 @@ fn json_reports_every_path() {
             &report["conflicts"],
             &report["conflict_style"]
         ),
-        (&json!(6), &json!(3), &json!("merge")),
+        (&json!(6), &json!(4), &json!("merge")),
         "{report:#}"
     );
     let status = |path: &str| {
