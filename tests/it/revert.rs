@@ -98,7 +98,8 @@ struct History {
 /// Five prompts. Prompt 3's two tool calls change a line of `text.txt` and of
 /// `clash.txt`, the binaries `image.bin` and `clash.bin`, the symlinks `link` and
 /// `clash-link`, the executable bit of `run.sh`, create `made.txt` and
-/// `made-then-edited.txt` and delete `gone.txt`; prompt 4 then edits other lines of
+/// `made-then-edited.txt` and `made-dir/deeper/inner.txt`, delete `gone.txt` and
+/// rename `old-name.txt`; prompt 4 then edits other lines of
 /// `text.txt`, the same line of `clash.txt`, `clash.bin`, `clash-link`,
 /// `made-then-edited.txt` and the content of `run.sh`; prompt 5 writes `later.txt`.
 fn five_prompts(r: &Repo) -> History {
@@ -110,6 +111,7 @@ fn five_prompts(r: &Repo) -> History {
     r.symlink("clash-link", "target-a");
     r.write("run.sh", b"#!/bin/sh\necho hi\n");
     r.write("gone.txt", b"deleted by prompt 3\n");
+    r.write("old-name.txt", b"renamed by prompt 3\n");
     r.ok(&["hooks", "install", "claude"]);
     let s = Session::new(r);
 
@@ -144,6 +146,9 @@ fn five_prompts(r: &Repo) -> History {
     r.write("made.txt", b"made by prompt 3\n");
     r.write("made-then-edited.txt", b"made by prompt 3\n");
     r.remove("gone.txt");
+    // A rename is a deletion and a creation; a new directory goes with its last file.
+    std::fs::rename(r.p("old-name.txt"), r.p("new-name.txt")).unwrap();
+    r.write("made-dir/deeper/inner.txt", b"made by prompt 3\n");
     s.tool("Bash", "toolu_3b", json!({"command": "./regenerate.sh"}));
     let after = files(r);
 
@@ -320,6 +325,9 @@ fn reverting_prompt_3_keeps_prompts_4_and_5_as_git_revert_does() {
     );
     assert!(!r.exists("made.txt"));
     assert_eq!(r.read("gone.txt"), b"deleted by prompt 3\n");
+    assert_eq!(r.read("old-name.txt"), b"renamed by prompt 3\n");
+    assert!(!r.exists("new-name.txt"));
+    assert!(!r.exists("made-dir"), "emptied directories go too");
     assert_eq!(
         r.read("made-then-edited.txt"),
         b"made by prompt 3, edited by prompt 4\n"
@@ -493,7 +501,7 @@ fn json_reports_every_path() {
             &report["conflicts"],
             &report["conflict_style"]
         ),
-        (&json!(6), &json!(4), &json!("merge")),
+        (&json!(9), &json!(4), &json!("merge")),
         "{report:#}"
     );
     let status = |path: &str| {
