@@ -210,6 +210,32 @@ pub enum Error {
     /// A path argument outside the worktree.
     #[error("path '{0}' is outside the worktree")]
     PathOutsideWorktree(String),
+    /// `revert` of a checkpoint that has no parent: there is no earlier state to go back to.
+    #[error("checkpoint {checkpoint} ('{rev}') is a first checkpoint: it has no parent to revert to (name a range A..B instead)")]
+    NoParentToRevert {
+        /// The revision as given.
+        rev: String,
+        /// The checkpoint's short id.
+        checkpoint: String,
+    },
+    /// A path `revert` was to change changed after the worktree was saved.
+    #[error("{} changed while the revert ran; nothing was reverted: run it again", path.display())]
+    RevertRaced {
+        /// The path that changed.
+        path: PathBuf,
+    },
+    /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
+    #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
+    RevertWouldConflict {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
+    /// `revert` left conflicts in the worktree (the report lists them).
+    #[error("the revert left conflicts in {}: {}; resolve them, then save", plural(paths.len()), paths.join(", "))]
+    RevertConflicts {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
     /// A bad command-line value that the library checks.
     #[error("{0}")]
     InvalidArgument(String),
@@ -282,6 +308,7 @@ impl Error {
             | Error::UnknownAttachment { .. }
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
+            | Error::NoParentToRevert { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,
             Error::BadConfig { .. } => ErrorKind::Config,
@@ -289,7 +316,10 @@ impl Error {
             Error::NewerFormat { .. }
             | Error::UnsafeFile { .. }
             | Error::RestoreBlocked { .. }
-            | Error::LooksSecret { .. } => ErrorKind::Refused,
+            | Error::LooksSecret { .. }
+            | Error::RevertWouldConflict { .. }
+            | Error::RevertConflicts { .. }
+            | Error::RevertRaced { .. } => ErrorKind::Refused,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
@@ -309,6 +339,15 @@ impl Error {
             Error::Io { error, .. } | Error::StoreIo { error, .. } => Some(error),
             _ => None,
         }
+    }
+}
+
+/// "1 path" or "N paths", for messages.
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 path".into()
+    } else {
+        format!("{n} paths")
     }
 }
 

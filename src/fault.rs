@@ -17,7 +17,8 @@
 //! checkpoint not yet), `restore-mid-delete` (half the deletions of a restore done),
 //! `restore-mid-write` (half the files of a restore staged under
 //! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
-//! into place: the worktree is half old, half new),
+//! into place: the worktree is half old, half new), `revert-planned` (a revert saved
+//! the worktree and merged every path, nothing written yet),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),

@@ -5,6 +5,7 @@
 pub mod gc;
 pub mod log;
 pub mod restore;
+pub mod revert;
 pub mod save;
 pub mod session_restore;
 pub mod workspace;

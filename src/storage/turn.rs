@@ -63,17 +63,10 @@ impl Snapshot<'_> {
     /// to B), or one checkpoint's (from its first parent to it). What "undo the change
     /// of `rev`" and "show what `rev` did" work on.
     pub fn resolve_change(&self, rev: &str) -> Result<ChangeRange> {
-        if let Some((from, to)) = rev.split_once("..") {
-            let side = |side: &str| match side {
-                "" => Err(Error::MalformedRevision {
-                    rev: rev.to_string(),
-                    why: "a range needs a revision on each side of '..'".to_string(),
-                }),
-                side => self.resolve(side),
-            };
+        if let Some(range) = crate::model::revision::parse_range(rev)? {
             return Ok(ChangeRange {
-                from: Some(side(from)?),
-                to: side(to)?,
+                from: Some(self.resolve(range.from)?),
+                to: self.resolve(range.to)?,
                 turn: false,
             });
         }

@@ -67,11 +67,10 @@ fn show_and_diff_of_a_turn_are_what_the_prompt_did() {
         r.ok(&["diff", &format!("{start}..{end}")]).stdout,
         r.ok(&["diff", &start, &end]).stdout
     );
-    let out = r.run(&["diff", &format!("{start}..")]);
-    assert!(
-        out.stderr
-            .contains("a range needs a revision on each side of '..'"),
-        "{out}"
+    // As in git, an empty side is `@`.
+    assert_eq!(
+        r.ok(&["diff", &format!("{start}..")]).stdout,
+        r.ok(&["diff", &start, "@"]).stdout
     );
     // Where one checkpoint is expected, a turn names its end.
     assert_eq!(

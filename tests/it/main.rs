@@ -52,6 +52,7 @@ mod cmd_log_stream;
 mod cmd_log_summary;
 mod cmd_restore;
 mod cmd_restore_only_session;
+mod cmd_revert;
 mod cmd_save;
 mod cmd_save_unchanged;
 mod cmd_show_diff_turns;

@@ -78,6 +78,7 @@ pub struct Cli {
 pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
+    Revert(commands::revert::Args),
     Log(commands::log::Args),
     Show(commands::show::Args),
     Status(commands::status::Args),
@@ -134,6 +135,7 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Save(args) => save::run(context, args),
         Command::Restore(args) => restore::run(context, args),
+        Command::Revert(args) => revert::run(context, args),
         Command::Log(args) => log::run(context, args),
         Command::Show(args) => show::run(context, args),
         Command::Status(args) => status::run(context, args),

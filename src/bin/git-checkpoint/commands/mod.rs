@@ -20,6 +20,7 @@ pub mod pin;
 pub mod pull;
 pub mod push;
 pub mod restore;
+pub mod revert;
 pub mod save;
 pub mod sessions;
 pub mod show;

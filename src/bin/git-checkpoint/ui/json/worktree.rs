@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use git_checkpoint::ops::restore::RestoreReport;
+use git_checkpoint::ops::revert::{ConflictStyle, RevertReport, Status};
 use git_checkpoint::ops::session_restore::{ChangedBy, SessionRestoreReport};
 use git_checkpoint::remote::pull::PullReport;
 use git_checkpoint::CheckpointId;
@@ -141,6 +142,79 @@ impl SessionRestoreJson {
             deleted: paths(&restored.deleted),
             dry_run,
             untouched: paths(&restored.untouched),
+        }
+    }
+}
+
+/// `revert`.
+#[derive(Debug, Serialize)]
+pub struct RevertJson {
+    /// The revision as given (a checkpoint or a range).
+    pub revision: String,
+    /// The checkpoint unsaved changes were saved as first, if there were any.
+    pub safety_checkpoint: Option<String>,
+    /// The checkpoint to restore to undo the revert.
+    pub worktree_checkpoint: Option<String>,
+    /// With `--dry-run`: whether a real run would save unsaved changes first.
+    pub would_save: bool,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+    /// How text conflicts are written: `merge` or `diff3`.
+    pub conflict_style: &'static str,
+    /// How many paths were reverted.
+    pub applied: usize,
+    /// How many paths conflict.
+    pub conflicts: usize,
+    /// How many paths needed nothing.
+    pub unchanged: usize,
+    /// Each path the change touched.
+    pub paths: Vec<RevertPathJson>,
+}
+
+/// One path of [`RevertJson::paths`].
+#[derive(Debug, Serialize)]
+pub struct RevertPathJson {
+    /// The path.
+    pub path: String,
+    /// `applied`, `conflict` or `unchanged`.
+    pub status: &'static str,
+    /// What was done to the file: `write`, `delete`, `markers` (a conflict written with
+    /// conflict markers), `left` (a conflict left as it was) or `none`.
+    pub action: &'static str,
+    /// Why, for a conflict or a path left alone.
+    pub why: Option<String>,
+}
+
+impl RevertJson {
+    /// The JSON view of a revert of `rev`.
+    pub fn new(rev: &str, report: &RevertReport, style: ConflictStyle) -> Self {
+        let count = |status| report.with(status).count();
+        RevertJson {
+            revision: rev.to_string(),
+            safety_checkpoint: report.safety_checkpoint.map(CheckpointId::hex),
+            worktree_checkpoint: report.worktree.map(CheckpointId::hex),
+            would_save: report.would_save,
+            dry_run: report.dry_run,
+            conflict_style: style.name(),
+            applied: count(Status::Applied),
+            conflicts: count(Status::Conflict),
+            unchanged: count(Status::Unchanged),
+            paths: report
+                .paths
+                .iter()
+                .map(|entry| RevertPathJson {
+                    path: show_path(&entry.path),
+                    status: entry.status.name(),
+                    action: match (entry.status, entry.markers, &entry.result) {
+                        (Status::Conflict, true, _) => "markers",
+                        (Status::Conflict, false, _) => "left",
+                        (Status::Applied, _, Some(_)) => "write",
+                        (Status::Applied, _, None) => "delete",
+                        (Status::Unchanged, ..) => "none",
+                    },
+                    why: entry.why.clone(),
+                })
+                .collect(),
         }
     }
 }
