@@ -25,6 +25,7 @@
 //!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod agents;
 pub mod clock;

@@ -11,7 +11,9 @@ use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Pat
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
-use git_checkpoint::storage::StoreRead;
+use git_checkpoint::model::Checkpoint;
+use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::CheckpointId;
 
 use super::{Context, FormatArgs, Output};
 
@@ -85,12 +87,34 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if context.quiet {
         return Ok(Output::Nothing);
     }
+    let colour = context.colour();
+    let mut out = Vec::new();
+    write_header(
+        &mut out,
+        &read,
+        id,
+        &record,
+        turn.map(|turn| turn.end),
+        colour,
+    )?;
+    patch::write_changes(&mut out, &changes, &reader, args.format.format(), colour)?;
+    Ok(Output::Paged(out))
+}
+
+/// The checkpoint's header as `git show` prints a commit's: id and labels, its fields,
+/// then its message; for a prompt's turn, where the turn ends (`turn_end`).
+fn write_header(
+    out: &mut Vec<u8>,
+    read: &Snapshot,
+    id: CheckpointId,
+    record: &Checkpoint,
+    turn_end: Option<CheckpointId>,
+    colour: bool,
+) -> anyhow::Result<()> {
     let head = read.head()?;
     let branches = read.branches_and_fetched()?;
     let now = git_checkpoint::clock::now_ns();
 
-    let colour = context.colour();
-    let mut out = Vec::new();
     let labels = format_labels(&labels(id, &head, &branches), colour);
     let title = paint(&format!("checkpoint {id}"), style::ID, colour);
     writeln!(
@@ -108,10 +132,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             .iter()
             .map(|&p| read.short_id(p))
             .collect::<Result<Vec<_>, _>>()?;
-        field(&mut out, "Parent:", &parents.join(" "))?;
+        field(out, "Parent:", &parents.join(" "))?;
     }
     field(
-        &mut out,
+        out,
         "Date:",
         &format!(
             "{} ({})",
@@ -119,15 +143,15 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             relative_time(record.time_ns, now)
         ),
     )?;
-    if let Some(turn) = turn {
+    if let Some(end) = turn_end {
         field(
-            &mut out,
+            out,
             "Turn:",
-            &format!("changes up to {}", read.short_id(turn.end)?),
+            &format!("changes up to {}", read.short_id(end)?),
         )?;
     }
     if let Some(branch) = &record.branch {
-        field(&mut out, "Branch:", branch)?;
+        field(out, "Branch:", branch)?;
     }
     if let Some(commit) = &record.git_head {
         let on = record
@@ -135,24 +159,24 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             .as_deref()
             .map(|b| format!(" ({b})"))
             .unwrap_or_default();
-        field(&mut out, "Git:", &format!("{}{on}", short_commit(commit)))?;
+        field(out, "Git:", &format!("{}{on}", short_commit(commit)))?;
     }
     for (i, (key, value)) in record.meta.iter().enumerate() {
         field(
-            &mut out,
+            out,
             if i == 0 { "Meta:" } else { "" },
             &format!("{key}={value}"),
         )?;
     }
     for (i, attachment) in record.attachments.iter().enumerate() {
         field(
-            &mut out,
+            out,
             if i == 0 { "Attach:" } else { "" },
             &format!("{} ({})", attachment.name, human_bytes(attachment.size)),
         )?;
     }
     field(
-        &mut out,
+        out,
         "Files:",
         &format!("{} ({})", record.files, human_bytes(record.bytes)),
     )?;
@@ -163,6 +187,5 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if !record.message.is_empty() {
         writeln!(out)?;
     }
-    patch::write_changes(&mut out, &changes, &reader, args.format.format(), colour)?;
-    Ok(Output::Paged(out))
+    Ok(())
 }
