@@ -11,6 +11,7 @@ mod agent_session;
 mod big_file;
 mod changing_files;
 mod cli;
+mod cmd_completions;
 mod common;
 mod concurrency;
 mod config_large_files;
