@@ -359,3 +359,57 @@ fn zsh_and_fish_scripts_parse() {
         assert_eq!(out.code, 0, "{shell} {flag}: {out}");
     }
 }
+
+#[test]
+fn completing_never_writes_the_store_nor_makes_one() {
+    let r = Repo::new();
+    let store = r.p(".git/checkpoint/store.redb");
+    assert!(complete(&r, "git checkpoint restore ").is_empty());
+    assert!(!store.exists(), "a completion made a store");
+    r.write("a.txt", b"a\n");
+    r.save("first");
+    let before = fs::read(&store).unwrap();
+    assert_eq!(complete(&r, "git checkpoint switch "), ["main"]);
+    assert_eq!(
+        fs::read(&store).unwrap(),
+        before,
+        "a completion changed the store"
+    );
+}
+
+#[test]
+fn fish_completes_from_the_store_through_its_script() {
+    let (r, _, _) = repo_with_history();
+    let script = r.sb.root.join("git-checkpoint.fish");
+    fs::write(&script, r.ok(&["completions", "fish"]).stdout_raw).unwrap();
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let mut cmd = Command::new("fish");
+    r.sb.isolate(&mut cmd);
+    cmd.env(
+        "PATH",
+        format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    )
+    .current_dir(&r.dir)
+    .args([
+        "--no-config",
+        "-c",
+        &format!(
+            "source '{}'; complete -C 'git-checkpoint switch '; complete -C 'git checkpoint switch ex'",
+            script.display()
+        ),
+    ]);
+    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    assert_eq!(out.code, 0, "{out}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.contains(&"main\tbranch"), "{out}");
+    assert!(lines.contains(&"experiment\tcurrent branch"), "{out}");
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("experiment")).count(),
+        2,
+        "{out}"
+    );
+}
