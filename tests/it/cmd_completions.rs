@@ -413,3 +413,26 @@ fn fish_completes_from_the_store_through_its_script() {
         "{out}"
     );
 }
+
+#[test]
+fn a_busy_store_offers_no_revisions_at_once() {
+    let (r, _, _) = repo_with_history();
+    // A save holding the store far longer than any test waits.
+    r.write("notes.txt", b"held\n");
+    let mut holder = spawn_paused(&r, &["save", "-m", "held"], "locked", 300_000);
+    assert!(complete(&r, "git checkpoint switch ").is_empty());
+    assert_eq!(complete(&r, "git checkpoint swi"), ["switch"]);
+    assert!(
+        holder.try_wait().unwrap().is_none(),
+        "the completion waited for the save to end"
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Killed mid-save, the store needs a recovery a completion does not make (it would
+    // write); the next real command makes it, and completion is back.
+    assert!(complete(&r, "git checkpoint switch ").is_empty());
+    r.ok(&["status"]);
+    let mut switch = complete(&r, "git checkpoint switch ");
+    switch.sort();
+    assert_eq!(switch, ["experiment", "main"]);
+}
