@@ -121,7 +121,7 @@ _git-checkpoint() {
     completions=(${completions:#})
     # Options only once a `-` is typed, as git's own completion offers them.
     [[ ${words[CURRENT]} == -* ]] || completions=(${completions:#-*})
-    (( ${#completions} )) && _describe -V values completions -S '' -- && return 0
+    (( ${#completions} )) && _describe -V values completions && return 0
     return 1
 }
 
