@@ -29,6 +29,7 @@
 
 pub mod agents;
 pub mod clock;
+pub mod complete;
 pub mod diff;
 pub mod error;
 pub mod fault;

@@ -156,6 +156,37 @@ impl ReadStore {
     }
 }
 
+impl ReadStore {
+    /// Opens the store at `path` read-only if that can be done at once and leaves the
+    /// file as it is: `Ok(None)` when there is no store, another process has it open
+    /// for writing, or it needs a recovery or upgrade (which [`ReadStore::open`] would
+    /// make by writing). For tab completion, which must never wait and never write.
+    pub fn open_now(path: &Path) -> Result<Option<ReadStore>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let db = match Builder::new().open_read_only(path) {
+            Ok(db) => db,
+            Err(DatabaseError::DatabaseAlreadyOpen | DatabaseError::RepairAborted) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(open_error(path, e)),
+        };
+        let (hasher, format) = {
+            let txn = db.begin_read()?;
+            hasher_from_meta(&txn.open_table(META)?, path)?
+        };
+        if format < STORE_FORMAT {
+            return Ok(None);
+        }
+        Ok(Some(ReadStore {
+            db: ReadDb::ReadOnly(db),
+            path: path.to_path_buf(),
+            hasher,
+        }))
+    }
+}
+
 /// Holds the store at `path` open read-only, so that no other process writes it, while
 /// the caller looks at the file itself (verify copies it). `Ok(None)` when the file does
 /// not open read-only (damaged, or needing a recovery this open will not make).

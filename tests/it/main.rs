@@ -41,6 +41,7 @@ mod cli_revisions;
 mod cli_terminal;
 
 mod cmd_attachment;
+mod cmd_completions;
 mod cmd_diff_vs_git;
 mod cmd_drop;
 mod cmd_fork_switch_branch;

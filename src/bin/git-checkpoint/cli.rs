@@ -110,7 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let start = cli.directory.as_deref().unwrap_or(Path::new("."));
     // Commands that also work outside a worktree.
     let command = match cli.command {
-        Command::Completions(args) => return commands::completions::run(args, Cli::command()),
+        Command::Completions(args) => return commands::completions::run(args),
         Command::InstallMan(args) => {
             return commands::install_man::run(args, Cli::command(), cli.quiet)
         }

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod complete;
 mod ui;
 
 use clap::Parser;
@@ -17,6 +18,8 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     std::panic::set_hook(Box::new(report_panic));
+    // A completion script calling back for candidates: answered before parsing.
+    complete::answer_if_asked();
     let cli = cli::Cli::parse();
     let span = git_checkpoint::trace::span("command");
     let result = cli::run(cli);
