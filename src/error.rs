@@ -178,6 +178,15 @@ pub enum Error {
     /// An error from the storage engine.
     #[error("store: {0}")]
     Store(String),
+    /// `blame` asked for a path that is not a text file in the checkpoint it starts
+    /// from.
+    #[error("cannot blame '{path}': {why}")]
+    CannotBlame {
+        /// The path, as the worktree names it.
+        path: String,
+        /// Why: absent, a directory, a symlink, binary.
+        why: String,
+    },
 }
 
 /// Shorthand for results with [`Error`].

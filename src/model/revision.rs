@@ -88,9 +88,44 @@ pub fn parse(rev: &str) -> Result<Revision<'_>> {
     Ok(Revision { base, steps })
 }
 
+/// Splits a range `A..B` (the checkpoints reachable from B and not from A, as git reads
+/// it) into its two ends; an empty end is `@`, as git reads an empty end as `HEAD`.
+/// `None` when `rev` holds no `..`. A symmetric difference `A...B` is malformed: the
+/// store has no merge bases to compute it from cheaply, and reading it as `A..B` would
+/// list something else than git does.
+pub fn split_range(rev: &str) -> Result<Option<(&str, &str)>> {
+    let Some(at) = rev.find("..") else {
+        return Ok(None);
+    };
+    let (from, to) = (&rev[..at], &rev[at + 2..]);
+    if to.starts_with('.') || to.contains("..") {
+        return Err(Error::MalformedRevision {
+            rev: rev.to_string(),
+            why: "only 'A..B' ranges are read (not 'A...B', nor more than one '..')".to_string(),
+        });
+    }
+    fn end(side: &str) -> &str {
+        match side.is_empty() {
+            true => "@",
+            false => side,
+        }
+    }
+    Ok(Some((end(from), end(to))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_split_as_git_reads_them() {
+        assert_eq!(split_range("@").unwrap(), None);
+        assert_eq!(split_range("a..b").unwrap(), Some(("a", "b")));
+        assert_eq!(split_range("main..").unwrap(), Some(("main", "@")));
+        assert_eq!(split_range("..o/main").unwrap(), Some(("@", "o/main")));
+        assert!(split_range("a...b").is_err());
+        assert!(split_range("a..b..c").is_err());
+    }
 
     fn steps(list: &[(u64, u64)]) -> Vec<Step> {
         list.iter()

@@ -49,6 +49,9 @@ pub struct SaveOptions {
     pub meta: Vec<(String, String)>,
     /// Make a checkpoint even when nothing changed.
     pub allow_empty: bool,
+    /// Add `path` and `paths` metadata from what the checkpoint changed (an agent's tool
+    /// step: [`crate::ops::log_query::changed_path_meta`]).
+    pub record_changed_paths: bool,
     /// zstd level for new chunks.
     pub compression_level: i32,
     /// Where to report progress, if anywhere.
@@ -332,6 +335,11 @@ fn save_walked(
                 bytes: snapshot.totals.bytes,
                 skipped: snapshot.skipped.clone(),
             };
+            if options.record_changed_paths {
+                let changes =
+                    crate::ops::log_query::pending_changes(&txn, &snapshot.trees, &record)?;
+                crate::ops::log_query::changed_path_meta(&mut record.meta, &changes);
+            }
             let id = txn.add_checkpoint(&mut record)?;
             crate::diff::keep_summary(&txn, &snapshot.trees, id, &record)?;
             if !options.keep_head {

@@ -11,6 +11,8 @@ mod agent_session;
 mod big_file;
 mod changing_files;
 mod cli;
+mod cmd_blame;
+mod cmd_log_query;
 mod common;
 mod concurrency;
 mod config_large_files;
