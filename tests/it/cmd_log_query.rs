@@ -239,6 +239,19 @@ fn hook_steps_show_their_session_and_a_shell_step_records_the_paths_it_changed()
     assert!(ls["meta"].get("path").is_none(), "{ls}");
     assert!(ls["meta"].get("paths").is_none(), "{ls}");
 
+    // show summarises the step as diff does.
+    let step = format!("{SESSION}:toolu_1");
+    let status = r.ok(&["show", "--name-status", &step]).stdout;
+    assert!(
+        status.ends_with("\nM\tsrc/main.c\nA\tsrc/util.c\n"),
+        "{status}"
+    );
+    let stat = r.ok(&["show", "--stat", &step]).stdout;
+    assert!(
+        stat.contains(" 2 files changed, 2 insertions(+), 1 deletion(-)"),
+        "{stat}"
+    );
+
     // Which step touched src/util.c? The shell step, found from the trees.
     let util = ids(&r, &["--", "src/util.c"]);
     assert_eq!(util, vec![id_of(&bash).unwrap()]);
