@@ -14,10 +14,9 @@ use git_checkpoint::storage::StoreRead;
 
 use super::{Context, Output};
 
-/// Show which checkpoint last changed each line of a file, and for an agent's
-/// checkpoints the agent, session and prompt.
+/// Show which checkpoint last changed each line of a file.
 ///
-/// Walks first parents from the checkpoint given (default: the current one), diffs the
+/// For an agent's checkpoints, also the agent, session and prompt. Walks first parents from the checkpoint given (default: the current one), diffs the
 /// file's successive versions, and names for each line the checkpoint that made it what
 /// it is. Checkpoints that left the file as it was cost no read. Each line: short id,
 /// who (`claude 4f2a9c1d:prompt3` for a hook checkpoint, else the message), age, line

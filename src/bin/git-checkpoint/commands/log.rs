@@ -17,9 +17,9 @@ use git_checkpoint::storage::{Snapshot, StoreRead};
 
 use super::{Context, Output};
 
-/// List checkpoints, newest first; ask which ones touched a path, came from a session,
-/// or lie between two revisions.
+/// List checkpoints, newest first, or the ones a query picks.
 ///
+/// Ask which ones touched a path, came from a session, or lie between two revisions.
 /// Without a revision or --all: the current checkpoint and its ancestors. With
 /// revisions: the checkpoints reachable from them (branches, `<remote>/<branch>`, any
 /// revision); `A..B` lists those reachable from B and not from A (`main..origin/main`:
