@@ -276,6 +276,15 @@ pub enum Error {
     /// program, not anything a user, a file or a remote did.
     #[error("internal error: {0}")]
     Internal(String),
+    /// `blame` asked for a path that is not a text file in the checkpoint it starts
+    /// from.
+    #[error("cannot blame '{path}': {why}")]
+    CannotBlame {
+        /// The path, as the worktree names it.
+        path: String,
+        /// Why: absent, a directory, a symlink, binary.
+        why: String,
+    },
 }
 
 /// Shorthand for results with [`Error`].
@@ -309,6 +318,7 @@ impl Error {
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
             | Error::NoParentToRevert { .. }
+            | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,
             Error::BadConfig { .. } => ErrorKind::Config,

@@ -269,6 +269,9 @@ fn save_for(workspace: &Workspace, event: &AgentEvent) -> Result<Option<Checkpoi
         // when nothing changed, so each can be named (parallel tool calls included); a
         // notice that names no step only when something changed.
         allow_empty: event.is_step(),
+        // A tool step's `path` comes from what it changed, so that a shell command's
+        // edits are found too (the tool's input names a file only for file tools).
+        record_changed_paths: matches!(event.step, Step::Tool { .. }),
         attach_files: transcript_to_keep(workspace, event, transcript)?
             .into_iter()
             .collect(),

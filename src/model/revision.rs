@@ -133,6 +133,17 @@ pub fn parse(rev: &str) -> Result<Revision<'_>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn ranges_split_as_git_reads_them() {
+        let split = |rev| parse_range(rev).unwrap().map(|r| (r.from, r.to));
+        assert_eq!(split("@"), None);
+        assert_eq!(split("a..b"), Some(("a", "b")));
+        assert_eq!(split("main.."), Some(("main", "@")));
+        assert_eq!(split("..o/main"), Some(("@", "o/main")));
+        assert!(parse_range("a...b").is_err());
+        assert!(parse_range("a..b..c").is_err());
+    }
+
     fn steps(list: &[(u64, u64)]) -> Vec<Step> {
         list.iter()
             .map(|&(parent, times)| Step { parent, times })

@@ -117,7 +117,7 @@ pub fn pull<E: From<crate::Error>>(
                     n => format!("fetched {n} new checkpoint(s) from {remote}, but "),
                 };
                 return Err(Error::InvalidArgument(format!(
-                    "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph --all, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
+                    "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph {branch} {tracked}, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
                 ))
                 .into());
             }

@@ -41,6 +41,7 @@ mod cli_revisions;
 mod cli_terminal;
 
 mod cmd_attachment;
+mod cmd_blame;
 mod cmd_completions;
 mod cmd_diff_vs_git;
 mod cmd_drop;
@@ -49,6 +50,7 @@ mod cmd_gc;
 mod cmd_gc_time_zone;
 mod cmd_log;
 mod cmd_log_graph;
+mod cmd_log_query;
 mod cmd_log_stream;
 mod cmd_log_summary;
 mod cmd_restore;

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use crate::diff;
 use crate::git::repo::Repo;
-use crate::model::{Checkpoint, Head, PendingTrees, SkippedFile};
+use crate::model::{Checkpoint, Head, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
 use crate::settings::Settings;
@@ -53,6 +53,9 @@ pub struct SaveOptions {
     pub message: String,
     /// `key=value` metadata.
     pub meta: Vec<(String, String)>,
+    /// Add `path` and `paths` metadata from what the checkpoint changed (an agent's tool
+    /// step: [`crate::ops::log_query::changed_path_meta`]).
+    pub record_changed_paths: bool,
     /// Make a checkpoint even when nothing changed.
     pub allow_empty: bool,
     /// The `checkpoint.*` settings the save applies: the compression, `maxFileSize`,
@@ -218,9 +221,15 @@ fn add_checkpoint(
         &options.attach_files,
         level,
     )?);
+    let parent = current.map(|(id, _)| id);
+    let changes = diff::parent_changes(txn, &scan.trees, parent, scan.root)?;
+    let mut meta = options.meta.clone();
+    if let (true, Some(changes)) = (options.record_changed_paths, &changes) {
+        crate::ops::log_query::changed_path_meta(&mut meta, changes);
+    }
     let mut record = Checkpoint {
         tree: scan.root,
-        parents: current.map(|(id, _)| id).into_iter().collect(),
+        parents: parent.into_iter().collect(),
         time_ns: crate::clock::now_ns(),
         message: options.message.clone(),
         branch: match head {
@@ -229,14 +238,17 @@ fn add_checkpoint(
         },
         git_head: git_head.commit,
         git_branch: git_head.branch,
-        meta: options.meta.clone(),
+        meta,
         attachments: stored,
         files: scan.totals.files,
         bytes: scan.totals.bytes,
         skipped: scan.skipped.clone(),
     };
     let id = txn.add_checkpoint(&mut record)?;
-    keep_summary(txn, &scan.trees, id, &record)?;
+    // Kept so that `log` need not diff the checkpoint's trees.
+    if let Some(changes) = changes {
+        txn.set_summary(id, &diff::summarize(&changes))?;
+    }
     if !options.keep_head {
         txn.move_head(id)?;
     }
@@ -244,21 +256,6 @@ fn add_checkpoint(
         id,
         checkpoint: Box::new(record),
     })
-}
-
-/// Keeps what checkpoint `id` (`record`, being saved in `txn`, its new trees in
-/// `trees`) changed against its first parent, so that `log` need not diff its trees:
-/// [`diff::parent_summary`] computes it, the save stores it.
-fn keep_summary(
-    txn: &Transaction,
-    trees: &PendingTrees,
-    id: CheckpointId,
-    record: &Checkpoint,
-) -> Result<()> {
-    match diff::parent_summary(txn, trees, record)? {
-        Some(summary) => txn.set_summary(id, &summary),
-        None => Ok(()),
-    }
 }
 
 /// [`save`], then, if it made a checkpoint, the retention `checkpoint.gc.*` configures

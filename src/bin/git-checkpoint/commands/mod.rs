@@ -5,6 +5,7 @@
 //! definition).
 
 pub mod attachment;
+pub mod blame;
 pub mod branch;
 pub mod completions;
 pub mod diff;
