@@ -9,6 +9,7 @@ mod agent_cursor;
 mod agent_gemini;
 mod agent_session;
 mod big_file;
+mod browse;
 mod changing_files;
 mod cli;
 mod common;
