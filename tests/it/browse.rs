@@ -24,7 +24,17 @@ impl Tmux {
         command
             .args(["-S"])
             .arg(&socket)
-            .args(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c"])
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "-c",
+            ])
             .arg(&repo.dir)
             .args(["bash", "--norc", "--noprofile"])
             .env("PS1", "ready$ ")
@@ -80,7 +90,9 @@ impl Tmux {
 
     /// Whether the program running shows the alternate screen (a full-screen UI).
     fn alternate_screen(&self) -> bool {
-        self.tmux(&["display-message", "-p", "#{alternate_on}"]).trim() == "1"
+        self.tmux(&["display-message", "-p", "#{alternate_on}"])
+            .trim()
+            == "1"
     }
 
     /// Checks, from the shell, that the terminal is back in its normal (cooked) mode:
@@ -88,6 +100,8 @@ impl Tmux {
     #[track_caller]
     fn assert_terminal_restored(&self) {
         assert!(!self.alternate_screen(), "{}", self.screen());
+        let cursor = self.tmux(&["display-message", "-p", "#{cursor_flag}"]);
+        assert_eq!(cursor.trim(), "1", "the cursor is hidden");
         // The quotes keep the typed command from matching what it prints.
         self.type_text("stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e -echo -e echo | tr '\\n' ' '; echo 'MO''DES'");
         self.press("Enter");
@@ -186,6 +200,10 @@ fn off_a_terminal_browse_refuses_in_one_line() {
     let out = repo.run(&["browse"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    assert!(out.stderr.contains("browse needs a terminal"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("browse needs a terminal"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stdout.is_empty());
 }

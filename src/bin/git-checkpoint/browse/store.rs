@@ -111,7 +111,12 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
         }
         Action::Fork { id, .. } => {
             let branch = context.open_read_store()?.snapshot()?.next_fork_name()?;
-            let report = restore_to(context, *id, Vec::new(), HeadUpdate::NewBranch(branch.clone()))?;
+            let report = restore_to(
+                context,
+                *id,
+                Vec::new(),
+                HeadUpdate::NewBranch(branch.clone()),
+            )?;
             restored(
                 context,
                 &report,

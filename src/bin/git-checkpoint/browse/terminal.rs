@@ -17,15 +17,29 @@ use crate::commands::Context;
 pub fn run(context: &Context, colour: bool) -> anyhow::Result<()> {
     let entries = store::load(context)?;
     let mut app = App::new(entries, colour, git_checkpoint::clock::now_ns());
+    // ratatui's restoration leaves the cursor as drawing left it (hidden); a panic ends
+    // the process in the binary's hook, before the terminal is dropped, so the cursor is
+    // shown here first.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
+        report(info);
+    }));
     // Raw mode and the alternate screen; the panic hook it installs restores both before
-    // the binary's own hook reports the panic.
+    // the one above and the binary's own hook report the panic.
     let mut terminal = ratatui::try_init()?;
     let result = event_loop(context, &mut terminal, &mut app);
+    let shown = terminal.show_cursor();
     ratatui::try_restore()?;
+    shown?;
     result
 }
 
-fn event_loop(context: &Context, terminal: &mut DefaultTerminal, app: &mut App) -> anyhow::Result<()> {
+fn event_loop(
+    context: &Context,
+    terminal: &mut DefaultTerminal,
+    app: &mut App,
+) -> anyhow::Result<()> {
     loop {
         load_detail(context, app);
         terminal.draw(|frame| view::draw(frame, app))?;

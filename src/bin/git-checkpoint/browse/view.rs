@@ -23,10 +23,16 @@ use crate::ui::output::{format_labels, paint, relative_time, show_path, style};
 pub const KEYS: &[(&str, &str)] = &[
     ("j / Down, k / Up", "move"),
     ("PgDn, PgUp, g, G", "move a page, to the top, to the bottom"),
-    ("h / Left, l / Right", "fold, unfold (sessions hold prompts, prompts tool calls)"),
+    (
+        "h / Left, l / Right",
+        "fold, unfold (sessions hold prompts, prompts tool calls)",
+    ),
     ("Space, Tab", "fold or unfold"),
     ("J, K", "scroll the record and diff"),
-    ("/", "search messages, metadata (key=value) and changed paths"),
+    (
+        "/",
+        "search messages, metadata (key=value) and changed paths",
+    ),
     ("n", "search again"),
     ("r", "restore the worktree to the checkpoint"),
     ("f", "restore one of the checkpoint's files"),
@@ -113,7 +119,11 @@ fn row_text(app: &App, index: usize) -> String {
     let mut line = format!("{}{marker}", "  ".repeat(depth));
     line += &paint(&entry.short, style::ID, colour);
     line += " ";
-    line += &paint(&relative_time(entry.time_ns, app.now_ns), style::DIM, colour);
+    line += &paint(
+        &relative_time(entry.time_ns, app.now_ns),
+        style::DIM,
+        colour,
+    );
     line += " ";
     let labels = format_labels(&entry.labels, colour);
     if !labels.is_empty() {
@@ -133,7 +143,12 @@ fn row_text(app: &App, index: usize) -> String {
                     "[session {} {}: {n} checkpoints]",
                     escape_controls(entry.meta("agent").unwrap_or("agent")),
                     escape_controls(
-                        &entry.meta("session").unwrap_or("").chars().take(8).collect::<String>()
+                        &entry
+                            .meta("session")
+                            .unwrap_or("")
+                            .chars()
+                            .take(8)
+                            .collect::<String>()
                     )
                 ),
                 Level::Prompt => format!("[prompt, {} tool calls]", n - 1),
@@ -166,7 +181,9 @@ fn draw_list(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     if app.selected < app.offset {
         app.offset = app.selected;
     }
-    while app.offset < app.selected && heights[app.offset..=app.selected].iter().sum::<usize>() > height {
+    while app.offset < app.selected
+        && heights[app.offset..=app.selected].iter().sum::<usize>() > height
+    {
         app.offset += 1;
     }
     let mut items = Vec::new();
@@ -227,7 +244,12 @@ fn centred(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 fn draw_help(frame: &mut Frame<'_>) {
-    let width = KEYS.iter().map(|(k, w)| k.len() + w.len() + 3).max().unwrap_or(0) as u16 + 2;
+    let width = KEYS
+        .iter()
+        .map(|(k, w)| k.len() + w.len() + 3)
+        .max()
+        .unwrap_or(0) as u16
+        + 2;
     let area = centred(frame.area(), width, KEYS.len() as u16 + 3);
     let mut lines: Vec<Line<'_>> = KEYS
         .iter()
@@ -235,7 +257,10 @@ fn draw_help(frame: &mut Frame<'_>) {
         .collect();
     lines.push(Line::raw("any key closes this"));
     frame.render_widget(Clear, area);
-    frame.render_widget(Paragraph::new(lines).block(Block::bordered().title(" Keys ")), area);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" Keys ")),
+        area,
+    );
 }
 
 fn draw_confirm(frame: &mut Frame<'_>, question: &str) {
@@ -357,9 +382,7 @@ mod tests {
         let buffer = terminal.backend().buffer();
         let plus = (0..buffer.area.height)
             .flat_map(|y| (0..buffer.area.width).map(move |x| (x, y)))
-            .find(|&(x, y)| {
-                buffer[(x, y)].symbol() == "+" && buffer[(x + 1, y)].symbol() == "n"
-            })
+            .find(|&(x, y)| buffer[(x, y)].symbol() == "+" && buffer[(x + 1, y)].symbol() == "n")
             .expect("the added line is shown");
         assert_eq!(buffer[plus].fg, Color::Green);
     }
@@ -431,7 +454,9 @@ mod tests {
         press(&mut app, KeyCode::Down);
         insta::assert_snapshot!("files", screen(&mut app).backend());
         press(&mut app, KeyCode::Enter);
-        assert!(matches!(&app.mode, Mode::Confirm(Action::RestoreFile { path, .. }) if path == b"src/parser.rs"));
+        assert!(
+            matches!(&app.mode, Mode::Confirm(Action::RestoreFile { path, .. }) if path == b"src/parser.rs")
+        );
     }
 
     #[test]
@@ -456,8 +481,18 @@ mod tests {
             .collect();
         assert_eq!(found, [2, 4, 5, 0]);
         let by_meta = app.search_order("kind=prompt");
-        assert_eq!(by_meta.iter().filter(|c| c.2).map(|c| c.0).collect::<Vec<_>>(), [2, 4]);
-        assert_eq!(press(&mut app, KeyCode::Char('n')), Effect::Search("PARSER".into()));
+        assert_eq!(
+            by_meta
+                .iter()
+                .filter(|c| c.2)
+                .map(|c| c.0)
+                .collect::<Vec<_>>(),
+            [2, 4]
+        );
+        assert_eq!(
+            press(&mut app, KeyCode::Char('n')),
+            Effect::Search("PARSER".into())
+        );
     }
 
     #[test]
