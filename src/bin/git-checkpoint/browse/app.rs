@@ -490,8 +490,8 @@ fn groups(entries: &[Entry]) -> Vec<Group> {
         });
         // Prompt runs: up to and including each prompt's own checkpoint.
         let mut run = start;
-        for j in start..i {
-            if entries[j].meta("kind") == Some("prompt") {
+        for (j, entry) in entries.iter().enumerate().take(i).skip(start) {
+            if entry.meta("kind") == Some("prompt") {
                 out.push(Group {
                     level: Level::Prompt,
                     start: run,
