@@ -99,7 +99,13 @@ impl Tmux {
     /// lines are edited and echoed, as before `browse` took it.
     #[track_caller]
     fn assert_terminal_restored(&self) {
-        assert!(!self.alternate_screen(), "{}", self.screen());
+        // The program leaves the alternate screen as it exits: wait for that, as for
+        // any text on the screen.
+        let start = Instant::now();
+        while self.alternate_screen() {
+            assert!(start.elapsed() < DEFAULT_TIMEOUT, "{}", self.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let cursor = self.tmux(&["display-message", "-p", "#{cursor_flag}"]);
         assert_eq!(cursor.trim(), "1", "the cursor is hidden");
         // The quotes keep the typed command from matching what it prints.
