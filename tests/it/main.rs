@@ -42,6 +42,7 @@ mod cli_terminal;
 
 mod cmd_attachment;
 mod cmd_blame;
+mod cmd_browse;
 mod cmd_completions;
 mod cmd_diff_vs_git;
 mod cmd_drop;

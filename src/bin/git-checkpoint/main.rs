@@ -2,6 +2,7 @@
 //! its file in `commands/`, which reports through `ui/`. All logic lives in the `git_checkpoint`
 //! library.
 
+mod browse;
 mod cli;
 mod commands;
 mod complete;

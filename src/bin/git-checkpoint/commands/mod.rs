@@ -7,6 +7,7 @@
 pub mod attachment;
 pub mod blame;
 pub mod branch;
+pub mod browse;
 pub mod completions;
 pub mod diff;
 pub mod drop;
@@ -47,7 +48,7 @@ use crate::ui::{json, output};
 
 /// How `diff` and `show` print changes: the unified diff, or one of git's summaries
 /// (at most one).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 #[group(id = "format", multiple = false)]
 pub struct FormatArgs {
     /// A diffstat instead of the diff.

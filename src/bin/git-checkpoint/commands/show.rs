@@ -47,12 +47,25 @@ pub struct Args {
 
 /// Runs `show`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let output = render(context, args)?;
+    let output = render(context, args, context.colour())?;
     context.emit(output)
 }
 
+/// What `show <rev>` prints as text, coloured if `colour`: what `browse` shows beside
+/// its list. The store is open only while it is made.
+pub fn text(context: &Context, rev: &str, colour: bool) -> anyhow::Result<Vec<u8>> {
+    let args = Args {
+        rev: rev.to_string(),
+        format: FormatArgs::default(),
+    };
+    match render(context, args, colour)? {
+        Output::Paged(text) => Ok(text),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// Everything `show` prints, the diff included, made while the store is open.
-fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
+fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
     let turn = read.resolve_turn(&args.rev)?;
@@ -87,7 +100,6 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if context.quiet {
         return Ok(Output::Nothing);
     }
-    let colour = context.colour();
     let mut out = Vec::new();
     write_header(
         &mut out,
