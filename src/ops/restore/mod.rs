@@ -42,7 +42,7 @@ use crate::diff::PathFilter;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::{Head, PendingTrees, SkippedFile};
-use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
+use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -231,28 +231,16 @@ impl Current {
         };
         let head = before.head()?;
         drop(before);
-        let saved = save::save(
+        let saved = save::save_before_change(
             repo,
             store,
-            &SaveOptions {
-                message,
-                // Recorded as skipped, so the restore leaves them alone.
-                skip_unreadable: true,
-                walk: true,
-                settings: options.settings.clone(),
-                progress: options.progress.clone(),
-                keep_head: true,
-                ..SaveOptions::default()
-            },
+            message,
+            &options.settings,
+            options.progress.clone(),
         )?;
-        report.warnings.extend(saved.warnings);
-        let id = match saved.outcome {
-            SaveOutcome::Saved { id, .. } => {
-                report.safety_checkpoint = Some(id);
-                id
-            }
-            SaveOutcome::Unchanged { current } => current,
-        };
+        report.warnings.extend(saved.report.warnings);
+        report.safety_checkpoint = saved.made;
+        let id = saved.worktree;
         let record = store.snapshot()?.checkpoint(id)?;
         if let HeadUpdate::SwitchBranch(name) = &options.head {
             // Switching to the current branch: its tip is the worktree as saved now.
@@ -268,8 +256,8 @@ impl Current {
         Ok(Current {
             tree: record.tree,
             scanned_trees: None,
-            skipped: saved.skipped,
-            leftovers: saved.leftovers,
+            skipped: saved.report.skipped,
+            leftovers: saved.report.leftovers,
         })
     }
 }

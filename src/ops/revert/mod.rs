@@ -41,7 +41,7 @@ use crate::diff::content::{Content, ContentReader};
 use crate::git::repo::Repo;
 use crate::model::revision;
 use crate::model::tree::Node;
-use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
+use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
@@ -222,33 +222,20 @@ pub fn revert(
         return dry_run(repo, store, undo, options);
     }
     let mut report = RevertReport::default();
-    let saved = save::save(
+    let saved = save::save_before_change(
         repo,
         store,
-        &SaveOptions {
-            message: format!("before revert of {}", undo.after_label),
-            // Recorded as skipped, so the revert leaves them alone.
-            skip_unreadable: true,
-            // A watcher cannot see every change; the revert must miss none.
-            walk: true,
-            settings: options.settings.clone(),
-            progress: options.progress.clone(),
-            keep_head: true,
-            ..SaveOptions::default()
-        },
+        format!("before revert of {}", undo.after_label),
+        &options.settings,
+        options.progress.clone(),
     )?;
-    report.warnings.extend(saved.warnings);
-    let ours_id = match saved.outcome {
-        SaveOutcome::Saved { id, .. } => {
-            report.safety_checkpoint = Some(id);
-            id
-        }
-        SaveOutcome::Unchanged { current } => current,
-    };
+    report.warnings.extend(saved.report.warnings);
+    report.safety_checkpoint = saved.made;
+    let ours_id = saved.worktree;
     report.worktree = Some(ours_id);
     let snapshot = store.snapshot()?;
     let ours_tree = snapshot.checkpoint(ours_id)?.tree;
-    let skipped: BTreeSet<Vec<u8>> = saved.skipped.into_iter().map(|s| s.path).collect();
+    let skipped: BTreeSet<Vec<u8>> = saved.report.skipped.into_iter().map(|s| s.path).collect();
     let chunks = snapshot.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let planned = plan(

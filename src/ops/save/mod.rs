@@ -133,6 +133,53 @@ pub struct SaveReport {
     pub gc: Option<AutoGc>,
 }
 
+/// What a safety save before a change to the worktree (restore, revert) found.
+#[derive(Debug)]
+pub struct SafetySave {
+    /// The checkpoint that holds the worktree as it was: the new one, or the current
+    /// one when nothing had changed.
+    pub worktree: CheckpointId,
+    /// The checkpoint made, if anything had changed.
+    pub made: Option<CheckpointId>,
+    /// The save's own report: its warnings, the files it left out.
+    pub report: SaveReport,
+}
+
+/// Saves the worktree before an operation changes it, so that the operation can be
+/// undone: walking (a watcher cannot see every change, and the operation must miss
+/// none), unreadable files recorded as skipped (so the operation leaves them alone), and
+/// HEAD's branch left where it is (the operation moves it, if anything does).
+pub fn save_before_change(
+    repo: &Repo,
+    store: &Store,
+    message: String,
+    settings: &Settings,
+    progress: Option<Arc<dyn Progress>>,
+) -> Result<SafetySave> {
+    let saved = save(
+        repo,
+        store,
+        &SaveOptions {
+            message,
+            skip_unreadable: true,
+            walk: true,
+            settings: settings.clone(),
+            progress,
+            keep_head: true,
+            ..SaveOptions::default()
+        },
+    )?;
+    let (worktree, made) = match saved.outcome {
+        SaveOutcome::Saved { id, .. } => (id, Some(id)),
+        SaveOutcome::Unchanged { current } => (current, None),
+    };
+    Ok(SafetySave {
+        worktree,
+        made,
+        report: saved,
+    })
+}
+
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
