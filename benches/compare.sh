@@ -136,12 +136,16 @@ measure restore20 "$reset_base; $scratch/mutate.sh" \
   -n "shadow git" "$sg reset -q --hard base && $sg clean -qfd"
 
 # Full restore into an emptied worktree.
-measure full "$scratch/empty.sh" \
+measure full "$scratch/empty.sh; sync" \
   -n "git-checkpoint" "$gc restore $base_id --no-save" \
   -n "shadow git" "$sg reset -q --hard base" 
 # The worktree's files only: `.git` holds the store, which a restore does not copy.
-measure full-cp "rm -rf $scratch/copy; mkdir $scratch/copy" \
-  -n "cp -a" "find $work -mindepth 1 -maxdepth 1 ! -name .git -exec cp -a -t $scratch/copy {} +"
+# A restore ends with a filesystem sync, which `cp -a` does not do: `cp -a` followed by
+# `sync -f` (syncfs of the copy's file system) is the durable floor it is held to.
+copy_all="find $work -mindepth 1 -maxdepth 1 ! -name .git -exec cp -a -t $scratch/copy {} +"
+measure full-cp "rm -rf $scratch/copy; mkdir $scratch/copy; sync" \
+  -n "cp -a" "$copy_all" \
+  -n "cp -a + sync -f" "$copy_all && sync -f $scratch/copy"
 
 # The same saves with a watcher running (`watch --daemon`): nothing changed, and the
 # 10 edits, 5 adds, 5 deletes on top of the last save (no restore in between, which
@@ -184,6 +188,8 @@ print(f"| save, nothing changed, watcher running | {f(g('unchanged-watched'))} |
 print(f"| save after 10 edits, 5 adds, 5 deletes, watcher running | {f(g('edits-watched'))} | | | | git status: {f(t['edits-watched'].get('git status'))} | {ratio(g('edits-watched'), t['edits-watched'].get('git status'))} |")
 print(f"| restore those 20 files | {f(g('restore20'))} | {f(s('restore20'))} | {ratio(g('restore20'), s('restore20'))} | | | |")
 print(f"| full restore into an emptied tree | {f(g('full'))} | {f(s('full'))} | {ratio(g('full'), s('full'))} | | cp -a: {f(t['full-cp'].get('cp -a'))} | {ratio(g('full'), t['full-cp'].get('cp -a'))} |")
+durable = t['full-cp'].get('cp -a + sync -f')
+print(f"| full restore, against the durable floor | | | | | cp -a + sync -f: {f(durable)} | {ratio(g('full'), durable)} |")
 mib = lambda b: f"{int(b)/1048576:.1f} MiB" if b else "—"
 print(f"| store size after the first save | {mib(store)} | {mib(loose)} loose, {mib(packed)} packed | {ratio(int(store), int(packed))} of packed | {mib(restic)} | | |")
 PY
