@@ -10,6 +10,7 @@ use std::process::Command;
 use crate::cmd_watch::{assert_walk_agrees, traced_save, watched_save, Watcher};
 use crate::common;
 use common::Repo;
+use proptest::prelude::*;
 use serde_json::Value;
 
 /// A copy of the repository (worktree and store) without its watcher, in the same
@@ -60,7 +61,13 @@ fn summary_of(line: &str) -> &str {
 #[track_caller]
 fn assert_watched_save_matches_a_walk(repo: &Repo, step: &str) {
     let copy = copy_without_watcher(repo, &format!("copy-{}", step.replace(' ', "-")));
-    let watched = watched_save(repo, step);
+    // A save the watcher says has nothing to look at asks and stops there.
+    let watched = traced_save(repo, step);
+    assert!(
+        watched.ran("watch: ask") && !watched.ran("walk"),
+        "{step}: the save walked instead of asking the watcher\n{}",
+        watched.out
+    );
     let walked = repo.sb.run_in(&copy, &["save", "-m", step]);
     assert_eq!(walked.code, 0, "{walked}");
     assert_eq!(
@@ -207,4 +214,124 @@ fn a_watched_save_after_one_edit_looks_at_the_changed_path_only() {
     // Three levels: the root, `d17`, `d17/e`.
     assert!(trees <= 5 * 3, "read {trees} trees\n{}", save.out);
     assert_walk_agrees(&repo, watcher);
+}
+
+/// One random edit of a small worktree, for the model-based test.
+#[derive(Clone, Debug)]
+enum Edit {
+    /// Writes a file (directories on the way made, a file in their place removed).
+    Write(&'static str, u8),
+    /// Removes a file, symlink or directory.
+    Remove(&'static str),
+    /// Makes a symlink.
+    Link(&'static str, &'static str),
+    /// Flips a file's executable bit.
+    Exec(&'static str),
+    /// Renames one path to another.
+    Rename(&'static str, &'static str),
+    /// Sets the ignore rules of `a/` (none, or one of two patterns).
+    Ignore(u8),
+}
+
+const PATHS: [&str; 8] = ["top", "a", "a/f", "a/b", "a/b/g", "a.x", "c/h", "c"];
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let path = || prop::sample::select(PATHS.to_vec());
+    prop_oneof![
+        3 => (path(), 0u8..3).prop_map(|(p, n)| Edit::Write(p, n)),
+        2 => path().prop_map(Edit::Remove),
+        1 => (path(), path()).prop_map(|(p, t)| Edit::Link(p, t)),
+        1 => path().prop_map(Edit::Exec),
+        1 => (path(), path()).prop_map(|(from, to)| Edit::Rename(from, to)),
+        1 => (0u8..3).prop_map(Edit::Ignore),
+    ]
+}
+
+/// Makes room for a new entry at `path`: whatever is there goes, and a file or
+/// symlink where one of its directories should be.
+fn make_room(repo: &Repo, path: &str) {
+    let mut dir = PathBuf::new();
+    let parts: Vec<&str> = path.split('/').collect();
+    for part in &parts[..parts.len() - 1] {
+        dir.push(part);
+        let full = repo.p(&dir);
+        if full.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            common::remove_any(&full);
+        }
+    }
+    std::fs::create_dir_all(repo.p(&dir)).unwrap();
+    common::remove_any(&repo.p(path));
+}
+
+fn apply(repo: &Repo, edit: &Edit) {
+    match *edit {
+        Edit::Write(path, n) => {
+            make_room(repo, path);
+            repo.write(path, format!("{path} {n}\n").repeat(n as usize + 1).as_bytes());
+        }
+        Edit::Remove(path) => common::remove_any(&repo.p(path)),
+        Edit::Link(path, target) => {
+            make_room(repo, path);
+            repo.symlink(path, target);
+        }
+        Edit::Exec(path) => {
+            let full = repo.p(path);
+            if let Ok(meta) = full.symlink_metadata() {
+                if meta.is_file() {
+                    use std::os::unix::fs::PermissionsExt;
+                    repo.set_exec(path, meta.permissions().mode() & 0o100 == 0);
+                }
+            }
+        }
+        Edit::Rename(from, to) => {
+            let below = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|r| r.starts_with('/'));
+            let nested = from == to || below(to, from) || below(from, to);
+            if !nested && repo.p(from).symlink_metadata().is_ok() {
+                make_room(repo, to);
+                std::fs::rename(repo.p(from), repo.p(to)).unwrap();
+            }
+        }
+        Edit::Ignore(rules) => {
+            if repo.p("a").symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                match rules {
+                    0 => common::remove_any(&repo.p("a/.gitignore")),
+                    1 => repo.write("a/.gitignore", b"f\n"),
+                    _ => repo.write("a/.gitignore", b"b/\n"),
+                }
+            }
+        }
+    }
+}
+
+/// Random sequences of edits, each followed by a watched save that must record what a
+/// walking save of the same worktree records.
+#[test]
+fn random_edit_sequences_saved_through_the_watcher_match_a_walk() {
+    let config = ProptestConfig {
+        cases: 4,
+        max_shrink_iters: 8,
+        source_file: Some(file!()),
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(&prop::collection::vec(edit(), 1..10), |edits| {
+        let repo = Repo::new();
+        repo.write("top", b"top\n");
+        repo.write("a/f", b"f\n");
+        repo.write("a/b/g", b"g\n");
+        repo.write("c/h", b"h\n");
+        repo.save("start");
+        let watcher = Watcher::start(&repo, &[]);
+        repo.write("primer", b"primer\n");
+        assert!(traced_save(&repo, "primer").ran("walk"));
+        for (i, edit) in edits.iter().enumerate() {
+            apply(&repo, edit);
+            assert_watched_save_matches_a_walk(&repo, &format!("step {i}"));
+        }
+        assert_walk_agrees(&repo, watcher);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}\n{runner}");
+    }
 }
