@@ -74,7 +74,7 @@ pub static TREES_READ: Count = Count::new();
 /// Prints the counts so far in one line, when tracing is on.
 pub fn note_counts() {
     note(format_args!(
-        "counts: {} paths looked at, {} stat cache entries read, {} trees read",
+        "counts: paths looked at {}, stat cache entries read {}, trees read {}",
         PATHS_LOOKED_AT.get(),
         CACHE_ENTRIES_READ.get(),
         TREES_READ.get()

@@ -180,7 +180,7 @@ fn counts(out: &common::Out) -> [u64; 3] {
         .unwrap_or_else(|| panic!("the trace reports no counts\n{out}"));
     let numbers: Vec<u64> = line
         .split(", ")
-        .map(|part| part.split(' ').next().unwrap().parse().unwrap())
+        .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
         .collect();
     numbers.try_into().unwrap()
 }
