@@ -84,6 +84,9 @@ fn assert_watched_save_matches_a_walk(repo: &Repo, step: &str) {
     common::remove_any(&copy);
 }
 
+/// A change made to the worktree.
+type Change = Box<dyn Fn(&Repo)>;
+
 #[test]
 fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
     let repo = Repo::new();
@@ -94,7 +97,10 @@ fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
     repo.write("b/three.txt", b"three\n");
     repo.write("b/c/four.txt", b"four\n");
     repo.write("sub/keep.txt", b"keep\n");
-    repo.write("sub/later-ignored.txt", b"ignored once sub/.gitignore says so\n");
+    repo.write(
+        "sub/later-ignored.txt",
+        b"ignored once sub/.gitignore says so\n",
+    );
     repo.write("grows.txt", b"small\n");
     repo.write(".gitignore", b"*.log\n");
     repo.save("start");
@@ -102,7 +108,7 @@ fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
     repo.write("primer.txt", b"primer\n");
     assert!(traced_save(&repo, "primer").ran("walk"));
 
-    let steps: Vec<(&str, Box<dyn Fn(&Repo)>)> = vec![
+    let steps: Vec<(&str, Change)> = vec![
         ("edit", Box::new(|r| r.write("a/one.txt", b"ONE, longer\n"))),
         ("add", Box::new(|r| r.write("new.txt", b"new\n"))),
         ("delete", Box::new(|r| r.remove("top.txt"))),
@@ -194,7 +200,10 @@ fn a_watched_save_after_one_edit_looks_at_the_changed_path_only() {
     let repo = Repo::new();
     for d in 0..40 {
         for f in 0..50 {
-            repo.write(format!("d{d:02}/e/f{f:02}.txt"), format!("{d} {f}\n").as_bytes());
+            repo.write(
+                format!("d{d:02}/e/f{f:02}.txt"),
+                format!("{d} {f}\n").as_bytes(),
+            );
         }
     }
     repo.save("start");
@@ -210,7 +219,11 @@ fn a_watched_save_after_one_edit_looks_at_the_changed_path_only() {
     assert!(save.saved(), "{}", save.out);
     let [paths, entries, trees] = counts(&save.out);
     assert!(paths <= 2, "looked at {paths} paths\n{}", save.out);
-    assert!(entries <= 2, "read {entries} stat cache entries\n{}", save.out);
+    assert!(
+        entries <= 2,
+        "read {entries} stat cache entries\n{}",
+        save.out
+    );
     // Three levels: the root, `d17`, `d17/e`.
     assert!(trees <= 5 * 3, "read {trees} trees\n{}", save.out);
     assert_walk_agrees(&repo, watcher);
@@ -267,7 +280,10 @@ fn apply(repo: &Repo, edit: &Edit) {
     match *edit {
         Edit::Write(path, n) => {
             make_room(repo, path);
-            repo.write(path, format!("{path} {n}\n").repeat(n as usize + 1).as_bytes());
+            repo.write(
+                path,
+                format!("{path} {n}\n").repeat(n as usize + 1).as_bytes(),
+            );
         }
         Edit::Remove(path) => common::remove_any(&repo.p(path)),
         Edit::Link(path, target) => {

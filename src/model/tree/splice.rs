@@ -125,7 +125,9 @@ impl Splicer<'_> {
             let mut path = prefix.to_vec();
             path.extend_from_slice(name);
             let at = entries.binary_search_by(|e| e.name.as_slice().cmp(name));
-            let exact_file = files.binary_search_by(|(p, _)| p.as_slice().cmp(&path)).ok();
+            let exact_file = files
+                .binary_search_by(|(p, _)| p.as_slice().cmp(&path))
+                .ok();
             let files_below = &files[below(files, &path, |(p, _)| p.as_slice())];
             let new = if replaced.binary_search(&path).is_ok() {
                 // Everything the base held here goes; what the walk found comes.
@@ -237,7 +239,8 @@ mod tests {
 
     /// A worktree as its flat list of files, and the trees `build` makes of it.
     fn built(files: &BTreeMap<Vec<u8>, Node>, hasher: &Hasher) -> (TreeId, Totals, PendingTrees) {
-        let flat: Vec<(Vec<u8>, Node)> = files.iter().map(|(p, n)| (p.clone(), n.clone())).collect();
+        let flat: Vec<(Vec<u8>, Node)> =
+            files.iter().map(|(p, n)| (p.clone(), n.clone())).collect();
         let mut pending = PendingTrees::new();
         let (root, totals) = build(hasher, &flat, &mut pending);
         (root, totals, pending)

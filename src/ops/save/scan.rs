@@ -426,10 +426,7 @@ fn find(
         limit: rules.max_file_size.unwrap_or_default(),
     }));
     let StatCacheMatch { cached, stale } = match &partial {
-        Some(partial) => {
-            let (cached, stale) = partial.match_stat_cache(read, &walk.entries)?;
-            StatCacheMatch { cached, stale }
-        }
+        Some(partial) => partial.match_stat_cache(read, &walk.entries)?,
         None => match_stat_cache(read, &walk.entries)?,
     };
     Ok(Found {
@@ -661,10 +658,10 @@ fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<S
     Ok(StatCacheMatch { cached, stale })
 }
 
-/// What [`match_stat_cache`] found.
-struct StatCacheMatch {
+/// What [`match_stat_cache`] (or [`Partial::match_stat_cache`]) found.
+pub(super) struct StatCacheMatch {
     /// Each walked file's entry, if it has one that decodes.
-    cached: Vec<Option<CacheEntry>>,
+    pub(super) cached: Vec<Option<CacheEntry>>,
     /// Cached paths the walk did not find.
-    stale: Vec<Vec<u8>>,
+    pub(super) stale: Vec<Vec<u8>>,
 }

@@ -18,9 +18,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use super::scan::StatCacheMatch;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
-use crate::model::stat_cache::CacheEntry;
 use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{Checkpoint, SkippedFile};
 use crate::storage::Snapshot;
@@ -270,7 +270,7 @@ impl Partial {
         &self,
         read: &Snapshot<'_>,
         entries: &[WalkEntry],
-    ) -> Result<(Vec<Option<CacheEntry>>, Vec<Vec<u8>>)> {
+    ) -> Result<StatCacheMatch> {
         let mut cached = vec![None; entries.len()];
         let mut stale = Vec::new();
         for path in &self.replaced {
@@ -282,7 +282,7 @@ impl Partial {
                 }
             })?;
         }
-        Ok((cached, stale))
+        Ok(StatCacheMatch { cached, stale })
     }
 
     /// The tree of the worktree: `files` (what the scan made of the listing's entries)
@@ -328,7 +328,10 @@ pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -
         return Ok(Listing::walked(full_walk(repo, false)?, None));
     };
     let Some(usable) = asked.usable else {
-        return Ok(Listing::walked(full_walk(repo, false)?, Some(asked.watched)));
+        return Ok(Listing::walked(
+            full_walk(repo, false)?,
+            Some(asked.watched),
+        ));
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
@@ -347,7 +350,10 @@ pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -
                 replaced,
             }),
         }),
-        None => Ok(Listing::walked(full_walk(repo, false)?, Some(asked.watched))),
+        None => Ok(Listing::walked(
+            full_walk(repo, false)?,
+            Some(asked.watched),
+        )),
     }
 }
 
@@ -389,9 +395,12 @@ fn topmost(mut paths: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     paths.sort_unstable();
     paths.dedup();
     let below_another = |path: &[u8]| {
-        path.iter()
-            .enumerate()
-            .any(|(i, &b)| b == b'/' && paths.binary_search_by(|p| p.as_slice().cmp(&path[..i])).is_ok())
+        path.iter().enumerate().any(|(i, &b)| {
+            b == b'/'
+                && paths
+                    .binary_search_by(|p| p.as_slice().cmp(&path[..i]))
+                    .is_ok()
+        })
     };
     let keep: Vec<bool> = paths.iter().map(|p| !below_another(p)).collect();
     paths
