@@ -10,6 +10,9 @@ use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
 use crate::{ChunkId, Error, Result, TreeId};
 
+mod splice;
+pub use splice::{splice, Spliced};
+
 /// What a name in a directory is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Node {

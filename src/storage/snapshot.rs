@@ -245,7 +245,34 @@ impl<'s> Snapshot<'s> {
     pub fn for_each_cached(&self, mut each: impl FnMut(&[u8], CachedEntry<'_>)) -> Result<()> {
         for item in self.txn.open_table(STAT_CACHE)?.iter()? {
             let (path, value) = item?;
+            crate::trace::CACHE_ENTRIES_READ.add(1);
             each(path.value(), CachedEntry(value.value()));
+        }
+        Ok(())
+    }
+
+    /// Calls `each` with the stat-cache entry of `path` and those of every path below
+    /// it (`path/…`), in path order: a point lookup and one range, not a pass over the
+    /// whole table, for a save that looks at a few changed paths only.
+    pub fn for_each_cached_at_or_below(
+        &self,
+        path: &[u8],
+        mut each: impl FnMut(&[u8], CachedEntry<'_>),
+    ) -> Result<()> {
+        let table = self.txn.open_table(STAT_CACHE)?;
+        if let Some(value) = table.get(path)? {
+            crate::trace::CACHE_ENTRIES_READ.add(1);
+            each(path, CachedEntry(value.value()));
+        }
+        // Every path below `path` starts with `path/`, so sorts before `path0`.
+        let mut from = path.to_vec();
+        from.push(b'/');
+        let mut to = path.to_vec();
+        to.push(b'0');
+        for item in table.range::<&[u8]>(from.as_slice()..to.as_slice())? {
+            let (key, value) = item?;
+            crate::trace::CACHE_ENTRIES_READ.add(1);
+            each(key.value(), CachedEntry(value.value()));
         }
         Ok(())
     }

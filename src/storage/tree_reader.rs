@@ -118,6 +118,7 @@ impl<'a> TreeReader<'a> {
     /// its size. An unsafe name is [`Error::UnsafeName`]; anything else
     /// [`Error::Corrupt`].
     pub fn get(&self, id: TreeId) -> Result<Tree> {
+        crate::trace::TREES_READ.add(1);
         let what = || format!("tree {id}");
         let (tree, stored): (Tree, bool) = match self.pending.and_then(|p| p.get(&id)) {
             Some(bytes) => (codec::decode(bytes, &what())?, false),

@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use common::Repo;
 
 /// A running watcher of a test repository, stopped when dropped (killed if need be).
-struct Watcher<'r> {
+pub(crate) struct Watcher<'r> {
     repo: &'r Repo,
     pid: u32,
 }
 
 impl<'r> Watcher<'r> {
     #[track_caller]
-    fn start(repo: &'r Repo, extra: &[&str]) -> Watcher<'r> {
+    pub(crate) fn start(repo: &'r Repo, extra: &[&str]) -> Watcher<'r> {
         let mut args = vec!["watch", "--daemon"];
         args.extend_from_slice(extra);
         let out = repo.ok(&args);
@@ -76,22 +76,22 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// What a traced save says, and which phases it ran.
-struct Traced {
-    out: common::Out,
+pub(crate) struct Traced {
+    pub(crate) out: common::Out,
 }
 
 impl Traced {
-    fn ran(&self, phase: &str) -> bool {
+    pub(crate) fn ran(&self, phase: &str) -> bool {
         let suffix = format!("ms  {phase}");
         self.out.stderr.lines().any(|line| line.ends_with(&suffix))
     }
-    fn saved(&self) -> bool {
+    pub(crate) fn saved(&self) -> bool {
         self.out.stdout.contains("Saved checkpoint")
     }
 }
 
 #[track_caller]
-fn traced_save(repo: &Repo, msg: &str) -> Traced {
+pub(crate) fn traced_save(repo: &Repo, msg: &str) -> Traced {
     let out = repo.run_env(&["save", "-m", msg], &[("GIT_CHECKPOINT_TRACE", "1")]);
     assert_eq!(out.code, 0, "{out}");
     Traced { out }
@@ -99,7 +99,7 @@ fn traced_save(repo: &Repo, msg: &str) -> Traced {
 
 /// A save that must go through the watcher, skipping the walk.
 #[track_caller]
-fn watched_save(repo: &Repo, msg: &str) -> Traced {
+pub(crate) fn watched_save(repo: &Repo, msg: &str) -> Traced {
     let save = traced_save(repo, msg);
     assert!(
         save.ran("watch") && !save.ran("walk"),
@@ -112,7 +112,7 @@ fn watched_save(repo: &Repo, msg: &str) -> Traced {
 /// The saved tree is what a walk records: with the watcher stopped, a save walks and
 /// finds nothing changed.
 #[track_caller]
-fn assert_walk_agrees(repo: &Repo, watcher: Watcher<'_>) {
+pub(crate) fn assert_walk_agrees(repo: &Repo, watcher: Watcher<'_>) {
     drop(watcher);
     let save = traced_save(repo, "walked");
     assert!(save.ran("walk") && !save.ran("watch"), "{}", save.out);

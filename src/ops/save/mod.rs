@@ -8,7 +8,9 @@
 //! - `scan.rs`: the scan: walk (or the watcher's changed paths), match the stat cache,
 //!   read what it cannot vouch for, build the trees.
 //! - `watched.rs`: the scan strategy a watcher allows: the last watched save's base tree
-//!   plus the paths changed since, and the base a save records once it commits.
+//!   but for the paths changed since, whose stat cache entries alone are looked up and
+//!   whose entries are spliced into that tree; and the base a save records once it
+//!   commits.
 //! - `read.rs`: one file read, hashed and chunked; new chunks go to the writer.
 //! - `writer.rs`: the chunk-writer thread, committing in bounded batches.
 //! - `content.rs`: content that is not a worktree file (attachments, fetched blobs).
@@ -227,6 +229,7 @@ fn save_walked(
             watched.record(repo, scan.root, &scan.skipped);
         }
     }
+    crate::trace::note_counts();
     Ok(SaveReport {
         outcome,
         warnings: scan.warnings,

@@ -1,7 +1,9 @@
 //! The scan: the worktree's entries (a walk, or the watcher's changed paths over the
 //! last base, [`watched`]), each matched with its stat cache entry, the files the cache
 //! cannot vouch for read in parallel ([`read`](super::read)) while the writer thread
-//! stores new chunks ([`writer`](super::writer)), and the trees built from the result. A save, a look and a restore's
+//! stores new chunks ([`writer`](super::writer)), and the trees built from the result
+//! (with the watcher, spliced into the base tree along the changed paths only,
+//! [`watched::Partial`]). A save, a look and a restore's
 //! look all scan; [`ScanRequest`] says what each wants.
 
 use std::collections::HashSet;
@@ -10,7 +12,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::read::{CacheChange, ScanContext, Scanned};
-use super::watched::{self, Watched};
+use super::watched::{self, Listing, Partial, Watched};
 use super::writer::{write_chunks, NewChunk};
 use super::Warning;
 use crate::format::size::human_bytes;
@@ -108,6 +110,8 @@ pub struct Walked {
     generation: u64,
     /// The watcher's token the walk was made under, when a watcher answered.
     watched: Option<Watched>,
+    /// The base the walk's entries go into, when the watcher vouched for the rest.
+    partial: Option<Partial>,
 }
 
 impl Walked {
@@ -120,6 +124,7 @@ impl Walked {
             found: walk::walk(repo, leftovers_possible)?,
             generation,
             watched: None,
+            partial: None,
         })
     }
 }
@@ -203,6 +208,8 @@ struct Found {
     generation: u64,
     /// The watcher's token, when a watcher answered.
     watched: Option<Watched>,
+    /// The base the entries go into, when the watcher vouched for the rest.
+    partial: Option<Partial>,
 }
 
 impl Found {
@@ -228,6 +235,7 @@ impl Found {
             found: self.walk,
             generation: self.generation,
             watched: self.watched,
+            partial: self.partial,
         }
     }
 }
@@ -305,13 +313,17 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     )?;
     cache_updates.remove.append(&mut found.stale);
     let mut trees = PendingTrees::new();
-    let (root, totals) = tree::build(store.hasher(), &files, &mut trees);
+    let (root, totals) = match &found.partial {
+        Some(partial) => partial.build(&read, &files, &mut trees)?,
+        None => tree::build(store.hasher(), &files, &mut trees),
+    };
     let leftovers = std::mem::take(&mut found.walk.leftovers);
     let watched = found.watched.take();
     let walk_rest = request.read_limit.map(|_| WalkRest {
         found: found.walk,
         large: found.large,
         generation: found.generation,
+        partial: found.partial,
     });
     Ok(ScanEnd::Scanned(Box::new(Scan {
         root,
@@ -376,9 +388,23 @@ fn find(
 ) -> Result<Found> {
     let generation = store.generation()?;
     let leftovers_possible = read.interrupted_restore()?.is_some();
-    let (mut walk, watched) = match walked {
-        Some(walked) if walked.generation == generation => (walked.found, walked.watched),
-        _ => watched::walk(repo, read, leftovers_possible)?,
+    let Listing {
+        mut walk,
+        watched,
+        partial,
+    } = match walked {
+        Some(walked) if walked.generation == generation => Listing {
+            walk: walked.found,
+            watched: walked.watched,
+            partial: walked.partial,
+        },
+        _ => {
+            let listing = watched::walk(repo, read, leftovers_possible)?;
+            let walk = &listing.walk;
+            let looked_at = walk.entries.len() + walk.special.len() + walk.leftovers.len();
+            crate::trace::PATHS_LOOKED_AT.add(looked_at as u64);
+            listing
+        }
     };
     warnings.extend(
         walk.special
@@ -399,7 +425,10 @@ fn find(
         size: file.size,
         limit: rules.max_file_size.unwrap_or_default(),
     }));
-    let StatCacheMatch { cached, stale } = match_stat_cache(read, &walk.entries)?;
+    let StatCacheMatch { cached, stale } = match &partial {
+        Some(partial) => partial.match_stat_cache(read, &walk.entries)?,
+        None => match_stat_cache(read, &walk.entries)?,
+    };
     Ok(Found {
         walk,
         large,
@@ -408,6 +437,7 @@ fn find(
         stale,
         generation,
         watched,
+        partial,
     })
 }
 
@@ -523,6 +553,8 @@ struct WalkRest {
     large: Vec<walk::WalkEntry>,
     /// See [`Walked::generation`].
     generation: u64,
+    /// See [`Walked::partial`].
+    partial: Option<Partial>,
 }
 
 impl Scan<'_> {
@@ -533,6 +565,7 @@ impl Scan<'_> {
             mut found,
             large,
             generation,
+            partial,
         } = self.walk_rest?;
         let mut paths = self.files.into_iter().map(|(path, _)| path);
         for entry in found.entries.iter_mut().filter(|e| e.path.is_empty()) {
@@ -544,6 +577,7 @@ impl Scan<'_> {
             found,
             generation,
             watched: self.watched,
+            partial,
         })
     }
 }
@@ -624,10 +658,10 @@ fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<S
     Ok(StatCacheMatch { cached, stale })
 }
 
-/// What [`match_stat_cache`] found.
-struct StatCacheMatch {
+/// What [`match_stat_cache`] (or [`Partial::match_stat_cache`]) found.
+pub(super) struct StatCacheMatch {
     /// Each walked file's entry, if it has one that decodes.
-    cached: Vec<Option<CacheEntry>>,
+    pub(super) cached: Vec<Option<CacheEntry>>,
     /// Cached paths the walk did not find.
-    stale: Vec<Vec<u8>>,
+    pub(super) stale: Vec<Vec<u8>>,
 }

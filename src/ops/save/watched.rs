@@ -1,8 +1,10 @@
 //! The scan strategy a watcher allows, the save's side of the watcher (which itself
-//! only reports changed paths, [`crate::watch`]): the worktree as the last watched save recorded it
-//! (its base tree and the files it left out, with the stat cache's metadata) plus what
-//! the paths changed since are now, read through the rules of a walk
-//! ([`walk::walk_paths`]), is what a walk would find. Whenever that is in doubt the save
+//! only reports changed paths, [`crate::watch`]): the worktree is the tree the last
+//! watched save recorded, but for the paths changed since (and the files that save left
+//! out), which are read through the rules of a walk ([`walk::walk_paths`]); the scan
+//! consults the stat cache for those paths only and splices what it found into the
+//! base tree ([`crate::model::tree::splice`]), so that a save after a few edits costs in
+//! proportion to the edits. Whenever that is in doubt the save
 //! walks (docs/design.md, "The watcher"): a changed file with a second hard link (a write
 //! through the other name raises no event for it), a filesystem mounted below the
 //! worktree's top (the watcher watches the directory it covers), a change to anything
@@ -16,9 +18,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use super::scan::StatCacheMatch;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
-use crate::model::tree::Node;
+use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{Checkpoint, SkippedFile};
 use crate::storage::Snapshot;
 use crate::watch::client::{self, Answer};
@@ -231,31 +234,126 @@ pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Check
     })
 }
 
-/// The worktree's files for a save or a look: through the watcher when one answers and
-/// the recorded base can be trusted, else by a walk. Also the token to record once the
-/// save has committed, when a watcher answered.
-pub(super) fn walk(
-    repo: &Repo,
-    read: &Snapshot<'_>,
-    leftovers_possible: bool,
-) -> Result<(Walk, Option<Watched>)> {
+/// What a scan starts from: the worktree's entries (all of them after a walk; with a
+/// watcher, only those at or below the changed paths), and what the save records.
+pub(super) struct Listing {
+    /// The entries found.
+    pub(super) walk: Walk,
+    /// The token to record once the save has committed, when a watcher answered.
+    pub(super) watched: Option<Watched>,
+    /// When the watcher vouches for everything else: the base the entries go into.
+    pub(super) partial: Option<Partial>,
+}
+
+/// The worktree as a watcher vouches for it: the base tree, but for the paths
+/// `replaced`, whose entries (and those below them) are what the scan's walk found.
+/// The scan then consults the stat cache for those paths only and splices the new
+/// entries into the base tree ([`crate::model::tree::splice`]): a save after a few
+/// edits costs in proportion to the edits, not to the tree.
+#[derive(Clone, Debug)]
+pub(super) struct Partial {
+    /// The current checkpoint's tree, which the recorded base is.
+    pub(super) base: TreeId,
+    /// Its files and bytes, as the checkpoint records them.
+    pub(super) base_totals: Totals,
+    /// The paths looked at again, sorted, none below another.
+    pub(super) replaced: Vec<Vec<u8>>,
+}
+
+impl Partial {
+    /// The stat cache entry of each of `entries` (aligned with them; those the listing
+    /// found, all at or below the replaced paths), and the cached paths at or below the
+    /// replaced paths the listing did not find: one lookup per replaced path, not a pass
+    /// over the whole cache. The cache entries of every other path stand, as the files
+    /// they vouch for do.
+    pub(super) fn match_stat_cache(
+        &self,
+        read: &Snapshot<'_>,
+        entries: &[WalkEntry],
+    ) -> Result<StatCacheMatch> {
+        let mut cached = vec![None; entries.len()];
+        let mut stale = Vec::new();
+        for path in &self.replaced {
+            read.for_each_cached_at_or_below(path, |key, entry| {
+                match entries.binary_search_by(|e| e.path.as_slice().cmp(key)) {
+                    Ok(i) if entries[i].kind == Kind::File => cached[i] = entry.decode().ok(),
+                    Ok(_) => {}
+                    Err(_) => stale.push(key.to_vec()),
+                }
+            })?;
+        }
+        Ok(StatCacheMatch { cached, stale })
+    }
+
+    /// The tree of the worktree: `files` (what the scan made of the listing's entries)
+    /// spliced into the base tree, the trees made into `pending`; and its totals.
+    pub(super) fn build(
+        &self,
+        read: &Snapshot<'_>,
+        files: &[(Vec<u8>, Node)],
+        pending: &mut PendingTrees,
+    ) -> Result<(TreeId, Totals)> {
+        let _span = crate::trace::span("watch: splice");
+        let reader = read.trees(None)?;
+        let spliced = tree::splice(
+            read.hasher(),
+            self.base,
+            &mut |id| reader.get(id),
+            &self.replaced,
+            files,
+            pending,
+        )?;
+        Ok((spliced.root, spliced.totals(self.base_totals)))
+    }
+}
+
+impl Listing {
+    fn walked(walk: Walk, watched: Option<Watched>) -> Listing {
+        Listing {
+            walk,
+            watched,
+            partial: None,
+        }
+    }
+}
+
+/// The worktree's entries for a save or a look: through the watcher when one answers
+/// and the recorded base can be trusted, else by a walk.
+pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -> Result<Listing> {
     // Leftovers of an interrupted restore are recognised only by a walk.
     if leftovers_possible {
-        return Ok((full_walk(repo, true)?, None));
+        return Ok(Listing::walked(full_walk(repo, true)?, None));
     }
     let Some(asked) = ask(repo, read)? else {
-        return Ok((full_walk(repo, false)?, None));
+        return Ok(Listing::walked(full_walk(repo, false)?, None));
     };
     let Some(usable) = asked.usable else {
-        return Ok((full_walk(repo, false)?, Some(asked.watched)));
+        return Ok(Listing::walked(
+            full_walk(repo, false)?,
+            Some(asked.watched),
+        ));
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
     let mut left_out = usable.left_out;
     left_out.extend(usable.current.skipped.iter().map(|s| s.path.clone()));
-    match refreshed(repo, read, usable.current.tree, &usable.paths, &left_out)? {
-        Some(found) => Ok((found, Some(asked.watched))),
-        None => Ok((full_walk(repo, false)?, Some(asked.watched))),
+    match refreshed(repo, &usable.paths, &left_out)? {
+        Some((found, replaced)) => Ok(Listing {
+            walk: found,
+            watched: Some(asked.watched),
+            partial: Some(Partial {
+                base: usable.current.tree,
+                base_totals: Totals {
+                    files: usable.current.files,
+                    bytes: usable.current.bytes,
+                },
+                replaced,
+            }),
+        }),
+        None => Ok(Listing::walked(
+            full_walk(repo, false)?,
+            Some(asked.watched),
+        )),
     }
 }
 
@@ -264,21 +362,23 @@ fn full_walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     walk::walk(repo, leftovers_possible)
 }
 
-/// The base tree's files with every path at or below one of `paths` replaced by what is
-/// there now. `None` when only a walk can tell (the top's `.gitignore` changed).
+/// What a walk would find at and below the paths to look at again for the changed
+/// `paths` and the files the base left out, and those paths (sorted, none below
+/// another). `None` when only a walk can tell (the top's `.gitignore` changed, a
+/// changed file has another name).
 fn refreshed(
     repo: &Repo,
-    read: &Snapshot<'_>,
-    tree: TreeId,
     paths: &[Vec<u8>],
     left_out: &[Vec<u8>],
-) -> Result<Option<Walk>> {
-    let Some(changed) = to_look_at(paths) else {
+) -> Result<Option<(Walk, Vec<Vec<u8>>)>> {
+    let Some(mut changed) = to_look_at(paths) else {
         return Ok(None);
     };
-    let mut found = {
+    changed.extend(left_out.iter().filter(|p| !p.is_empty()).cloned());
+    let replaced = topmost(changed);
+    let found = {
         let _span = crate::trace::span("watch: changed paths");
-        walk::walk_paths(repo, false, &changed)?
+        walk::walk_paths(repo, false, &replaced)?
     };
     if found
         .entries
@@ -287,44 +387,27 @@ fn refreshed(
     {
         return Ok(None);
     }
-    let span = crate::trace::span("watch: base tree");
-    let base = unchanged_base(read, tree, left_out, &changed)?;
-    drop(span);
-    let span = crate::trace::span("watch: stat cache");
-    let mut stats: Vec<Option<FileStat>> = vec![None; base.len()];
-    let mut i = 0;
-    read.for_each_cached(|key, entry| {
-        while i < base.len() && base[i].path.as_slice() < key {
-            i += 1;
-        }
-        if i < base.len()
-            && base[i].path.as_slice() == key
-            && base[i].keep
-            && base[i].kind == Some(Kind::File)
-        {
-            stats[i] = entry.decode().ok().map(|e| e.stat);
-        }
-    })?;
-    drop(span);
-    let _span = crate::trace::span("watch: the rest");
-    for (file, stat) in base.into_iter().zip(stats) {
-        if !file.keep {
-            continue;
-        }
-        match (file.kind, stat) {
-            (Some(kind), Some(stat)) => found.entries.push(WalkEntry {
-                path: file.path,
-                kind,
-                stat,
-            }),
-            // Not vouched for by the cache (not settled when saved, a symlink, a file
-            // left out): its metadata now, as a walk would see it.
-            _ => found.entries.extend(look_now(&repo.root, file.path)),
-        }
-    }
-    found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    found.entries.dedup_by(|a, b| a.path == b.path);
-    Ok(Some(found))
+    Ok(Some((found, replaced)))
+}
+
+/// `paths` sorted, without duplicates and without any path below another of them.
+fn topmost(mut paths: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    paths.sort_unstable();
+    paths.dedup();
+    let below_another = |path: &[u8]| {
+        path.iter().enumerate().any(|(i, &b)| {
+            b == b'/'
+                && paths
+                    .binary_search_by(|p| p.as_slice().cmp(&path[..i]))
+                    .is_ok()
+        })
+    };
+    let keep: Vec<bool> = paths.iter().map(|p| !below_another(p)).collect();
+    paths
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(path, keep)| keep.then_some(path))
+        .collect()
 }
 
 /// The paths to look at again for the changed `paths`, sorted: each one, and the
@@ -352,91 +435,9 @@ fn to_look_at(paths: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     Some(changed)
 }
 
-/// One path of the base: a file or symlink of its tree, or a file its save left out.
-struct BaseFile {
-    path: Vec<u8>,
-    /// What the tree holds there; `None` for a file left out.
-    kind: Option<Kind>,
-    /// Whether it stands: no changed path is it or above it.
-    keep: bool,
-}
-
-/// The base tree's files and the files its save left out, sorted by path, each marked
-/// whether it stands (no path of `changed` is it or above it).
-fn unchanged_base(
-    read: &Snapshot<'_>,
-    tree: TreeId,
-    left_out: &[Vec<u8>],
-    changed: &[Vec<u8>],
-) -> Result<Vec<BaseFile>> {
-    let mut flat = Vec::new();
-    read.trees(None)?.flatten(tree, b"", &mut flat)?;
-    let mut base: Vec<BaseFile> = flat
-        .into_iter()
-        .map(|(path, node)| {
-            let kind = match node {
-                Node::Symlink { .. } => Some(Kind::Symlink),
-                _ => Some(Kind::File),
-            };
-            BaseFile {
-                path,
-                kind,
-                keep: true,
-            }
-        })
-        .chain(left_out.iter().map(|path| BaseFile {
-            path: path.clone(),
-            kind: None,
-            keep: true,
-        }))
-        .collect();
-    base.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    base.dedup_by(|a, b| a.path == b.path);
-    for path in changed {
-        let start = base.partition_point(|f| f.path.as_slice() < path.as_slice());
-        let mut end = start;
-        while end < base.len() && is_at_or_below(&base[end].path, path) {
-            base[end].keep = false;
-            end += 1;
-        }
-        // `a/b` and below sort together, but `a/b.txt` may sit between `a/b` and `a/b/`.
-        let mut below = path.clone();
-        below.push(b'/');
-        let mut i = base.partition_point(|f| f.path.as_slice() < below.as_slice());
-        while i < base.len() && base[i].path.starts_with(&below) {
-            base[i].keep = false;
-            i += 1;
-        }
-    }
-    Ok(base)
-}
-
-/// The entry a walk would make for worktree path `path` now: `None` when it is gone or
-/// is neither a file nor a symlink.
-fn look_now(root: &Path, path: Vec<u8>) -> Option<WalkEntry> {
-    let meta = std::fs::symlink_metadata(root.join(OsStr::from_bytes(&path))).ok()?;
-    let kind = if meta.is_file() {
-        Kind::File
-    } else if meta.file_type().is_symlink() {
-        Kind::Symlink
-    } else {
-        return None;
-    };
-    Some(WalkEntry {
-        path,
-        kind,
-        stat: FileStat::from_metadata(&meta),
-    })
-}
-
 /// Whether the file at worktree path `path` has more than one name. A write through
 /// one name raises an event for that name only: another name in the worktree would keep
 /// its old content in a save that trusted the events.
 fn has_other_links(root: &Path, path: &[u8]) -> bool {
     std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok_and(|m| m.nlink() > 1)
-}
-
-fn is_at_or_below(path: &[u8], top: &[u8]) -> bool {
-    path.strip_prefix(top)
-        .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
 }
