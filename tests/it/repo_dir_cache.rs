@@ -113,7 +113,6 @@ fn a_file_added_where_the_directory_mtime_was_set_back_is_saved() {
     let r = recorded_repo();
     let before = mtime(&r.p("d/e"));
     r.write("d/e/hidden.txt", b"hidden\n");
-    fs::remove_file(r.p("d/e/b.txt")).unwrap();
     set_mtime(&r.p("d/e"), before);
     assert_eq!(mtime(&r.p("d/e")), before);
     let out = save(&r, "after touch -d");
@@ -212,8 +211,9 @@ enum Step {
     Ignore(usize, Vec<usize>),
     /// Write `info/exclude` with these patterns.
     Exclude(Vec<usize>),
-    /// Set a directory's mtime back by a minute (its ctime moves to now).
-    SetBack(usize),
+    /// Write a file, then set its directory's mtime back to what it was before (`touch
+    /// -d`; the ctime moves to now).
+    Sneak(usize, u8),
     /// Save with the cache, after letting the clock tick (so that it records).
     Save,
 }
@@ -238,7 +238,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (0..DIRS.len() * NAMES.len()).prop_map(Step::Remove),
         2 => (0..DIRS.len(), pattern()).prop_map(|(d, p)| Step::Ignore(d, p)),
         1 => pattern().prop_map(Step::Exclude),
-        1 => (0..DIRS.len()).prop_map(Step::SetBack),
+        2 => (0..DIRS.len() * NAMES.len(), any::<u8>()).prop_map(|(p, b)| Step::Sneak(p, b)),
         3 => Just(Step::Save),
     ]
 }
@@ -284,14 +284,15 @@ fn apply(r: &Repo, step: &Step) {
             fs::create_dir_all(exclude.parent().unwrap()).unwrap();
             fs::write(exclude, text).unwrap();
         }
-        Step::SetBack(d) => {
-            let dir = r.p(DIRS[*d]);
-            if let Ok(meta) = fs::symlink_metadata(&dir) {
-                if meta.is_dir() {
-                    let back =
-                        SystemTime::UNIX_EPOCH + Duration::from_secs(meta.mtime() as u64 - 60);
-                    set_mtime(&dir, back);
-                }
+        Step::Sneak(p, byte) => {
+            let rel = path(*p);
+            let dir = r.p(&rel).parent().unwrap().to_path_buf();
+            let before = fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir());
+            apply(r, &Step::Write(*p, *byte));
+            if let Some(meta) = before {
+                let at = SystemTime::UNIX_EPOCH
+                    + Duration::new(meta.mtime() as u64, meta.mtime_nsec() as u32);
+                set_mtime(&dir, at);
             }
         }
         Step::Save => {
