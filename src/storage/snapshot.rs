@@ -13,6 +13,7 @@ use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
+use crate::model::dir_cache::{DirCache, DirListing};
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
@@ -238,6 +239,23 @@ impl<'s> Snapshot<'s> {
             }
         }
         Ok(out)
+    }
+
+    /// The directory cache: every listing that decodes (one that does not is only a
+    /// missed shortcut: that directory is listed again). Empty in a store no save has
+    /// written a listing to.
+    pub fn dir_cache(&self) -> Result<DirCache> {
+        let mut cache = DirCache::new();
+        if let Some(table) = self.optional(DIR_CACHE)? {
+            for item in table.iter()? {
+                let (path, value) = item?;
+                if let Ok(listing) = codec::decode::<DirListing>(value.value(), "directory listing")
+                {
+                    cache.insert(path.value().to_vec(), listing);
+                }
+            }
+        }
+        Ok(cache)
     }
 
     /// Calls `each` with every stat-cache entry, in path order; an entry is decoded only

@@ -20,6 +20,9 @@ pub(super) const BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("b
 pub(super) const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("state");
 /// Worktree path to the metadata and content ids seen at the last save.
 pub(super) const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");
+/// Worktree directory path to what the last walk that listed it kept
+/// ([`crate::model::dir_cache`]). Made by the first save that writes a listing.
+pub(super) const DIR_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("dir_cache");
 /// Pinned checkpoints.
 pub(super) const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
 /// Exported checkpoints: checkpoint id to the git commit (40 or 64 hex digits) that is

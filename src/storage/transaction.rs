@@ -14,6 +14,7 @@ use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
+use crate::model::dir_cache::DirCacheUpdates;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
@@ -233,6 +234,21 @@ impl<'s> Transaction<'s> {
         self.txn
             .open_table(STAT_CACHE)?
             .insert(path, codec::encode(entry).as_slice())?;
+        Ok(())
+    }
+
+    /// Writes a walk's changes to the directory cache ([`crate::model::dir_cache`]).
+    pub fn update_dir_cache(&self, updates: &DirCacheUpdates) -> Result<()> {
+        if updates.is_empty() {
+            return Ok(());
+        }
+        let mut table = self.txn.open_table(DIR_CACHE)?;
+        for path in &updates.remove {
+            table.remove(path.as_slice())?;
+        }
+        for (path, listing) in &updates.put {
+            table.insert(path.as_slice(), codec::encode(listing).as_slice())?;
+        }
         Ok(())
     }
 

@@ -12,19 +12,24 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rayon::slice::ParallelSliceMut;
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::exempt::{is_agent_settings, GitDirs, LinkedWorktrees};
 use crate::git::repo::Repo;
-use crate::model::stat_cache::FileStat;
+use crate::model::dir_cache::{
+    may_record, rule_settled, rules_fingerprint, DirCache, DirCacheUpdates, DirListing,
+    ListedEntry, ListedKind,
+};
+use crate::model::stat_cache::{FileStat, RACY_MARGIN_NS};
 use crate::{Error, Result};
 
 /// The kind of a walked entry.
@@ -58,15 +63,44 @@ pub struct Walk {
     pub leftovers: Vec<Vec<u8>>,
     /// Directories that are linked worktrees of the same repository, not entered.
     pub linked_worktrees: Vec<Vec<u8>>,
-}
-
-fn is_dot_git(name: &OsStr) -> bool {
-    name.as_bytes().eq_ignore_ascii_case(b".git")
+    /// What a walk with the directory cache ([`walk_cached`]) found to write to it.
+    pub dir_cache: DirCacheUpdates,
 }
 
 /// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
 /// interrupted, so files named as its temporary files are leftovers, not the user's.
 pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
+    walk_with(repo, leftovers_possible, None)
+}
+
+/// [`walk`], using and renewing the directory cache `cache` (the listings earlier walks
+/// recorded, [`crate::model::dir_cache`]): a directory whose metadata and ignore files
+/// did not change since its listing was recorded is not listed again nor matched against
+/// the ignore rules; only its files are `lstat`ed. The listings to write, and those to
+/// forget, are in [`Walk::dir_cache`]. The result is what [`walk`] finds. No cache is used
+/// while a restore is recorded as interrupted (a listing does not tell its temporary
+/// files).
+pub fn walk_cached(repo: &Repo, leftovers_possible: bool, cache: &DirCache) -> Result<Walk> {
+    let cache = match dir_cache_hook().as_deref() {
+        Some("off") => None,
+        _ if leftovers_possible => None,
+        _ => Some(cache),
+    };
+    walk_with(repo, leftovers_possible, cache)
+}
+
+/// Under the test hooks, `GIT_CHECKPOINT_DIR_CACHE`: `off` walks without the directory
+/// cache; `eager` records listings with no racy margin beyond the clock's own tick (a
+/// listing is still written only when older than the clock), so that a test need not
+/// wait two seconds for its directories to settle.
+fn dir_cache_hook() -> Option<String> {
+    if !cfg!(feature = "test-hooks") {
+        return None;
+    }
+    std::env::var("GIT_CHECKPOINT_DIR_CACHE").ok()
+}
+
+fn walk_with(repo: &Repo, leftovers_possible: bool, cache: Option<&DirCache>) -> Result<Walk> {
     // Read first, so that the walk need not match tracked files against the ignore
     // rules (as git status does not): they are captured either way.
     let mut tracked = {
@@ -79,7 +113,7 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     let git_dirs = GitDirs::of(repo);
     let mut found = {
         let _span = crate::trace::span("walk: directories");
-        walk_tree(repo, leftovers_possible, &tracked, &git_dirs)?
+        walk_tree(repo, leftovers_possible, &tracked, &git_dirs, cache)?
     };
     // Long shared prefixes make each comparison cost: both cores sort.
     found
@@ -171,7 +205,7 @@ enum Reach {
 pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) -> Result<Walk> {
     // No tracked list: a tracked file an ignore rule matches is looked up afterwards.
     let git_dirs = GitDirs::of(repo);
-    let state = WalkState::new(repo, leftovers_possible, &[], &git_dirs)?;
+    let state = WalkState::new(repo, leftovers_possible, &[], &git_dirs, None)?;
     let mut dirs: HashMap<Vec<u8>, Reach> = HashMap::new();
     let mut found = Walk::default();
     let mut subtrees = Vec::new();
@@ -216,6 +250,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     rayon::scope(|scope| {
         for (dir, rules) in subtrees {
             let state = &state;
+            let rules = DirRules::uncached(rules);
             scope.spawn(move |scope| walk_dir(scope, state, dir, rules));
         }
     });
@@ -340,26 +375,32 @@ fn is_restore_temp(path: &[u8]) -> bool {
 /// interrupted), a file named as restore's temporary files are is a leftover to remove,
 /// never captured; otherwise it is the user's and saved like any other.
 fn classify(path: Vec<u8>, meta: &std::fs::Metadata, leftovers_possible: bool, into: &mut Walk) {
-    let ft = meta.file_type();
-    if leftovers_possible && is_restore_temp(&path) && !ft.is_dir() {
+    classify_stat(
+        path,
+        FileStat::from_metadata(meta),
+        leftovers_possible,
+        into,
+    );
+}
+
+/// [`classify`] of a path whose metadata is `stat`.
+fn classify_stat(path: Vec<u8>, stat: FileStat, leftovers_possible: bool, into: &mut Walk) {
+    use rustix::fs::FileType;
+    let file_type = file_type(&stat);
+    if leftovers_possible && is_restore_temp(&path) && file_type != FileType::Directory {
         into.leftovers.push(path);
         return;
     }
-    let kind = if ft.is_file() {
-        Kind::File
-    } else if ft.is_symlink() {
-        Kind::Symlink
-    } else if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
-        into.special.push(path);
-        return;
-    } else {
-        return;
+    let kind = match file_type {
+        FileType::RegularFile => Kind::File,
+        FileType::Symlink => Kind::Symlink,
+        FileType::Fifo | FileType::Socket | FileType::BlockDevice | FileType::CharacterDevice => {
+            into.special.push(path);
+            return;
+        }
+        _ => return,
     };
-    into.entries.push(WalkEntry {
-        path,
-        kind,
-        stat: FileStat::from_metadata(meta),
-    });
+    into.entries.push(WalkEntry { path, kind, stat });
 }
 
 /// The ignore rules that apply in one directory: its own `.gitignore`, then those of the
@@ -391,6 +432,41 @@ struct WalkState<'a> {
     /// Whether an ignore rule left anything out: only then can a tracked file lie where
     /// the walk did not look.
     ignored_any: AtomicBool,
+    /// The directory cache this walk uses and renews, if it does.
+    cache: Option<CacheUse<'a>>,
+}
+
+/// How a walk uses the directory cache ([`crate::model::dir_cache`]).
+struct CacheUse<'a> {
+    /// The listings recorded by earlier walks.
+    listings: &'a DirCache,
+    /// The filesystem's clock, read before anything was listed: a listing made now is
+    /// written only if settled by it. `None`: none is written.
+    clock_ns: Option<i64>,
+    /// The fingerprint of the excludes files, the rules above the top's `.gitignore`.
+    top_rules: u128,
+    /// Whether the excludes files are settled by the clock.
+    top_rules_settled: bool,
+    /// Directories whose recorded listing this walk used, or listed afresh and settled.
+    kept: Mutex<Vec<Vec<u8>>>,
+    /// Listings made by this walk that may be written.
+    put: Mutex<Vec<(Vec<u8>, DirListing)>>,
+    /// How many directories the walk took from their recorded listing.
+    used: AtomicUsize,
+    /// How many it listed.
+    listed: AtomicUsize,
+}
+
+/// The ignore rules in force in one directory, as the walk passes them down: the
+/// matchers, and their fingerprint for the directory cache.
+#[derive(Clone)]
+struct DirRules {
+    /// The `.gitignore` matchers of this directory and those above it.
+    rules: Option<Arc<Rules>>,
+    /// The fingerprint of every ignore file that decides them.
+    fingerprint: u128,
+    /// Whether every one of those files is settled (see [`CacheUse::clock_ns`]).
+    settled: bool,
 }
 
 impl WalkState<'_> {
@@ -501,34 +577,46 @@ fn pattern_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
-/// type, and only files and symlinks are `lstat`ed, relative to their directory. Ignored
-/// directories are not entered, as in git, so a rule inside one cannot re-include.
+/// type, and only files and symlinks are `lstat`ed, relative to their directory's open
+/// descriptor. Ignored directories are not entered, as in git, so a rule inside one
+/// cannot re-include. With `cache`, a directory whose recorded listing still holds is not
+/// listed (see [`walk_cached`]).
 fn walk_tree(
     repo: &Repo,
     leftovers_possible: bool,
     tracked: &[Vec<u8>],
     git_dirs: &GitDirs,
+    cache: Option<&DirCache>,
 ) -> Result<Walk> {
-    let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs)?;
-    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), None));
+    let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs, cache)?;
+    let top = DirRules {
+        rules: None,
+        fingerprint: state.cache.as_ref().map_or(0, |c| c.top_rules),
+        settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
+    };
+    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), top));
     state.into_walk()
 }
 
 impl<'a> WalkState<'a> {
-    /// The state of a walk of `repo`'s worktree: its repository-wide excludes read.
+    /// The state of a walk of `repo`'s worktree: its repository-wide excludes read, and,
+    /// with `cache`, the filesystem's clock read first (before any file that decides a
+    /// listing is looked at, as [`crate::model::dir_cache`] requires).
     fn new(
         repo: &'a Repo,
         leftovers_possible: bool,
         tracked: &'a [Vec<u8>],
         git_dirs: &'a GitDirs,
+        cache: Option<&'a DirCache>,
     ) -> Result<WalkState<'a>> {
         let root = repo.root.as_path();
-        let mut excludes = GitignoreBuilder::new(root);
         let info_exclude = repo.common_dir.join("info").join("exclude");
-        for file in [repo.excludes_file(), Some(info_exclude)]
-            .into_iter()
-            .flatten()
-        {
+        let excludes_files = [repo.excludes_file(), Some(info_exclude)];
+        // Before the files are read: a listing depends on what they said, and an edit
+        // after their metadata was taken must show in it.
+        let cache = cache.map(|listings| CacheUse::new(repo, listings, &excludes_files));
+        let mut excludes = GitignoreBuilder::new(root);
+        for file in excludes_files.into_iter().flatten() {
             // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
             // git follows them.
             if file.is_file() {
@@ -552,25 +640,187 @@ impl<'a> WalkState<'a> {
             git_dirs,
             tracked,
             ignored_any: AtomicBool::new(false),
+            cache,
         })
     }
 
-    /// What the walk found, or the first error it met.
+    /// What the walk found, or the first error it met; with the directory cache, the
+    /// listings to write and those to forget (every recorded one the walk neither used
+    /// nor renewed: gone, changed and not settled, or no longer walked into).
     fn into_walk(self) -> Result<Walk> {
         if let Some(error) = self.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(error);
         }
-        Ok(self.found.into_inner().unwrap_or_else(|e| e.into_inner()))
+        let mut found = self.found.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(cache) = &self.cache {
+            crate::trace::note(format_args!(
+                "walk: {} directories from the directory cache, {} listed",
+                cache.used.load(Ordering::Relaxed),
+                cache.listed.load(Ordering::Relaxed)
+            ));
+        }
+        if let Some(cache) = self.cache.filter(|c| c.clock_ns.is_some()) {
+            let kept: HashSet<Vec<u8>> = cache
+                .kept
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .into_iter()
+                .collect();
+            let mut remove: Vec<Vec<u8>> = (cache.listings.keys())
+                .filter(|dir| !kept.contains(*dir))
+                .cloned()
+                .collect();
+            remove.sort_unstable();
+            let mut put = cache.put.into_inner().unwrap_or_else(|e| e.into_inner());
+            put.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            found.dir_cache = DirCacheUpdates { put, remove };
+        }
+        Ok(found)
+    }
+
+    /// The tracked paths inside the directory `dir` (at any depth), and how many bytes
+    /// of each are the directory's path and its slash: a contiguous run of the sorted
+    /// list, in which a name is found by comparing only what follows.
+    fn tracked_in(&self, dir: &[u8]) -> (&'a [Vec<u8>], usize) {
+        if dir.is_empty() {
+            return (self.tracked, 0);
+        }
+        let mut prefix = Vec::with_capacity(dir.len() + 1);
+        prefix.extend_from_slice(dir);
+        prefix.push(b'/');
+        let start = self
+            .tracked
+            .partition_point(|p| p.as_slice() < prefix.as_slice());
+        let rest = &self.tracked[start..];
+        let len = rest.partition_point(|p| p.starts_with(&prefix));
+        (&rest[..len], prefix.len())
     }
 }
 
-fn walk_dir<'s>(
-    scope: &rayon::Scope<'s>,
-    state: &'s WalkState<'s>,
-    dir: Vec<u8>,
-    parent_rules: Option<Arc<Rules>>,
-) {
-    match read_dir(scope, state, &dir, parent_rules) {
+/// Whether `name` is tracked, in the run of tracked paths [`WalkState::tracked_in`] gave.
+fn is_tracked((run, skip): (&[Vec<u8>], usize), name: &[u8]) -> bool {
+    run.binary_search_by(|path| path[skip..].cmp(name)).is_ok()
+}
+
+impl<'a> CacheUse<'a> {
+    /// The cache state of a walk: the clock, then the excludes files' fingerprint.
+    fn new(repo: &Repo, listings: &'a DirCache, excludes_files: &[Option<PathBuf>]) -> Self {
+        let eager = dir_cache_hook().as_deref() == Some("eager");
+        let clock_ns =
+            super::filesystem_clock(&repo.checkpoint_dir())
+                .ok()
+                .map(|clock| match eager {
+                    true => clock.saturating_add(RACY_MARGIN_NS),
+                    false => clock,
+                });
+        let mut fingerprint = 0;
+        let mut settled = clock_ns.is_some();
+        for file in excludes_files {
+            let path = file
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_bytes());
+            // The link and what it leads to: editing a dotfiles manager's target changes
+            // nothing about the link.
+            let stats = file.as_deref().map(|file| {
+                [std::fs::symlink_metadata(file), std::fs::metadata(file)]
+                    .map(|meta| meta.ok().map(|m| FileStat::from_metadata(&m)))
+            });
+            for stat in stats.into_iter().flatten() {
+                fingerprint = rules_fingerprint(fingerprint, path, stat.as_ref());
+                settled &= clock_ns.is_some_and(|clock| rule_settled(stat.as_ref(), clock));
+            }
+        }
+        CacheUse {
+            listings,
+            clock_ns,
+            top_rules: fingerprint,
+            top_rules_settled: settled,
+            kept: Mutex::new(Vec::new()),
+            put: Mutex::new(Vec::new()),
+            used: AtomicUsize::new(0),
+            listed: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl DirRules {
+    /// Rules for a walk without the directory cache.
+    fn uncached(rules: Option<Arc<Rules>>) -> Self {
+        DirRules {
+            rules,
+            fingerprint: 0,
+            settled: false,
+        }
+    }
+
+    /// The fingerprint and settledness of the rules in the directory `dir`, whose own
+    /// `.gitignore` has the metadata `gitignore` (`None`: it has none); the matchers are
+    /// not built here.
+    fn below(&self, dir: &[u8], gitignore: Option<&FileStat>, clock_ns: Option<i64>) -> Self {
+        let Some(stat) = gitignore else {
+            return self.clone();
+        };
+        let mut path = dir.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(b".gitignore");
+        DirRules {
+            rules: self.rules.clone(),
+            fingerprint: rules_fingerprint(self.fingerprint, &path, Some(stat)),
+            settled: self.settled && clock_ns.is_some_and(|c| rule_settled(Some(stat), c)),
+        }
+    }
+}
+
+/// `FileStat` of what `stat`/`fstat` returned, as [`FileStat::from_metadata`] makes it.
+fn file_stat(st: &rustix::fs::Stat) -> FileStat {
+    #[allow(clippy::unnecessary_cast)] // the field types differ between systems
+    let (mtime, mtime_nsec, ctime, ctime_nsec) = (
+        st.st_mtime as i64,
+        st.st_mtime_nsec as i64,
+        st.st_ctime as i64,
+        st.st_ctime_nsec as i64,
+    );
+    #[allow(clippy::unnecessary_cast)]
+    FileStat {
+        size: st.st_size as u64,
+        mtime_ns: mtime
+            .saturating_mul(1_000_000_000)
+            .saturating_add(mtime_nsec),
+        ctime_ns: ctime
+            .saturating_mul(1_000_000_000)
+            .saturating_add(ctime_nsec),
+        ino: st.st_ino as u64,
+        dev: st.st_dev as u64,
+        mode: st.st_mode as u32,
+    }
+}
+
+/// The kind of file `stat` describes.
+fn file_type(stat: &FileStat) -> rustix::fs::FileType {
+    rustix::fs::FileType::from_raw_mode(stat.mode as rustix::fs::RawMode)
+}
+
+/// `lstat` of `name` in the directory open as `dir`.
+fn stat_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<FileStat> {
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    Ok(file_stat(&st))
+}
+
+/// `dir` and `name` joined by a slash (just `name` at the top).
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut rel = Vec::with_capacity(dir.len() + 1 + name.len());
+    if !dir.is_empty() {
+        rel.extend_from_slice(dir);
+        rel.push(b'/');
+    }
+    rel.extend_from_slice(name);
+    rel
+}
+
+fn walk_dir<'s>(scope: &rayon::Scope<'s>, state: &'s WalkState<'s>, dir: Vec<u8>, rules: DirRules) {
+    match list_dir(scope, state, &dir, rules) {
         Ok(batch) => {
             let mut found = state.found.lock().unwrap_or_else(|e| e.into_inner());
             found.entries.extend(batch.entries);
@@ -590,28 +840,148 @@ fn walk_dir<'s>(
     }
 }
 
-/// Lists one directory into a batch, spawning a task for each subdirectory to walk.
+/// One directory's files into a batch, spawning a task for each subdirectory to walk:
+/// from its recorded listing when that still holds, else listed.
+fn list_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: &[u8],
+    parent: DirRules,
+) -> Result<Walk> {
+    let full = state.root.join(OsStr::from_bytes(dir));
+    let io = |e: rustix::io::Errno| Error::io(&full, e.into());
+    let fd = rustix::fs::open(
+        &full,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io)?;
+    // Taken before the listing: an entry made after it moves the times past these.
+    let dir_stat = match &state.cache {
+        Some(_) => Some(file_stat(&rustix::fs::fstat(&fd).map_err(io)?)),
+        None => None,
+    };
+    if let (Some(cache), Some(stat)) = (&state.cache, &dir_stat) {
+        if let Some(listing) = cache.listings.get(dir).filter(|l| l.stat == *stat) {
+            if let Some(batch) = from_listing(scope, state, dir, fd.as_fd(), listing, &parent)? {
+                return Ok(batch);
+            }
+        }
+    }
+    read_dir(scope, state, dir, fd, dir_stat, parent)
+}
+
+/// The directory `dir` (open as `fd`, its metadata that of `listing`) as its recorded
+/// `listing` says, when that still holds: the same ignore rules above it and in it, every
+/// entry kept for being tracked still tracked, and every other entry still there and
+/// still not a directory. `None` when it does not hold; nothing is spawned then.
+fn from_listing<'s>(
+    scope: &rayon::Scope<'s>,
+    state: &'s WalkState<'s>,
+    dir: &[u8],
+    fd: BorrowedFd<'_>,
+    listing: &DirListing,
+    parent: &DirRules,
+) -> Result<Option<Walk>> {
+    let Some(cache) = &state.cache else {
+        return Ok(None);
+    };
+    // Its times are the recorded ones, so a `.gitignore` is there exactly if one was.
+    let gitignore = match listing.gitignore {
+        Some(_) => stat_at(fd, b".gitignore").ok(),
+        None => None,
+    };
+    if listing.gitignore.is_some() && gitignore.is_none() {
+        return Ok(None);
+    }
+    let mut here = parent.below(dir, gitignore.as_ref(), cache.clock_ns);
+    if here.fingerprint != listing.rules {
+        return Ok(None);
+    }
+    let tracked = state.tracked_in(dir);
+    if (listing.entries.iter())
+        .any(|e| e.kind == ListedKind::Tracked && !is_tracked(tracked, &e.name))
+    {
+        return Ok(None);
+    }
+    let mut batch = Walk::default();
+    let mut subdirs = Vec::new();
+    for entry in &listing.entries {
+        let rel = join(dir, &entry.name);
+        if entry.kind == ListedKind::Dir {
+            if !state.git_dirs.is(&rel) {
+                subdirs.push(rel);
+            }
+            continue;
+        }
+        if is_agent_settings(&rel) {
+            continue;
+        }
+        match stat_at(fd, &entry.name) {
+            Ok(stat) if file_type(&stat) != rustix::fs::FileType::Directory => {
+                classify_stat(rel, stat, state.leftovers_possible, &mut batch)
+            }
+            // Gone or now a directory: the listing is out of date after all.
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(state.root.join(OsStr::from_bytes(&rel)), e)),
+        }
+    }
+    if gitignore.is_some() {
+        let full = state.root.join(OsStr::from_bytes(dir));
+        let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        here.rules = dir_rules(&full, prefix, here.rules);
+    }
+    for rel in subdirs {
+        let rules = here.clone();
+        scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
+    }
+    cache
+        .kept
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_vec());
+    cache.used.fetch_add(1, Ordering::Relaxed);
+    Ok(Some(batch))
+}
+
+/// Lists one directory (open as `fd`, its metadata `dir_stat` when the walk uses the
+/// directory cache) into a batch, spawning a task for each subdirectory to walk; with the
+/// cache, records the listing when it is settled.
 fn read_dir<'s>(
     scope: &rayon::Scope<'s>,
     state: &'s WalkState<'s>,
     dir: &[u8],
-    parent_rules: Option<Arc<Rules>>,
+    fd: OwnedFd,
+    dir_stat: Option<FileStat>,
+    parent: DirRules,
 ) -> Result<Walk> {
     let full = state.root.join(OsStr::from_bytes(dir));
-    let io = |e| Error::io(&full, e);
+    let io = |e: rustix::io::Errno| Error::io(&full, e.into());
+    if let Some(cache) = &state.cache {
+        cache.listed.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut listed = rustix::fs::Dir::new(fd).map_err(io)?;
     let mut entries = Vec::new();
     let mut has_gitignore = false;
     let mut has_git_file = false;
-    for entry in std::fs::read_dir(&full).map_err(io)? {
+    while let Some(entry) = listed.read() {
         let entry = entry.map_err(io)?;
-        let name = entry.file_name();
-        if is_dot_git(&name) {
-            has_git_file |=
-                name.as_bytes() == b".git" && entry.file_type().is_ok_and(|t| t.is_file());
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
             continue;
         }
-        has_gitignore |= name.as_bytes() == b".gitignore";
-        entries.push(entry);
+        if name.eq_ignore_ascii_case(b".git") {
+            has_git_file |= name == b".git"
+                && match entry.file_type() {
+                    rustix::fs::FileType::Unknown => stat_at(listed.fd().map_err(io)?, name)
+                        .is_ok_and(|s| file_type(&s) == rustix::fs::FileType::RegularFile),
+                    kind => kind == rustix::fs::FileType::RegularFile,
+                };
+            continue;
+        }
+        has_gitignore |= name == b".gitignore";
+        entries.push((name.to_vec(), entry.file_type()));
     }
     crate::fault::point("walk-listed");
     // The top is the worktree being walked, which may itself be a linked one.
@@ -621,46 +991,88 @@ fn read_dir<'s>(
             ..Walk::default()
         });
     }
+    let fd = listed.fd().map_err(io)?;
     let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
-    let rules = if has_gitignore {
-        dir_rules(&full, prefix, parent_rules)
-    } else {
-        parent_rules
+    // Before the `.gitignore` is read: an edit after this shows in the record.
+    let gitignore = match (&state.cache, has_gitignore) {
+        (Some(_), true) => stat_at(fd, b".gitignore").ok(),
+        _ => None,
     };
+    let mut here = parent.below(
+        dir,
+        gitignore.as_ref(),
+        state.cache.as_ref().and_then(|c| c.clock_ns),
+    );
+    if has_gitignore {
+        here.rules = dir_rules(&full, prefix, here.rules);
+    }
+    let tracked = state.tracked_in(dir);
+    // A directory holding a `.git` file is a linked worktree or not by what that file
+    // and the repository say, which its times do not follow: never recorded.
+    let mut record =
+        (state.cache.is_some() && !has_git_file && has_gitignore == gitignore.is_some())
+            .then(Vec::new);
     let mut batch = Walk::default();
-    for entry in entries {
-        let name = entry.file_name();
-        let mut rel = Vec::with_capacity(prefix + name.len());
-        if !dir.is_empty() {
-            rel.extend_from_slice(dir);
-            rel.push(b'/');
-        }
-        rel.extend_from_slice(name.as_bytes());
-        let file_type = match entry.file_type() {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(entry.path(), e)),
+    for (name, file_type) in entries {
+        let rel = join(dir, &name);
+        let mut stat = None;
+        let is_dir = match file_type {
+            rustix::fs::FileType::Unknown => match stat_at(fd, &name) {
+                Ok(s) => stat.insert(s).mode & 0o170000 == 0o040000,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
+            },
+            kind => kind == rustix::fs::FileType::Directory,
         };
-        let tracked_file = !file_type.is_dir() && state.tracked.binary_search(&rel).is_ok();
-        if !tracked_file && state.ignores(rules.as_deref(), &rel, file_type.is_dir()) {
+        let tracked_file = !is_dir && is_tracked(tracked, &name);
+        if !tracked_file && state.ignores(here.rules.as_deref(), &rel, is_dir) {
             state.ignored_any.store(true, Ordering::Relaxed);
             continue;
         }
-        if file_type.is_dir() {
+        if let Some(record) = &mut record {
+            record.push(ListedEntry {
+                name: name.clone(),
+                kind: match (is_dir, tracked_file) {
+                    (true, _) => ListedKind::Dir,
+                    (false, true) => ListedKind::Tracked,
+                    (false, false) => ListedKind::Other,
+                },
+            });
+        }
+        if is_dir {
             if state.git_dirs.is(&rel) {
                 continue;
             }
-            let rules = rules.clone();
+            let rules = here.clone();
             scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
             continue;
         }
         if is_agent_settings(&rel) {
             continue;
         }
-        match entry.metadata() {
-            Ok(meta) => classify(rel, &meta, state.leftovers_possible, &mut batch),
+        let stat = match stat {
+            Some(stat) => Ok(stat),
+            None => stat_at(fd, &name),
+        };
+        match stat {
+            Ok(stat) => classify_stat(rel, stat, state.leftovers_possible, &mut batch),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(entry.path(), e)),
+            Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
+        }
+    }
+    if let (Some(cache), Some(entries), Some(stat)) = (&state.cache, record, dir_stat) {
+        let settled = cache
+            .clock_ns
+            .is_some_and(|clock| may_record(&stat, here.settled, clock));
+        if settled {
+            let listing = DirListing {
+                stat,
+                gitignore,
+                rules: here.fingerprint,
+                entries,
+            };
+            (cache.put.lock().unwrap_or_else(|e| e.into_inner())).push((dir.to_vec(), listing));
+            (cache.kept.lock().unwrap_or_else(|e| e.into_inner())).push(dir.to_vec());
         }
     }
     Ok(batch)

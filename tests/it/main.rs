@@ -77,6 +77,7 @@ mod remote_sharing;
 mod remote_trust;
 
 mod repo_config;
+mod repo_dir_cache;
 mod repo_discovery;
 mod repo_git_dirs;
 mod repo_ignore_rules;

@@ -17,6 +17,7 @@ use super::writer::{write_chunks, NewChunk};
 use super::Warning;
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
+use crate::model::dir_cache::DirCacheUpdates;
 use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{SkipReason, SkippedFile};
@@ -69,6 +70,8 @@ pub struct Scan<'s> {
     files: Files,
     /// The stat cache changes it found, written by [`Scan::record_cache`].
     cache_updates: CacheUpdates,
+    /// The directory cache changes its walk found, written with them.
+    dir_cache: DirCacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
     pub(super) chunk_txn: Option<Transaction<'s>>,
     /// The rest of the walk, kept by a scan given a read limit.
@@ -92,12 +95,15 @@ impl Scan<'_> {
                 txn.cache(path, &entry)?;
             }
         }
-        txn.forget_cached(&self.cache_updates.remove)
+        txn.forget_cached(&self.cache_updates.remove)?;
+        txn.update_dir_cache(&self.dir_cache)
     }
 
     /// Whether the scan found anything to change in the stat cache.
     pub(super) fn changes_cache(&self) -> bool {
-        !self.cache_updates.put.is_empty() || !self.cache_updates.remove.is_empty()
+        !self.cache_updates.put.is_empty()
+            || !self.cache_updates.remove.is_empty()
+            || !self.dir_cache.is_empty()
     }
 }
 
@@ -120,8 +126,9 @@ impl Walked {
         let generation = store.generation()?;
         let leftovers_possible = store.snapshot()?.interrupted_restore()?.is_some();
         let _span = crate::trace::span("walk");
+        let cache = store.snapshot()?.dir_cache()?;
         Ok(Walked {
-            found: walk::walk(repo, leftovers_possible)?,
+            found: walk::walk_cached(repo, leftovers_possible, &cache)?,
             generation,
             watched: None,
             partial: None,
@@ -312,6 +319,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         &mut skipped,
     )?;
     cache_updates.remove.append(&mut found.stale);
+    let dir_cache = std::mem::take(&mut found.walk.dir_cache);
     let mut trees = PendingTrees::new();
     let (root, totals) = match &found.partial {
         Some(partial) => partial.build(&read, &files, &mut trees)?,
@@ -334,6 +342,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         skipped,
         files,
         cache_updates,
+        dir_cache,
         chunk_txn: written,
         walk_rest,
         watched,
@@ -398,6 +407,20 @@ fn find(
             watched: walked.watched,
             partial: walked.partial,
         },
+        // No watcher can answer (it answers on that socket): a walk, with the directory
+        // cache, is all there is.
+        _ if std::fs::symlink_metadata(crate::watch::socket_path(repo)).is_err() => {
+            let _span = crate::trace::span("walk");
+            let cache = read.dir_cache()?;
+            let walk = walk::walk_cached(repo, leftovers_possible, &cache)?;
+            let looked_at = walk.entries.len() + walk.special.len() + walk.leftovers.len();
+            crate::trace::PATHS_LOOKED_AT.add(looked_at as u64);
+            Listing {
+                walk,
+                watched: None,
+                partial: None,
+            }
+        }
         _ => {
             let listing = watched::walk(repo, read, leftovers_possible)?;
             let walk = &listing.walk;
@@ -573,6 +596,7 @@ impl Scan<'_> {
         }
         found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
         found.leftovers = self.leftovers;
+        found.dir_cache = self.dir_cache;
         Some(Walked {
             found,
             generation,
