@@ -74,9 +74,17 @@ pub const SOLID_CHUNK_MAX: usize = 16 << 10;
 /// The most content one solid block holds: reading one chunk decompresses the whole
 /// block, which at 256 KiB is about as much work as reading one large chunk.
 pub const BLOCK_MAX: usize = 256 << 10;
-/// zstd level of solid blocks, whatever the save's level: a block's frame is large
-/// enough that a higher level finds more, and blocks are a small part of a save's work.
+/// The least zstd level of solid blocks, whatever the save's level: a block's frame is
+/// large enough that a higher level finds more, and the readers compress blocks on
+/// every core. A save asked for a higher level uses it for blocks too
+/// ([`block_level`]).
 pub const BLOCK_LEVEL: i32 = 3;
+
+/// The zstd level of the solid blocks of a save whose level is `level`: at least
+/// [`BLOCK_LEVEL`].
+pub fn block_level(level: i32) -> i32 {
+    level.max(BLOCK_LEVEL)
+}
 /// The longest chain of delta bases one chunk may need: a read decodes at most this
 /// many other chunks first (docs/design.md invariant 18).
 pub const MAX_DELTA_DEPTH: u8 = 4;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::pack::{self, Delta, PackWriter};
+use super::pack::{self, Delta, PackWriter, SealedBlock};
 use super::records::{self, ChangeSummary};
 use super::tables::*;
 use super::tree_codec;
@@ -385,5 +385,11 @@ impl ChunkSink<'_, '_> {
         }
         self.writer
             .add_new(self.index, self.packs, id, stored, raw_len, delta)
+    }
+
+    /// Packs a solid block sealed elsewhere ([`OpenBlock::seal`](crate::storage::pack::OpenBlock::seal))
+    /// and indexes its chunks, all in this transaction (docs/design.md invariant 15).
+    pub fn add_sealed(&mut self, block: SealedBlock) -> Result<()> {
+        self.writer.add_sealed(self.index, self.packs, block)
     }
 }

@@ -237,3 +237,78 @@ fn a_solid_entry_pointing_outside_its_block_is_an_error() {
     });
     assert_damage_reported(&r, &id, "solid block");
 }
+
+/// The reader threads fill and compress the solid blocks themselves (the writer only
+/// appends them): a first save of many small files, read by four threads, fills many
+/// blocks that each hold a chunk once, and round-trips byte for byte; a block of small
+/// files zstd cannot shrink is stored as its chunks one by one.
+#[test]
+fn a_first_save_read_by_several_threads_fills_many_blocks_and_round_trips() {
+    let r = Repo::new();
+    write_sources(&r, 0..1500);
+    // The same content under several names, read by different threads: stored once.
+    for i in 0..40 {
+        r.write(format!("copies/c{i}.rs"), &source(7));
+    }
+    // Files of one large chunk each, sent on their own among the blocks.
+    for i in 0..6 {
+        let mut big = common::pseudo_random(40 << 10, i);
+        big.extend_from_slice(&source(2000 + i));
+        r.write(format!("big/b{i}.bin"), &big);
+    }
+    let threads = [("RAYON_NUM_THREADS", "4")];
+    let saved = r.run_env(&["save", "-m", "first", "--json"], &threads);
+    assert_eq!(saved.code, 0, "{saved}");
+    let first = r.current();
+    let files = r.snapshot();
+    let l = layout(&r);
+    let blocks = blocks(&l);
+    // 1,500 distinct small files, 4.9 MB, fill about 19 blocks of 256 KiB.
+    assert!(
+        blocks.len() >= 15 && l.solid.len() >= 1500,
+        "{} chunks in {} solid blocks",
+        l.solid.len(),
+        blocks.len()
+    );
+    // Every chunk lies inside its block, and no block overlaps another: each was
+    // appended whole.
+    for &(chunk, _, _, _, raw_len, start) in &l.solid {
+        assert!(
+            u64::from(start) + u64::from(raw_len) <= 256 << 10,
+            "chunk {chunk:x} lies outside a block's content"
+        );
+    }
+    // A chunk stored twice would leave bytes in the packs that no entry is charged.
+    assert_eq!(stored_chunk_bytes(&r), l.pack_bytes);
+
+    // Small files zstd cannot shrink: their block is stored as its chunks.
+    let before = l.solid.len();
+    for i in 0..30 {
+        r.write(
+            format!("noise/n{i}.bin"),
+            &common::pseudo_random(4 << 10, 100 + i),
+        );
+    }
+    let saved = r.run_env(&["save", "-m", "noise", "--json"], &threads);
+    assert_eq!(saved.code, 0, "{saved}");
+    let second = r.current();
+    let second_files = r.snapshot();
+    let l = layout(&r);
+    assert_eq!(l.solid.len(), before, "incompressible chunks went into a block");
+    assert_eq!(stored_chunk_bytes(&r), l.pack_bytes);
+
+    r.ok(&["verify", "--read-data"]);
+    for top in ["src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7"] {
+        r.remove(top);
+    }
+    r.remove("copies");
+    r.remove("big");
+    r.remove("noise");
+    r.ok(&["restore", &first]);
+    assert!(r.snapshot() == files, "the first checkpoint restores exactly");
+    r.ok(&["restore", &second]);
+    assert!(
+        r.snapshot() == second_files,
+        "the second checkpoint restores exactly"
+    );
+}

@@ -1,7 +1,8 @@
 //! The per-file read of a scan: one walked entry read, hashed and cut into chunks, each
 //! new chunk compressed (as a delta of the file's previous version where that is
-//! smaller) and sent to the writer. A file that changes while it is read is read again,
-//! and left out rather than stored torn.
+//! smaller) and sent to the writer; a small one goes into the scan's open solid block
+//! instead, which the reader that fills it compresses and sends. A file that changes
+//! while it is read is read again, and left out rather than stored torn.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -11,13 +12,13 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::sync::Mutex;
 
 use super::content::READ_WHOLE_LIMIT;
-use super::writer::{ChunkSender, NewChunk};
+use super::writer::{ChunkSender, NewChunk, ToWrite};
 use super::Warning;
 use crate::format::chunk::{self, Hasher};
 use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::tree::Node;
 use crate::model::SkipReason;
-use crate::storage::pack::{Delta, LastPack, ReadChunks};
+use crate::storage::pack::{Delta, LastPack, OpenBlock, ReadChunks};
 use crate::worktree::walk::{self, Kind};
 use crate::{ChunkId, Error, Result};
 
@@ -82,8 +83,12 @@ pub(super) struct ScanContext<'a> {
     pub(super) hasher: &'a Hasher,
     /// The chunks the store holds (a chunk it has is never sent again).
     pub(super) chunks: &'a ReadChunks,
-    /// The chunks already sent to the writer by this scan.
+    /// The chunks already sent to the writer by this scan (or put in `block`).
     pub(super) sent: &'a Mutex<HashSet<ChunkId>>,
+    /// The open solid block every reader adds small new chunks to; the one whose chunk
+    /// does not fit takes it, compresses it outside the lock and sends it. The last one
+    /// is sent by [`ScanContext::send_last_block`].
+    pub(super) block: &'a Mutex<OpenBlock>,
     /// Where new chunks go and their zstd level; `None` when the scan stores nothing.
     pub(super) tx: Option<(ChunkSender, i32)>,
     /// The filesystem's clock when the scan began, to judge whether a file is settled.
@@ -236,34 +241,83 @@ impl ScanContext<'_> {
 
     /// Names a chunk and, if the store lacks it, sends it compressed to the writer: as a
     /// delta of `previous` (the chunk in its place in the file's last stored version)
-    /// where that is smaller.
+    /// where that is smaller, else a small one through the open solid block.
     fn keep_chunk(&self, piece: &[u8], previous: Option<ChunkId>) -> Result<ChunkId> {
         let id = self.hasher.chunk_id(piece);
-        if let Some((tx, level)) = &self.tx {
-            let known = self.chunks.contains(id)?;
-            let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
-            if fresh {
-                let full = chunk::encode_chunk(piece, *level);
-                // A base that cannot be read is only a saving missed: the chunk is
-                // stored whole, and verify reports the damage.
-                let delta = match previous {
-                    Some(base) => self.encode_delta(piece, base, *level).unwrap_or(None),
-                    None => None,
-                };
-                let (stored, delta) = match delta {
-                    Some((stored, delta)) if stored.len() < full.len() => (stored, Some(delta)),
-                    _ => (full, None),
-                };
-                tx.send(NewChunk {
+        let Some((tx, level)) = &self.tx else {
+            return Ok(id);
+        };
+        let level = *level;
+        let known = self.chunks.contains(id)?;
+        let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
+        if !fresh {
+            return Ok(id);
+        }
+        // A base that cannot be read is only a saving missed: the chunk is stored
+        // whole, and verify reports the damage.
+        let delta = match previous {
+            Some(base) => self.encode_delta(piece, base, level).unwrap_or(None),
+            None => None,
+        };
+        let small = piece.len() < chunk::SOLID_CHUNK_MAX;
+        // A small chunk's delta is weighed against the chunk stored alone, as the block
+        // it would otherwise join is not known yet.
+        let full = (delta.is_some() || !small).then(|| chunk::encode_chunk(piece, level));
+        let item = match (delta, full) {
+            (Some((stored, delta)), Some(full)) if stored.len() < full.len() => {
+                ToWrite::Chunk(NewChunk {
                     id,
                     raw_len: piece.len(),
                     stored,
-                    delta,
+                    delta: Some(delta),
                 })
-                .map_err(|_| Error::Internal("the chunk writer stopped".into()))?;
             }
-        }
+            (_, Some(full)) if !small => ToWrite::Chunk(NewChunk {
+                id,
+                raw_len: piece.len(),
+                stored: full,
+                delta: None,
+            }),
+            _ => match self.add_to_block(id, piece, level)? {
+                Some(item) => item,
+                None => return Ok(id),
+            },
+        };
+        tx.send(item)
+            .map_err(|_| Error::Internal("the chunk writer stopped".into()))?;
         Ok(id)
+    }
+
+    /// Adds small chunk `id` to the open solid block; if it does not fit, the block is
+    /// taken, replaced by one holding the chunk, and returned compressed: compression
+    /// happens outside the lock, on this reader's thread.
+    fn add_to_block(&self, id: ChunkId, piece: &[u8], level: i32) -> Result<Option<ToWrite>> {
+        let poisoned = || Error::Internal("a reader panicked holding the open block".into());
+        let full = {
+            let mut open = self.block.lock().map_err(|_| poisoned())?;
+            let full = match open.fits(piece.len()) {
+                true => None,
+                false => Some(std::mem::take(&mut *open)),
+            };
+            open.push(id, piece)?;
+            full
+        };
+        Ok(full.map(|block| ToWrite::Block(block.seal(chunk::block_level(level)))))
+    }
+
+    /// Sends the open solid block, if it holds anything: called once every reader is
+    /// done, before the channel closes.
+    pub(super) fn send_last_block(&self) -> Result<()> {
+        let Some((tx, level)) = &self.tx else {
+            return Ok(());
+        };
+        let poisoned = || Error::Internal("a reader panicked holding the open block".into());
+        let block = std::mem::take(&mut *self.block.lock().map_err(|_| poisoned())?);
+        if block.is_empty() {
+            return Ok(());
+        }
+        tx.send(ToWrite::Block(block.seal(chunk::block_level(*level))))
+            .map_err(|_| Error::Internal("the chunk writer stopped".into()))
     }
 
     /// `piece` compressed against stored chunk `base`, unless the store lacks `base` or

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::read::{CacheChange, ScanContext, Scanned};
 use super::watched::{self, Listing, Partial, Watched};
-use super::writer::{write_chunks, NewChunk};
+use super::writer::{write_chunks, ToWrite};
 use super::Warning;
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
@@ -23,6 +23,7 @@ use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{SkipReason, SkippedFile};
 use crate::progress::Progress;
 use crate::settings::{Settings, DEFAULT_MAX_FILE_SIZE};
+use crate::storage::pack::OpenBlock;
 use crate::storage::{Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
 use crate::{ChunkId, Error, Result, TreeId};
@@ -279,12 +280,16 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     };
     let chunks = read.chunks()?;
     let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
-    let (tx, rx) = crossbeam_channel::bounded::<NewChunk>(64);
+    let block = Mutex::new(OpenBlock::default());
+    // 64 chunks or sealed blocks of at most about 256 KiB each: the readers wait for
+    // the writer rather than hold more.
+    let (tx, rx) = crossbeam_channel::bounded::<ToWrite>(64);
     let context = ScanContext {
         root: &repo.root,
         hasher: store.hasher(),
         chunks: &chunks,
         sent: &sent,
+        block: &block,
         // Without a writer no sender exists, so the writer sees the channel closed at once.
         tx: match (mode, request.writer) {
             (ScanMode::Store { level, .. }, Some(_)) => Some((tx, level)),
@@ -483,7 +488,7 @@ impl<'s> Readers<'_, 's> {
         self,
         entries: &[walk::WalkEntry],
         cached: Vec<Option<CacheEntry>>,
-        rx: crossbeam_channel::Receiver<NewChunk>,
+        rx: crossbeam_channel::Receiver<ToWrite>,
     ) -> Result<ReadOutcome<'s>> {
         let Readers {
             context,
@@ -516,13 +521,16 @@ impl<'s> Readers<'_, 's> {
             if let Some(progress) = progress {
                 progress.end();
             }
+            let last_block = context.send_last_block();
             drop(context);
             let _span = crate::trace::span("wait for the chunk writer");
             let written = writer
                 .join()
                 .unwrap_or_else(|_| Err(Error::Internal("the chunk writer panicked".into())));
             // A failed writer (a full disk, say) is why the scan stopped too, if it did.
-            Ok((scanned, written?))
+            let written = written?;
+            last_block?;
+            Ok((scanned, written))
         })
     }
 }

@@ -1,8 +1,10 @@
-//! The chunk-writer thread of a save: new chunks arrive from the readers over a bounded
-//! channel and go into packs in batches of [`BATCH_BYTES`], each full batch committed on
-//! its own, so that a big save holds a bounded amount in memory.
+//! The chunk-writer thread of a save: new chunks and sealed solid blocks arrive from the
+//! readers over a bounded channel and go into packs in batches of [`BATCH_BYTES`], each
+//! full batch committed on its own, so that a big save holds a bounded amount in memory.
+//! Everything arrives compressed: the writer only appends and indexes, so that one
+//! thread does not bound a save that reads on every core.
 
-use crate::storage::pack::Delta;
+use crate::storage::pack::{Delta, SealedBlock};
 use crate::storage::{Packer, Store, Transaction};
 use crate::{ChunkId, Result};
 
@@ -23,8 +25,26 @@ pub(super) struct NewChunk {
     pub(super) delta: Option<Delta>,
 }
 
+/// What the readers send the writer.
+pub(super) enum ToWrite {
+    /// A chunk stored on its own: a large one, or a delta.
+    Chunk(NewChunk),
+    /// Small chunks, compressed together by the reader that filled their block.
+    Block(SealedBlock),
+}
+
+impl ToWrite {
+    /// The bytes it takes in a pack.
+    fn stored_len(&self) -> usize {
+        match self {
+            ToWrite::Chunk(chunk) => chunk.stored.len(),
+            ToWrite::Block(block) => block.stored_len(),
+        }
+    }
+}
+
 /// Sends new chunks to the writer.
-pub(super) type ChunkSender = crossbeam_channel::Sender<NewChunk>;
+pub(super) type ChunkSender = crossbeam_channel::Sender<ToWrite>;
 
 /// Writes chunks arriving on `rx` in bounded batches.
 /// Full batches are committed at once; the last, partial one is handed back still open,
@@ -32,7 +52,7 @@ pub(super) type ChunkSender = crossbeam_channel::Sender<NewChunk>;
 /// durable commit, not two.
 pub(super) fn write_chunks(
     store: &Store,
-    rx: crossbeam_channel::Receiver<NewChunk>,
+    rx: crossbeam_channel::Receiver<ToWrite>,
 ) -> Result<Option<Transaction<'_>>> {
     let mut pending = rx.iter().peekable();
     let mut open = None;
@@ -43,11 +63,14 @@ pub(super) fn write_chunks(
         let bytes = txn.pack_chunks(&mut packer, |sink| {
             let mut bytes = 0;
             while bytes < BATCH_BYTES {
-                let Some(chunk) = pending.next() else {
+                let Some(item) = pending.next() else {
                     break;
                 };
-                bytes += chunk.stored.len();
-                sink.add(chunk.id, &chunk.stored, chunk.raw_len, chunk.delta)?;
+                bytes += item.stored_len();
+                match item {
+                    ToWrite::Chunk(c) => sink.add(c.id, &c.stored, c.raw_len, c.delta)?,
+                    ToWrite::Block(block) => sink.add_sealed(block)?,
+                }
             }
             Ok(bytes)
         })?;

@@ -31,14 +31,17 @@
 //!
 //! The files split the job: `entry.rs` (an index entry's bytes, `Entry` and
 //! `Location`), `read.rs` ([`ReadChunks`], which reads chunks back, and [`LastPack`]),
-//! `write.rs` (`PackWriter`, which packs new chunks) and `sweep.rs` (removing chunks and
+//! `write.rs` (`PackWriter`, which packs new chunks), `block.rs` ([`OpenBlock`] and
+//! [`SealedBlock`], a solid block before it is packed: sealed on any thread) and `sweep.rs` (removing chunks and
 //! repacking what their packs still hold). Only this module names the tables they use.
 
+mod block;
 mod entry;
 mod read;
 mod sweep;
 mod write;
 
+pub use block::{OpenBlock, SealedBlock};
 pub use entry::Delta;
 pub(super) use entry::Entry;
 pub(super) use read::{delta_bases, stored_sizes};

@@ -1,10 +1,9 @@
 //! Writing new chunks: appended to the open pack, small ones gathered into a solid block
 //! first, each indexed where it lands.
 
-use std::collections::HashSet;
-
 use redb::{ReadableTable, Table};
 
+use super::block::{OpenBlock, SealedBlock};
 use super::corrupt_message;
 use super::entry::{Delta, Location, Member};
 use super::PACK_CAPACITY;
@@ -14,16 +13,14 @@ use crate::{ChunkId, Error, Result};
 /// Packs new chunks as they come and indexes them. The caller commits.
 ///
 /// Small chunks ([`chunk::SOLID_CHUNK_MAX`]) that are not deltas gather in an open solid
-/// block, which is compressed and packed when full or when the pack is finished.
+/// block, which is compressed and packed when full or when the pack is finished; a block
+/// sealed elsewhere (a save's reader threads seal their own) is packed as it comes
+/// ([`Self::add_sealed`]).
 pub(in crate::storage) struct PackWriter {
     next: u64,
     buf: Vec<u8>,
-    /// The open solid block's content: its chunks' content end to end.
-    block: Vec<u8>,
-    /// The open block's chunks: id, where its content starts in `block`, and its length.
-    members: Vec<(ChunkId, u32, u32)>,
-    /// The ids in `members`, which the index has not got yet.
-    in_block: HashSet<ChunkId>,
+    /// The open solid block, whose chunks the index has not got yet.
+    block: OpenBlock,
 }
 
 impl PackWriter {
@@ -38,15 +35,13 @@ impl PackWriter {
         Ok(PackWriter {
             next,
             buf: Vec::with_capacity(PACK_CAPACITY),
-            block: Vec::new(),
-            members: Vec::new(),
-            in_block: HashSet::new(),
+            block: OpenBlock::default(),
         })
     }
 
     /// Whether chunk `id` waits in the open solid block (it is not in the index yet).
     pub(in crate::storage) fn holds(&self, id: ChunkId) -> bool {
-        self.in_block.contains(&id)
+        self.block.holds(id)
     }
 
     /// Adds new chunk `id` (stored form `stored`, content length `raw_len`, compressed
@@ -95,46 +90,52 @@ impl PackWriter {
         id: ChunkId,
         content: &[u8],
     ) -> Result<()> {
-        if self.in_block.contains(&id) {
+        if self.block.holds(id) {
             return Ok(());
         }
-        if self.block.len() + content.len() > chunk::BLOCK_MAX {
+        if !self.block.fits(content.len()) {
             self.close_block(index, packs)?;
         }
-        let too_big = || Error::Internal(format!("chunk {id} is too big for a solid block"));
-        let start = u32::try_from(self.block.len()).map_err(|_| too_big())?;
-        let len = u32::try_from(content.len()).map_err(|_| too_big())?;
-        self.block.extend_from_slice(content);
-        self.members.push((id, start, len));
-        self.in_block.insert(id);
-        Ok(())
+        self.block.push(id, content)
     }
 
-    /// Compresses the open solid block, packs it and indexes its chunks in it. A block
-    /// of one chunk, or one that zstd cannot shrink, is packed as its chunks one by one.
+    /// Compresses the open solid block, packs it and indexes its chunks in it. gc and
+    /// attachments, which fill this block, do not know the save's level: theirs is
+    /// [`chunk::BLOCK_LEVEL`].
     fn close_block(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,
     ) -> Result<()> {
-        let members = std::mem::take(&mut self.members);
         let block = std::mem::take(&mut self.block);
-        self.in_block.clear();
-        let stored = match members.len() {
-            0 => return Ok(()),
-            1 => None,
-            _ => chunk::encode_block(&block, chunk::BLOCK_LEVEL),
-        };
-        let Some(stored) = stored else {
-            for (id, start, len) in members {
-                let content = block
-                    .get(start as usize..(start + len) as usize)
-                    .unwrap_or_default();
-                let stored = chunk::encode_chunk(content, chunk::BLOCK_LEVEL);
-                let at = self.append(packs, id, &stored, content.len())?;
-                index.insert(id.0, at.encode().as_slice())?;
-            }
+        if block.is_empty() {
             return Ok(());
+        }
+        self.add_sealed(index, packs, block.seal(chunk::BLOCK_LEVEL))
+    }
+
+    /// Packs a sealed solid block and indexes its chunks in it: a block's members
+    /// charged its stored bytes in proportion to their content, chunks stored one by one
+    /// each where it lands.
+    pub(in crate::storage) fn add_sealed(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+        sealed: SealedBlock,
+    ) -> Result<()> {
+        let (stored, total, members) = match sealed {
+            SealedBlock::Singles(chunks) => {
+                for (id, stored, raw_len) in chunks {
+                    let at = self.append(packs, id, &stored, raw_len)?;
+                    index.insert(id.0, at.encode().as_slice())?;
+                }
+                return Ok(());
+            }
+            SealedBlock::Solid {
+                stored,
+                content_len,
+                members,
+            } => (stored, content_len, members),
         };
         let Some(&(first, _, _)) = members.first() else {
             return Ok(());
@@ -142,7 +143,6 @@ impl PackWriter {
         let at = self.append(packs, first, &stored, 0)?;
         // Each chunk is charged the block's stored bytes in proportion to its content,
         // rounded so that the shares add up to the whole block.
-        let total = block.len() as u64;
         let stored_len = stored.len() as u64;
         let charged = |end: u64| (stored_len * end).checked_div(total).unwrap_or(0);
         for (id, start, len) in members {
