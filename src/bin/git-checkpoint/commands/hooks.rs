@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::settings::Settings;
+use git_checkpoint::watch;
 
 /// Save checkpoints around every step of an AI coding agent.
 ///
@@ -325,6 +327,16 @@ fn install(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Resul
             &id.hex()[..7],
             started.elapsed().as_secs_f64()
         ));
+        // Said only where hook runs will start one: not with the key off, nor where this
+        // system has no watcher.
+        let settings = Settings::of(&repo);
+        if settings.auto_watch.get().unwrap_or(true) && watch::platform::available().is_ok() {
+            say(
+                "Hook runs start a watcher of this worktree so that saves need not walk it \
+                 (`git config checkpoint.autoWatch false` turns that off)"
+                    .to_string(),
+            );
+        }
     }
     Ok(())
 }
@@ -360,9 +372,17 @@ fn run_hook(start: &Path, agent: &dyn Agent) -> anyhow::Result<()> {
     let mut input = Vec::new();
     // An unreadable stdin leaves the input empty, which fails and is logged.
     let _ = std::io::stdin().read_to_end(&mut input);
-    let reply = agent.run(&input, start)?.reply;
-    if !reply.is_empty() {
-        println!("{reply}");
+    let run = agent.run(&input, start)?;
+    if !run.reply.is_empty() {
+        println!("{}", run.reply);
+    }
+    // After the save: the watcher's first look over the worktree does not compete with
+    // it, and this run does not wait for the watcher (the next saves use it).
+    if let Some(workspace) = &run.workspace {
+        if let Ok(program) = std::env::current_exe() {
+            let started = watch::start::auto_start(&workspace.repo, &workspace.settings, &program);
+            git_checkpoint::trace::note(format_args!("watch: auto-start: {started:?}"));
+        }
     }
     Ok(())
 }
