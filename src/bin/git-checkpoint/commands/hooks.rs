@@ -134,7 +134,9 @@ impl clap::ValueEnum for AgentArg {
 ///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
-/// prompt is always there (not for git).
+/// prompt is always there (not for git). Hook runs start the worktree's watcher when
+/// none runs (see `hooks run --help`); `git config checkpoint.autoWatch false` turns
+/// that off.
 ///
 /// Examples:
 ///
@@ -212,6 +214,13 @@ struct UninstallArgs {
 /// agent reads on stdout: for Cursor's beforeSubmitPrompt the {"continue":true} Cursor
 /// needs to send the prompt, for Gemini CLI `{}` after every event, and for Cline
 /// {"cancel":false} after every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
+///
+/// After the save, unless `checkpoint.autoWatch` is false, it starts the worktree's
+/// watcher in the background when none runs (see `watch --help`), without waiting for
+/// it: the following saves ask it what changed instead of looking at every file. That
+/// watcher exits once the worktree was idle for `checkpoint.watchIdleExit` (default
+/// 30m), or when the worktree is removed; a failure to start it goes to
+/// <git-dir>/checkpoint/watch/log.
 ///
 /// Examples:
 ///
