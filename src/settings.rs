@@ -45,6 +45,12 @@ pub struct Settings {
     pub default_branch: Setting<BranchName>,
     /// `checkpoint.gc.*`: the retention a save applies after it; `None` when unset.
     pub gc: Setting<Option<GcOptions>>,
+    /// `checkpoint.autoWatch`: whether an agent's hook run starts the worktree's watcher
+    /// when none runs.
+    pub auto_watch: Setting<bool>,
+    /// `checkpoint.watchIdleExit` as configured: `None` when unset, zero for "never".
+    /// [`Settings::watch_idle_exit`] applies the defaults.
+    pub watch_idle_exit: Setting<Option<Duration>>,
 }
 
 /// One setting's value, or why the value found cannot be used.
@@ -146,7 +152,22 @@ impl Settings {
             .into(),
             default_branch: default_branch(repo).into(),
             gc: gc_options(repo).into(),
+            auto_watch: boolean(repo, "checkpoint.autowatch", "checkpoint.autoWatch", true).into(),
+            watch_idle_exit: duration(repo, "checkpoint.watchidleexit", "checkpoint.watchIdleExit")
+                .into(),
         }
+    }
+
+    /// How long a watcher runs with nothing to do (no event, no question) before it
+    /// exits; `None`: until stopped. `checkpoint.watchIdleExit` when set (`0`: never);
+    /// unset, [`DEFAULT_WATCH_IDLE_EXIT`] for a watcher a hook run started and never for
+    /// one the user started (`watch`, `watch --daemon`), which runs until stopped.
+    pub fn watch_idle_exit(&self, auto_started: bool) -> Result<Option<Duration>> {
+        Ok(match self.watch_idle_exit.get()? {
+            Some(idle) if idle.is_zero() => None,
+            Some(idle) => Some(idle),
+            None => auto_started.then_some(DEFAULT_WATCH_IDLE_EXIT),
+        })
     }
 }
 
@@ -166,6 +187,10 @@ pub const DEFAULT_COMPRESSION: i32 = 1;
 /// How long a hook waits for the store when `checkpoint.hookLockTimeout` is unset: long
 /// enough for another save to finish, short enough that the agent does not notice.
 pub const DEFAULT_HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a watcher a hook run started waits with nothing to do before it exits, when
+/// `checkpoint.watchIdleExit` is unset: an agent's session pauses for minutes (the user
+/// reads, thinks), rarely for half an hour, and a watcher costs a few watches meanwhile.
+pub const DEFAULT_WATCH_IDLE_EXIT: Duration = Duration::from_secs(30 * 60);
 /// Files larger than this are skipped when `checkpoint.maxFileSize` is unset.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 100 << 20;
 
@@ -213,6 +238,26 @@ fn seconds(repo: &Keys, key: &str, name: &'static str, default: Duration) -> Res
             .ok_or_else(|| bad(name, value, "a number of seconds")),
         None => Ok(default),
     }
+}
+
+/// A duration at `key` (`name` in its documented spelling): a number of seconds (`90`,
+/// `0.5`), or with units as jiff's friendly format reads them (`2s`, `500ms`, `30m`,
+/// `1h 30m`); `None` when unset. Never negative.
+fn duration(repo: &Keys, key: &str, name: &'static str) -> Result<Option<Duration>> {
+    let Some(value) = repo.config(key) else {
+        return Ok(None);
+    };
+    let text = value.trim();
+    let parsed = match text.parse::<f64>() {
+        Ok(seconds) => Duration::try_from_secs_f64(seconds).ok(),
+        Err(_) => text
+            .parse::<jiff::SignedDuration>()
+            .ok()
+            .and_then(|d| Duration::try_from(d).ok()),
+    };
+    parsed
+        .map(Some)
+        .ok_or_else(|| bad(name, value, "a duration such as 30m, 90s or 0 for never"))
 }
 
 /// `checkpoint.maxFileSize`: files larger than this are not saved. `None` means no
@@ -310,4 +355,51 @@ fn gc_options(repo: &Keys) -> Result<Option<GcOptions>> {
         .transpose()?;
     let options = GcOptions { policy, max_size };
     Ok((options != GcOptions::default()).then_some(options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idle(value: &str) -> Result<Option<Duration>> {
+        let config = HashMap::from([("checkpoint.watchidleexit".to_string(), value.to_string())]);
+        Settings::from_config(&config).watch_idle_exit.get()
+    }
+
+    #[test]
+    fn watch_idle_exit_reads_seconds_and_units() {
+        assert_eq!(idle("90").unwrap(), Some(Duration::from_secs(90)));
+        assert_eq!(idle("2s").unwrap(), Some(Duration::from_secs(2)));
+        assert_eq!(idle("500ms").unwrap(), Some(Duration::from_millis(500)));
+        assert_eq!(idle("30m").unwrap(), Some(Duration::from_secs(1800)));
+        assert_eq!(idle("1h 30m").unwrap(), Some(Duration::from_secs(5400)));
+        assert_eq!(idle("0").unwrap(), Some(Duration::ZERO));
+        for bad in ["", "soon", "-5s", "-1", "1e30"] {
+            assert!(
+                matches!(idle(bad), Err(Error::BadConfig { .. })),
+                "{bad:?}: {:?}",
+                idle(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn only_an_auto_started_watcher_exits_when_idle_by_default() {
+        let unset = Settings::default();
+        assert_eq!(
+            unset.watch_idle_exit(true).unwrap(),
+            Some(DEFAULT_WATCH_IDLE_EXIT)
+        );
+        assert_eq!(unset.watch_idle_exit(false).unwrap(), None);
+        let config = HashMap::from([("checkpoint.watchidleexit".to_string(), "0".to_string())]);
+        let never = Settings::from_config(&config);
+        assert_eq!(never.watch_idle_exit(true).unwrap(), None);
+        let config = HashMap::from([("checkpoint.watchidleexit".to_string(), "5m".to_string())]);
+        let five = Settings::from_config(&config);
+        assert_eq!(
+            five.watch_idle_exit(false).unwrap(),
+            Some(Duration::from_secs(300))
+        );
+        assert!(unset.auto_watch.get().unwrap());
+    }
 }

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
+use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
 
 /// Which of an agent's settings files `hooks install` and `hooks uninstall` edit.
@@ -64,6 +65,9 @@ pub struct HookRun {
     /// What the agent reads on the hook's stdout, whatever became of the save (empty:
     /// print nothing).
     pub reply: &'static str,
+    /// The worktree the run saved (or tried to save) in, where one was found: the one
+    /// whose watcher the binary starts (`watch::start::auto_start`).
+    pub workspace: Option<Workspace>,
 }
 
 impl HookRun {
@@ -73,9 +77,11 @@ impl HookRun {
         fallback_dir: &Path,
         reply: &'static str,
     ) -> HookRun {
+        let (workspace, saved) = event::run(event, fallback_dir);
         HookRun {
-            saved: event::run(event, fallback_dir),
+            saved,
             reply,
+            workspace,
         }
     }
 }

@@ -124,6 +124,7 @@ impl Agent for Cline {
             return Ok(HookRun {
                 saved: Ok(None),
                 reply: CLINE_REPLY,
+                workspace: None,
             });
         }
         Ok(HookRun::save(event, fallback_dir, CLINE_REPLY))

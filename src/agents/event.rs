@@ -207,20 +207,27 @@ pub(super) trait Payload: serde::de::DeserializeOwned {
 }
 
 /// Saves a checkpoint for `event` (or logs why its payload could not be read), in the
-/// event's `cwd`, or `fallback_dir`. Returns the new checkpoint. A failure after the
-/// worktree is found is also appended to its hooks log.
-pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Result<Option<CheckpointId>> {
+/// event's `cwd`, or `fallback_dir`. Returns the worktree, where one was found, and the
+/// new checkpoint. A failure after the worktree is found is also appended to its hooks
+/// log.
+pub fn run(
+    event: Result<AgentEvent>,
+    fallback_dir: &Path,
+) -> (Option<Workspace>, Result<Option<CheckpointId>>) {
     let dir = event
         .as_ref()
         .ok()
         .and_then(|e| e.cwd.clone())
         .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let workspace = Workspace::discover(&dir)?;
+    let workspace = match Workspace::discover(&dir) {
+        Ok(workspace) => workspace,
+        Err(e) => return (None, Err(e)),
+    };
     let result = event.and_then(|event| save_for(&workspace, &event));
     if let Err(error) = &result {
         log_failure(&workspace.repo, &error.to_string());
     }
-    result
+    (Some(workspace), result)
 }
 
 /// Saves the worktree as the hooks are installed: the state before the agent's first

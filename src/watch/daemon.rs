@@ -58,13 +58,21 @@ pub enum Exit {
     Stopped,
     /// The worktree's top directory went away.
     WorktreeGone,
+    /// Nothing happened for the idle time given to [`run`]: no event, no question.
+    Idle,
 }
 
-/// Runs the watcher of `repo`'s worktree until it is stopped or the worktree goes away.
+/// Runs the watcher of `repo`'s worktree until it is stopped, the worktree goes away, or
+/// (with `idle_exit`) no event came and no client asked for that long.
 /// `ready` is called once the socket answers. Fails at once if another watcher runs.
 /// Where this system has no watcher ([`platform::available`]), fails before it touches
 /// anything.
-pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Exit> {
+pub fn run(
+    repo: &Repo,
+    quiet: Option<Quiet>,
+    idle_exit: Option<Duration>,
+    ready: impl FnOnce(),
+) -> Result<Exit> {
     platform::available()?;
     super::own_dir(repo)?;
     let pid_path = super::pid_path(repo);
@@ -107,10 +115,11 @@ pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Ex
         journal: Journal::new(),
         exit: None,
         last_change: None,
+        last_activity: Instant::now(),
     };
     watcher.watch_tree(Vec::new());
     ready();
-    let exit = watcher.serve(&listener, quiet);
+    let exit = watcher.serve(&listener, quiet, idle_exit);
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(&pid_path);
     drop(pid_file);
@@ -163,6 +172,8 @@ struct Watcher {
     exit: Option<Exit>,
     /// When the last change was journaled, for `--save-after`; `None` once saved.
     last_change: Option<Instant>,
+    /// When the last event arrived or a client last asked, for the idle exit.
+    last_activity: Instant,
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -251,6 +262,8 @@ impl Watcher {
             if events.is_empty() {
                 return;
             }
+            // Any event counts, also one on an ignored path: the worktree is in use.
+            self.last_activity = Instant::now();
             for event in events {
                 self.event(event);
             }
@@ -331,7 +344,12 @@ impl Watcher {
         std::fs::metadata(&self.root).is_ok_and(|m| (m.dev(), m.ino()) == self.root_id)
     }
 
-    fn serve(&mut self, listener: &UnixListener, quiet: Option<Quiet>) -> Result<Exit> {
+    fn serve(
+        &mut self,
+        listener: &UnixListener,
+        quiet: Option<Quiet>,
+        idle_exit: Option<Duration>,
+    ) -> Result<Exit> {
         let mut saving: Option<JoinHandle<()>> = None;
         let mut last_tick = Instant::now();
         loop {
@@ -364,6 +382,12 @@ impl Watcher {
                 last_tick = Instant::now();
                 if !self.root_present() {
                     self.exit = Some(Exit::WorktreeGone);
+                } else if idle_exit.is_some_and(|idle| self.last_activity.elapsed() >= idle)
+                    // Never with a `--save-after` save running or still due.
+                    && saving.is_none()
+                    && (quiet.is_none() || self.last_change.is_none())
+                {
+                    self.exit = Some(Exit::Idle);
                 }
             }
             if let Some(exit) = self.exit {
@@ -390,6 +414,7 @@ impl Watcher {
 
     /// Answers one connection: `since <token>|none`, `ping` or `stop`.
     fn answer(&mut self, stream: UnixStream) {
+        self.last_activity = Instant::now();
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
         let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));

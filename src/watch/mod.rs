@@ -9,6 +9,8 @@
 //!   elsewhere, where every save walks) and the mount table: the only code here that
 //!   differs between systems.
 //! - [`client`]: what a save (and `watch --stop`) says to it.
+//! - [`start`]: starting one in the background, for `watch --daemon` and, unless
+//!   `checkpoint.autoWatch` is false, for every agent's hook run that finds none.
 //!
 //! The watcher only reports changed paths. The save's side (the recorded base tree plus
 //! the changed paths, read through the same rules as a walk, is the worktree; anything
@@ -26,6 +28,7 @@ pub mod client;
 pub mod daemon;
 pub mod journal;
 pub mod platform;
+pub mod start;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};

@@ -63,6 +63,7 @@ mod cmd_show_diff_turns;
 mod cmd_status;
 mod cmd_verify;
 mod cmd_watch;
+mod cmd_watch_auto;
 mod cmd_watch_changes;
 mod cmd_watch_limits;
 

@@ -50,6 +50,10 @@ const SCRUB_ENV: &[&str] = &[
     "GEMINI_CLI_HOME",
 ];
 
+/// The key that lets an agent's hook run start a watcher, off in every test's
+/// environment ([`Sandbox::isolate`]).
+pub const AUTO_WATCH_KEY: &str = "checkpoint.autoWatch";
+
 /// Output of one finished process.
 #[derive(Debug)]
 pub struct Out {
@@ -236,6 +240,12 @@ impl Sandbox {
             .env("GIT_CEILING_DIRECTORIES", &self.root)
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("NO_COLOR", "1");
+        // No agent's hook run starts a watcher: a test that wants one starts it, and
+        // stops it (tests/it/cmd_watch_auto.rs turns this back on with `-c`), so that
+        // no test leaves a watcher process behind or races one over its temp dir.
+        cmd.env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", AUTO_WATCH_KEY)
+            .env("GIT_CONFIG_VALUE_0", "false");
     }
 
     pub fn git_cmd(&self, cwd: &Path, args: &[&str]) -> Command {

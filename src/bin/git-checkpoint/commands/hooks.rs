@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::settings::Settings;
+use git_checkpoint::watch;
 
 /// Save checkpoints around every step of an AI coding agent.
 ///
@@ -132,7 +134,9 @@ impl clap::ValueEnum for AgentArg {
 ///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
-/// prompt is always there (not for git).
+/// prompt is always there (not for git). Hook runs start the worktree's watcher when
+/// none runs (see `hooks run --help`); `git config checkpoint.autoWatch false` turns
+/// that off.
 ///
 /// Examples:
 ///
@@ -210,6 +214,13 @@ struct UninstallArgs {
 /// agent reads on stdout: for Cursor's beforeSubmitPrompt the {"continue":true} Cursor
 /// needs to send the prompt, for Gemini CLI `{}` after every event, and for Cline
 /// {"cancel":false} after every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
+///
+/// After the save, unless `checkpoint.autoWatch` is false, it starts the worktree's
+/// watcher in the background when none runs (see `watch --help`), without waiting for
+/// it: the following saves ask it what changed instead of looking at every file. That
+/// watcher exits once the worktree was idle for `checkpoint.watchIdleExit` (default
+/// 30m), or when the worktree is removed; a failure to start it goes to
+/// <git-dir>/checkpoint/watch/log.
 ///
 /// Examples:
 ///
@@ -325,6 +336,16 @@ fn install(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Resul
             &id.hex()[..7],
             started.elapsed().as_secs_f64()
         ));
+        // Said only where hook runs will start one: not with the key off, nor where this
+        // system has no watcher.
+        let settings = Settings::of(&repo);
+        if settings.auto_watch.get().unwrap_or(true) && watch::platform::available().is_ok() {
+            say(
+                "Hook runs start a watcher of this worktree so that saves need not walk it \
+                 (`git config checkpoint.autoWatch false` turns that off)"
+                    .to_string(),
+            );
+        }
     }
     Ok(())
 }
@@ -360,9 +381,17 @@ fn run_hook(start: &Path, agent: &dyn Agent) -> anyhow::Result<()> {
     let mut input = Vec::new();
     // An unreadable stdin leaves the input empty, which fails and is logged.
     let _ = std::io::stdin().read_to_end(&mut input);
-    let reply = agent.run(&input, start)?.reply;
-    if !reply.is_empty() {
-        println!("{reply}");
+    let run = agent.run(&input, start)?;
+    if !run.reply.is_empty() {
+        println!("{}", run.reply);
+    }
+    // After the save: the watcher's first look over the worktree does not compete with
+    // it, and this run does not wait for the watcher (the next saves use it).
+    if let Some(workspace) = &run.workspace {
+        if let Ok(program) = std::env::current_exe() {
+            let started = watch::start::auto_start(&workspace.repo, &workspace.settings, &program);
+            git_checkpoint::trace::note(format_args!("watch: auto-start: {started:?}"));
+        }
     }
     Ok(())
 }

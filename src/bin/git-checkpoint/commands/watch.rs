@@ -1,6 +1,6 @@
 //! `git checkpoint watch`
 
-use std::process::Stdio;
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,11 @@ use super::Context;
 /// The watcher runs in the foreground until interrupted, or with --daemon in the
 /// background (its pid in <git-dir>/checkpoint/watch/pid), until `watch --stop`, or
 /// until the worktree is removed. One watcher runs per worktree.
+///
+/// An agent's hook run (`hooks run`) starts one in the background when none runs,
+/// unless `checkpoint.autoWatch` is false; that one also exits once nothing happened in
+/// the worktree for `checkpoint.watchIdleExit` (default 30m). A watcher you start runs
+/// until stopped, unless you set that key (0: never).
 ///
 /// Examples:
 ///
@@ -49,6 +54,9 @@ pub struct Args {
     /// The message of the checkpoints --save-after makes.
     #[arg(short, long, default_value = "saved by watch", requires = "save_after")]
     message: String,
+    /// Started by a hook run: exits when idle, by default after 30 minutes.
+    #[arg(long, hide = true, conflicts_with_all = ["stop", "daemon"])]
+    auto: bool,
 }
 
 /// Reads `500ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
@@ -107,15 +115,18 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             save: Arc::new(move || quiet_save(&workspace, &options)),
         }
     });
-    let exit = daemon::run(repo, quiet, || {
+    let idle_exit = context.workspace.settings.watch_idle_exit(args.auto)?;
+    let exit = daemon::run(repo, quiet, idle_exit, || {
         context.say(&format!(
             "Watching {} (pid {})",
             repo.root.display(),
             std::process::id()
         ));
     })?;
-    if exit == daemon::Exit::WorktreeGone {
-        context.say("The worktree is gone; the watcher stops");
+    match exit {
+        daemon::Exit::WorktreeGone => context.say("The worktree is gone; the watcher stops"),
+        daemon::Exit::Idle => context.say("Nothing happened for a while; the watcher stops"),
+        daemon::Exit::Stopped => {}
     }
     Ok(())
 }
@@ -142,23 +153,16 @@ fn quiet_save(workspace: &Workspace, options: &SaveOptions) {
 /// Starts this same command in the foreground as a child in its own process group,
 /// detached from the terminal, and returns once it answers.
 fn start_daemon(context: &Context) -> anyhow::Result<()> {
-    use std::os::unix::process::CommandExt;
     let repo = &context.workspace.repo;
     if let Some(pid) = client::running(repo) {
         bail!("a watcher is already running on this worktree (pid {pid})");
     }
     let log = watch::create_log(repo)?;
-    let args: Vec<String> = std::env::args()
+    let args: Vec<OsString> = std::env::args_os()
         .skip(1)
         .filter(|arg| arg != "--daemon")
         .collect();
-    let mut child = std::process::Command::new(std::env::current_exe()?)
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .process_group(0)
-        .spawn()
+    let mut child = watch::start::spawn(repo, &std::env::current_exe()?, &args, log)
         .context("starting the watcher")?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
