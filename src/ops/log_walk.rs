@@ -487,6 +487,32 @@ mod tests {
     }
 
     #[test]
+    fn a_parent_cycle_is_listed_once_without_looping() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path(), 3, 40, false, 1000, 0);
+        let read = store.snapshot().unwrap();
+        let line: Vec<CheckpointId> = log(&read, &LogQuery::default())
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        drop(read);
+        // A damaged store: an old checkpoint's parent is a newer one.
+        let txn = store.transaction().unwrap();
+        let n = line.len();
+        assert!(n > 4, "{n}");
+        txn.set_parents(line[n - 1], vec![line[n / 2]]).unwrap();
+        txn.commit().unwrap();
+        for all in [true, false] {
+            let walked = paged(&store, 4, all);
+            let mut ids: Vec<CheckpointId> = walked.iter().map(|e| e.id).collect();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(ids.len(), walked.len());
+        }
+    }
+
+    #[test]
     fn checkpoints_no_tip_reaches_come_last_each_once() {
         for seed in 1..=6u64 {
             let dir = tempfile::tempdir().unwrap();
