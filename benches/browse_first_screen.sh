@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Times `browse`'s first screen on a long history: the one benches/log_10k.sh builds
-# (N checkpoints, 10,000 unless given, each save editing one file of a 1,300-file tree).
+# Times `browse`'s first screen on a long history: benches/log_10k.sh's (each save
+# editing one file of a 1,300-file tree), REAL real saves (100 unless given), extended to
+# N checkpoints (10,000 unless given) by examples/extend_history.rs, which writes records
+# taking the real ones' trees in turn, with an agent session every 40 steps (10,000 real
+# saves take hours on a loaded machine; the list's cost is in the records, not the trees).
 # tmux runs a shell on a pseudo-terminal of 120 by 40; each run types
 # `git-checkpoint browse`, presses Enter, and polls `tmux capture-pane` until the screen
 # shows the list and the selected checkpoint's record (its `Date:` line); the time from
@@ -9,7 +12,7 @@
 #
 #   benches/browse_first_screen.sh DIR [N]    # BIN=... measures another binary
 #
-# The history is kept in DIR and reused (log_10k.sh builds it the first time).
+# The history is kept in DIR and reused.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 [ $# -ge 1 ] || { echo "usage: $0 DIR [N]" >&2; exit 2; }
@@ -18,10 +21,15 @@ runs=${RUNS:-7}
 mkdir -p "$1"
 work=$(cd "$1" && pwd)
 command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux; }
-BUILD_ONLY=1 BIN="$bin" "$here/benches/log_10k.sh" "$work" "$n"
+BUILD_ONLY=1 BIN="$bin" "$here/benches/log_10k.sh" "$work" "${REAL:-100}"
 export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
 cd "$work/repo"
-echo "checkpoints: $("$bin" log --all --json | grep -c '"short_id"')"
+count() { "$bin" log --all --json | grep -c '"short_id"'; }
+if [ "$(count)" -lt "$n" ]; then
+  (cd "$here" && cargo run --quiet --release --example extend_history -- \
+    "$work/repo/.git/checkpoint/store.redb" "$n")
+fi
+echo "checkpoints: $(count)"
 
 socket="$work/tmux.socket"
 t() { tmux -S "$socket" -f /dev/null "$@"; }
