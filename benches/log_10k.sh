@@ -4,6 +4,7 @@
 # 1,300 files in all), each save editing one file, as an agent's steps do.
 #
 #   benches/log_10k.sh DIR [N]    # builds the history in DIR once, then measures
+#   BUILD_ONLY=1 benches/log_10k.sh DIR [N]    # only builds it
 #
 # The history is kept in DIR and reused by later runs (building it takes a few minutes).
 # Prints hyperfine's table for the JSON list, the text list, the first screen of the
@@ -45,6 +46,8 @@ if [ ! -f "$work/repo/.git/checkpoint/store.redb" ]; then
   echo "built $n checkpoints in $(($(date +%s) - start)) s"
 fi
 
+# BUILD_ONLY=1: only build the history (benches/browse_first_screen.sh reuses it).
+[ -z "${BUILD_ONLY:-}" ] || exit 0
 cd "$work/repo"
 echo "checkpoints: $("$bin" log --all --json | grep -c '"short_id"')"
 hyperfine -N --warmup 2 --runs "${RUNS:-10}" \

@@ -3,20 +3,21 @@
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::Checkpoint;
+use crate::ops::log_walk::LogWalk;
 use crate::storage::Snapshot;
 use crate::{CheckpointId, Result};
 
 /// Maps keyed by checkpoint id, hashed by [`IdHasher`].
-type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IdHasher>>;
 /// Sets of checkpoint ids, hashed by [`IdHasher`].
-type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<IdHasher>>;
+pub(crate) type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<IdHasher>>;
 
 /// Hashes a checkpoint id by its bits: ids are already uniform hashes, so mixing them
 /// again (as the default hasher does, which showed in the profile of a 10,000-checkpoint
 /// log) buys nothing. A crafted store can hold ids chosen to collide here; that degrades
 /// the maps to slow lookups, it cannot make them give a wrong answer.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -75,7 +76,25 @@ pub fn meta_matches(record: &Checkpoint, wanted: &[(String, String)]) -> bool {
 /// Checkpoints in graph order: every child before its parents, newest first otherwise,
 /// and each line of history kept together (as `git log --graph` orders commits).
 /// Without `all`, the current checkpoint and its ancestors; with it, every checkpoint.
+///
+/// With a limit and nothing to filter by (no `all`, range, metadata, path or text), the
+/// list is read through a [`LogWalk`], which reads only the records the first `limit`
+/// need.
 pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
+    if let Some(limit) = query.limit {
+        if !query.all
+            && query.exclude.is_empty()
+            && query.meta.is_empty()
+            && query.paths.is_empty()
+            && query.grep.is_none()
+        {
+            let tips: Vec<CheckpointId> = match query.from.is_empty() {
+                true => snapshot.current()?.into_iter().collect(),
+                false => query.from.clone(),
+            };
+            return LogWalk::from(snapshot, &tips)?.next_page(snapshot, limit);
+        }
+    }
     // Sized for the whole store up front: records are large, and growing the map would
     // move each of them several times.
     let capacity = usize::try_from(snapshot.checkpoint_count()?).unwrap_or(0);

@@ -6,6 +6,7 @@ pub mod blame;
 pub mod gc;
 pub mod log;
 pub mod log_query;
+pub mod log_walk;
 pub mod restore;
 pub mod revert;
 pub mod save;

@@ -309,6 +309,15 @@ impl CheckpointReader {
         records::load(&self.checkpoints, id)
     }
 
+    /// The record of checkpoint `id`, or `None` when the store has no such checkpoint
+    /// (a parent `drop` or `gc` removed since a caller last looked).
+    pub fn find(&self, id: CheckpointId) -> Result<Option<Checkpoint>> {
+        match self.checkpoints.get(id.0)? {
+            Some(_) => records::load(&self.checkpoints, id).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The shortest unique prefix of `id`, as [`Snapshot::short_id`].
     pub fn short_id(&self, id: CheckpointId) -> Result<String> {
         records::short_id(&self.checkpoints, id)

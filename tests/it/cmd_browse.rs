@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
+use common::claude::ClaudeSession;
 use common::{run_cmd, Repo, DEFAULT_TIMEOUT};
 
 /// One tmux server of our own (its own socket, no configuration file) with one window
@@ -138,11 +139,112 @@ fn history() -> Repo {
 }
 
 fn start_browse(repo: &Repo, env: &[(&str, &str)]) -> Tmux {
+    start_browse_on(repo, env, 2)
+}
+
+fn start_browse_on(repo: &Repo, env: &[(&str, &str)], checkpoints: usize) -> Tmux {
     let tmux = Tmux::start(repo, env);
     tmux.type_text(&format!("{} browse", common::BIN));
     tmux.press("Enter");
-    tmux.wait_for("Checkpoints (2)");
+    tmux.wait_for(&format!("Checkpoints ({checkpoints})"));
     tmux
+}
+
+/// The user's save of `a.txt` ("one") and `notes.txt`, then a Claude session: one
+/// prompt, whose tool calls write "agent" into `a.txt` and create `b.txt`; then the user
+/// edits `notes.txt` and leaves it unsaved. Four checkpoints: the save, the prompt's,
+/// one per tool call.
+fn session_history() -> Repo {
+    let repo = Repo::new();
+    repo.write("a.txt", b"one\n");
+    repo.write("notes.txt", b"mine\n");
+    repo.save_forced("start");
+    repo.write("notes.txt", b"mine, before the prompt\n");
+    let mut claude = ClaudeSession::new(&repo, "4f2a9c1d-5e6f-4a0b-9c8d-7e6f5a4b3c2d");
+    claude.prompt("please fix the parser");
+    claude.write("a.txt", b"agent\n");
+    claude.write("b.txt", b"new\n");
+    repo.write("notes.txt", b"mine, edited\n");
+    repo
+}
+
+/// The checkpoint a status line names after `marker`, up to the next space.
+#[track_caller]
+fn named_after(screen: &str, marker: &str) -> String {
+    screen
+        .split(marker)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("nothing after {marker:?}:\n{screen}"))
+        .to_string()
+}
+
+#[test]
+fn restore_only_a_sessions_files_from_the_prompt_with_confirmation() {
+    let repo = session_history();
+    let tmux = start_browse_on(&repo, &[], 4);
+    // The search finds the prompt's own checkpoint and opens the fold it is in.
+    tmux.press("/");
+    tmux.type_text("fix the parser");
+    tmux.press("Enter");
+    tmux.wait_for("Found 'fix the parser'");
+    tmux.press("s");
+    tmux.wait_for("Put back the files session 4f2a9c1d");
+    tmux.press("y");
+    let screen = tmux.wait_for("Restored the files of session 4f2a9c1d from");
+    // What the session's tool calls wrote is as it was at the prompt; the user's
+    // unsaved edit, which the session never touched, is left as it is.
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    assert!(!repo.exists("b.txt"));
+    assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
+    // The worktree was saved first, as `restore --only-session` saves it.
+    let safety = named_after(&screen, "unsaved changes saved as ");
+    tmux.wait_for("Checkpoints (5)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    repo.ok(&["restore", &safety]);
+    assert_eq!(repo.read_string("a.txt"), "agent\n");
+    assert_eq!(repo.read_string("b.txt"), "new\n");
+}
+
+#[test]
+fn revert_a_step_then_its_whole_turn_with_confirmation() {
+    let repo = session_history();
+    let tmux = start_browse_on(&repo, &[], 4);
+    // One step: the tool call that wrote a.txt.
+    tmux.press("/");
+    tmux.type_text("Write: a.txt");
+    tmux.press("Enter");
+    tmux.wait_for("Found 'Write: a.txt'");
+    tmux.press("u");
+    tmux.wait_for("Undo what checkpoint");
+    tmux.press("y");
+    let screen = tmux.wait_for("1 applied, 0 conflicting, 0 unchanged");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    assert_eq!(repo.read_string("b.txt"), "new\n");
+    assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
+    let safety = named_after(&screen, "unsaved changes saved as ");
+    // The list is read again with the safety checkpoint on top; the prompt's fold the
+    // search opened is still open, and the step still selected: h folds it again, onto
+    // the row that stands for the whole turn.
+    tmux.wait_for("Checkpoints (5)");
+    let screen = tmux.wait_for("Write: a.txt");
+    assert!(screen.contains("before prompt 1"), "{screen}");
+    tmux.press("h");
+    tmux.wait_for("[prompt, 2 tool calls]");
+    tmux.press("u");
+    tmux.wait_for("Undo this prompt's turn");
+    tmux.press("y");
+    tmux.wait_for("1 applied, 0 conflicting, 1 unchanged");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    assert!(!repo.exists("b.txt"));
+    assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    // The first revert's safety checkpoint holds the worktree from before it.
+    repo.ok(&["restore", &safety]);
+    assert_eq!(repo.read_string("a.txt"), "agent\n");
+    assert_eq!(repo.read_string("b.txt"), "new\n");
 }
 
 #[test]

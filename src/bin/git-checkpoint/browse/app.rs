@@ -103,6 +103,27 @@ pub enum Action {
         /// Its short id.
         short: String,
     },
+    /// Put back, as they were at the checkpoint, the files one agent session's tool
+    /// calls changed since, as `restore --only-session` does.
+    RestoreSession {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// Its short id.
+        short: String,
+        /// The session's full id.
+        session: String,
+    },
+    /// Undo one step (a checkpoint against its first parent) or a prompt's turn (from
+    /// the prompt's checkpoint to its last tool call), keeping everything since, as
+    /// `revert` does.
+    Revert {
+        /// The revision `revert` is given: a full id, or a range `A..B` of full ids.
+        rev: String,
+        /// How the dialog and the status line name it: a short id, or `A..B` of short ids.
+        label: String,
+        /// How many tool calls the turn holds, when a turn is reverted.
+        turn: Option<usize>,
+    },
 }
 
 impl Action {
@@ -125,8 +146,24 @@ impl Action {
             Action::Drop { short, .. } => format!(
                 "Drop checkpoint {short}? Its children are re-linked to its parents; the worktree is not touched."
             ),
+            Action::RestoreSession { short, session, .. } => format!(
+                "Put back the files session {}'s tool calls changed since checkpoint {short}? Files someone else changed too are left alone; unsaved changes are saved first.",
+                git_checkpoint::format::text::escape_controls(&short_session(session))
+            ),
+            Action::Revert { label, turn: None, .. } => format!(
+                "Undo what checkpoint {label} changed, keeping everything since? Unsaved changes are saved first as a checkpoint."
+            ),
+            Action::Revert { label, turn: Some(n), .. } => format!(
+                "Undo this prompt's turn ({label}: what its {n} tool call{} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
+                if *n == 1 { "" } else { "s" }
+            ),
         }
     }
+}
+
+/// A session id as rows show it: its first eight characters.
+pub fn short_session(session: &str) -> String {
+    session.chars().take(8).collect()
 }
 
 /// What is on top of the list.
@@ -162,6 +199,13 @@ pub enum Effect {
     PickFile,
     /// Carry out a confirmed action, then read the list again.
     Act(Action),
+    /// Read more of the list (all of it, with `all`), then give the same key again:
+    /// the key needs checkpoints not read yet (the end of the list, the end of a
+    /// session to fold).
+    More {
+        /// Read to the end.
+        all: bool,
+    },
 }
 
 /// The checkpoint shown on the right.
@@ -172,11 +216,27 @@ pub struct Detail {
     pub text: Text<'static>,
 }
 
+/// A fold as the user left it, by the id of its last (oldest) entry: a prompt's own
+/// checkpoint, a session's first. Ids, not positions, so that a fold stays as it was
+/// when the list is read again after an action, or grows as more of it is read.
+type FoldKey = (Level, CheckpointId);
+
 /// The whole state of the UI.
 pub struct App {
     entries: Vec<Entry>,
+    /// Whether the store holds more checkpoints after the entries read so far.
+    more: bool,
+    /// How many checkpoints the store holds, for the list's title.
+    pub total: u64,
+    /// The entries whose rows are final: all of them, or, while more are to be read,
+    /// those before a trailing run of a session whose next prompt is not read yet.
+    settled: usize,
     groups: Vec<Group>,
-    folded: HashSet<(Level, usize)>,
+    /// The folds that are folded.
+    folded: HashSet<FoldKey>,
+    /// Every fold seen so far; one not seen before starts as its kind does (a prompt
+    /// folded, a session open).
+    seen: HashSet<FoldKey>,
     /// The entries shown (indices into the entries), recomputed when a fold changes.
     visible: Vec<usize>,
     /// The selected row, an index into the rows shown.
@@ -201,12 +261,17 @@ pub struct App {
 }
 
 impl App {
-    /// The UI over `entries` (in `log --all` order), every prompt folded.
-    pub fn new(entries: Vec<Entry>, colour: bool, now_ns: i128) -> App {
+    /// The UI over `entries` (the first of the list, in `log --all` order; `more` if
+    /// the store holds more), every prompt folded.
+    pub fn new(entries: Vec<Entry>, more: bool, colour: bool, now_ns: i128) -> App {
         let mut app = App {
             entries: Vec::new(),
+            more,
+            total: entries.len() as u64,
+            settled: 0,
             groups: Vec::new(),
             folded: HashSet::new(),
+            seen: HashSet::new(),
             visible: Vec::new(),
             selected: 0,
             offset: 0,
@@ -218,37 +283,66 @@ impl App {
             now_ns,
             last_search: None,
         };
-        app.replace_entries(entries);
+        app.replace_entries(entries, more);
         app
     }
 
-    /// Takes a fresh list (after an action), keeping the selection on the same
-    /// checkpoint where it is still there.
-    pub fn replace_entries(&mut self, entries: Vec<Entry>) {
+    /// Takes a fresh list (after an action): the selection stays on the same
+    /// checkpoint and the folds as the user left them, where they are still there.
+    pub fn replace_entries(&mut self, entries: Vec<Entry>, more: bool) {
         let keep = self.selected_entry().map(|e| e.id);
         self.entries = entries;
-        self.groups = groups(&self.entries);
-        self.folded = self
-            .groups
-            .iter()
-            .filter(|g| g.level == Level::Prompt && g.end - g.start > 1)
-            .map(|g| (g.level, g.start))
-            .collect();
-        self.refresh_visible();
-        let index = keep.and_then(|id| self.entries.iter().position(|e| e.id == id));
-        match index {
-            Some(index) => self.reveal(index),
-            None => self.selected = self.selected.min(self.visible.len().saturating_sub(1)),
-        }
+        self.more = more;
+        self.regroup(keep);
         self.detail = None;
     }
 
-    /// Every entry.
+    /// Appends the next entries of the list (`more` if there are more still).
+    pub fn append(&mut self, entries: Vec<Entry>, more: bool) {
+        let keep = self.selected_entry().map(|e| e.id);
+        self.entries.extend(entries);
+        self.more = more;
+        self.regroup(keep);
+    }
+
+    fn regroup(&mut self, keep: Option<CheckpointId>) {
+        self.groups = groups(&self.entries);
+        self.settled = settled(&self.entries, self.more);
+        for g in &self.groups {
+            if !self.complete(g) {
+                continue;
+            }
+            let key = (g.level, self.entries[g.end - 1].id);
+            if self.seen.insert(key) && g.level == Level::Prompt && g.end - g.start > 1 {
+                self.folded.insert(key);
+            }
+        }
+        self.refresh_visible();
+        let index = keep.and_then(|id| self.entries.iter().position(|e| e.id == id));
+        match index {
+            Some(index) if index < self.settled => self.reveal(index),
+            _ => self.selected = self.selected.min(self.visible.len().saturating_sub(1)),
+        }
+    }
+
+    /// Whether `group` is all read: a prompt's run ends with the prompt; a session's
+    /// run, when something follows it, or the list is all read.
+    fn complete(&self, group: &Group) -> bool {
+        group.level == Level::Prompt || !self.more || group.end < self.entries.len()
+    }
+
+    /// Every entry read so far.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
 
-    /// The entries shown, as indices into [`App::entries`].
+    /// How many of the entries have final rows (see [`App::visible`]).
+    pub fn settled(&self) -> usize {
+        self.settled
+    }
+
+    /// The entries shown, as indices into [`App::entries`]: those not folded away,
+    /// among the settled ones.
     pub fn visible(&self) -> &[usize] {
         &self.visible
     }
@@ -256,6 +350,12 @@ impl App {
     /// The selected checkpoint.
     pub fn selected_entry(&self) -> Option<&Entry> {
         self.visible.get(self.selected).map(|&i| &self.entries[i])
+    }
+
+    /// Whether the rows from the selection's screen on (`rows` past the first row drawn
+    /// or the selection) are all read: else the list wants more.
+    pub fn wants_more(&self, rows: usize) -> bool {
+        self.more && self.visible.len() <= self.offset.max(self.selected) + rows
     }
 
     /// The folded group that entry `index` stands for, if it stands for one: the
@@ -275,24 +375,29 @@ impl App {
     }
 
     fn is_folded(&self, group: &Group) -> bool {
-        self.folded.contains(&(group.level, group.start))
+        self.complete(group)
+            && self
+                .folded
+                .contains(&(group.level, self.entries[group.end - 1].id))
     }
 
     fn refresh_visible(&mut self) {
-        let hidden = |i: usize| {
-            self.groups
-                .iter()
-                .any(|g| g.start < i && i < g.end && self.is_folded(g))
-        };
-        self.visible = (0..self.entries.len()).filter(|&i| !hidden(i)).collect();
+        // Marked group by group, so that a long list with many folds costs its length.
+        let mut hidden = vec![false; self.settled];
+        for g in self.groups.iter().filter(|g| self.is_folded(g)) {
+            for slot in hidden.iter_mut().take(g.end).skip(g.start + 1) {
+                *slot = true;
+            }
+        }
+        self.visible = (0..self.settled).filter(|&i| !hidden[i]).collect();
     }
 
     /// Unfolds whatever hides entry `index` and selects it.
     pub fn reveal(&mut self, index: usize) {
-        let hiding: Vec<(Level, usize)> = self
+        let hiding: Vec<FoldKey> = self
             .groups_of(index)
             .filter(|g| g.start < index)
-            .map(|g| (g.level, g.start))
+            .map(|g| (g.level, self.entries[g.end - 1].id))
             .collect();
         for key in hiding {
             self.folded.remove(&key);
@@ -307,10 +412,11 @@ impl App {
         self.detail_scroll = 0;
     }
 
-    /// Folds the innermost open group that holds the selected entry.
-    fn fold(&mut self) {
+    /// Folds the innermost open group that holds the selected entry; a session not
+    /// read to its end yet asks for more first.
+    fn fold(&mut self) -> Effect {
         let Some(&index) = self.visible.get(self.selected) else {
-            return;
+            return Effect::None;
         };
         let open = self
             .groups_of(index)
@@ -318,10 +424,15 @@ impl App {
             .last()
             .copied();
         if let Some(group) = open {
-            self.folded.insert((group.level, group.start));
+            if !self.complete(&group) {
+                return Effect::More { all: false };
+            }
+            self.folded
+                .insert((group.level, self.entries[group.end - 1].id));
             self.refresh_visible();
             self.reveal(group.start);
         }
+        Effect::None
     }
 
     /// Unfolds the outermost folded group the selected entry stands for.
@@ -330,7 +441,8 @@ impl App {
             return;
         };
         if let Some(group) = self.folded_at(index) {
-            self.folded.remove(&(group.level, group.start));
+            self.folded
+                .remove(&(group.level, self.entries[group.end - 1].id));
             self.refresh_visible();
             self.reveal(index);
         }
@@ -411,14 +523,15 @@ impl App {
             KeyCode::PageDown => self.move_by(page),
             KeyCode::PageUp => self.move_by(-page),
             KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') if self.more => return Effect::More { all: true },
             KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
-            KeyCode::Left | KeyCode::Char('h') => self.fold(),
+            KeyCode::Left | KeyCode::Char('h') => return self.fold(),
             KeyCode::Right | KeyCode::Char('l') => self.unfold(),
             KeyCode::Char(' ') | KeyCode::Tab => {
                 let index = self.visible.get(self.selected).copied();
                 match index.and_then(|i| self.folded_at(i)) {
                     Some(_) => self.unfold(),
-                    None => self.fold(),
+                    None => return self.fold(),
                 }
             }
             KeyCode::Char('J') => self.detail_scroll = self.detail_scroll.saturating_add(5),
@@ -431,6 +544,8 @@ impl App {
                 }
             }
             KeyCode::Char('f') => return Effect::PickFile,
+            KeyCode::Char('s') => self.ask_session_restore(),
+            KeyCode::Char('u') => self.ask_revert(),
             KeyCode::Char(c @ ('r' | 'F' | 'p' | 'd')) => {
                 if let Some(entry) = self.selected_entry() {
                     let (id, short) = (entry.id, entry.short.clone());
@@ -447,15 +562,65 @@ impl App {
         Effect::None
     }
 
-    /// The entries after the selected one, wrapping round, in the order a search
-    /// visits them: each one's index, id, and whether its message or metadata
-    /// (`key=value`) holds `text`, ignoring case.
-    pub fn search_order(&self, text: &str) -> Vec<(usize, CheckpointId, bool)> {
+    /// `s`: asks to put back the files the selected checkpoint's session changed since
+    /// it; a checkpoint no session saved has no session to ask about.
+    fn ask_session_restore(&mut self) {
+        let Some(entry) = self.selected_entry() else {
+            return;
+        };
+        match entry.meta("session") {
+            Some(session) => {
+                self.mode = Mode::Confirm(Action::RestoreSession {
+                    id: entry.id,
+                    short: entry.short.clone(),
+                    session: session.to_string(),
+                })
+            }
+            None => {
+                self.status = format!(
+                    "Checkpoint {} was not saved by an agent session: s restores a session's files, r the whole worktree",
+                    entry.short
+                )
+            }
+        }
+    }
+
+    /// `u`: asks to revert the selected step, or, on a folded prompt, the prompt's
+    /// whole turn (from the prompt's checkpoint to its last tool call).
+    fn ask_revert(&mut self) {
+        let Some(&index) = self.visible.get(self.selected) else {
+            return;
+        };
+        let entry = &self.entries[index];
+        let action = match self.folded_at(index) {
+            Some(group) if group.level == Level::Prompt => {
+                let prompt = &self.entries[group.end - 1];
+                Action::Revert {
+                    rev: format!("{}..{}", prompt.id.hex(), entry.id.hex()),
+                    label: format!("{}..{}", prompt.short, entry.short),
+                    turn: Some(group.end - group.start - 1),
+                }
+            }
+            _ => Action::Revert {
+                rev: entry.id.hex(),
+                label: entry.short.clone(),
+                turn: None,
+            },
+        };
+        self.mode = Mode::Confirm(action);
+    }
+
+    /// The settled entries in `range`, in the order a search visits them: each one's
+    /// index, id, and whether its message or metadata (`key=value`) holds `text`,
+    /// ignoring case.
+    pub fn search_order(
+        &self,
+        text: &str,
+        range: std::ops::Range<usize>,
+    ) -> Vec<(usize, CheckpointId, bool)> {
         let text = text.to_lowercase();
-        let start = self.visible.get(self.selected).map_or(0, |&i| i + 1);
-        let n = self.entries.len();
-        (0..n)
-            .map(|k| (start + k) % n)
+        range
+            .filter(|&i| i < self.settled)
             .map(|i| {
                 let e = &self.entries[i];
                 let found = e.message.to_lowercase().contains(&text)
@@ -466,6 +631,32 @@ impl App {
             })
             .collect()
     }
+
+    /// Where a search starts: the entry after the selected one.
+    pub fn search_start(&self) -> usize {
+        self.visible.get(self.selected).map_or(0, |&i| i + 1)
+    }
+}
+
+/// How many of `entries` have final rows: all, unless more are to be read and the last
+/// ones are a session's tool calls whose prompt is not read yet (their prompt's fold
+/// is not known), which wait for the next read.
+fn settled(entries: &[Entry], more: bool) -> usize {
+    let Some(session) = entries
+        .last()
+        .filter(|_| more)
+        .and_then(|e| e.meta("session"))
+    else {
+        return entries.len();
+    };
+    let mut i = entries.len();
+    while i > 0 && entries[i - 1].meta("session") == Some(session) {
+        if entries[i - 1].meta("kind") == Some("prompt") {
+            return i;
+        }
+        i -= 1;
+    }
+    i
 }
 
 /// The folds of `entries`: each run of neighbours from one agent session, and in it

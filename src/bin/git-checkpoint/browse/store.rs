@@ -7,45 +7,62 @@ use std::collections::BTreeSet;
 use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::ops::gc;
-use git_checkpoint::ops::log::{self, LogQuery};
+use git_checkpoint::ops::log_walk::LogWalk;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
+use git_checkpoint::ops::revert::{revert, ConflictStyle, RevertOptions, Status, Undo};
+use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
 use git_checkpoint::storage::StoreRead;
 use git_checkpoint::CheckpointId;
 
-use super::app::{Action, Entry};
+use super::app::{short_session, Action, Entry};
 use crate::commands::{show, Context};
 use crate::ui::output::{labels, show_path};
 
-/// Every checkpoint in the store, in `log --all` order, with what the list shows of each.
-pub fn load(context: &Context) -> anyhow::Result<Vec<Entry>> {
-    let store = context.open_read_store()?;
-    let read = store.snapshot()?;
-    let entries = log::log(
-        &read,
-        &LogQuery {
-            all: true,
-            ..LogQuery::default()
-        },
-    )?;
-    let pinned = read.pins()?;
-    let head = read.head()?;
-    let branches = read.branches_and_fetched()?;
-    let checkpoints = read.checkpoint_reader()?;
-    entries
-        .into_iter()
-        .map(|e| {
-            Ok(Entry {
-                short: checkpoints.short_id(e.id)?,
-                labels: labels(e.id, &head, &branches),
-                pinned: pinned.contains(&e.id),
-                time_ns: e.record.time_ns,
-                message: e.record.message,
-                meta: e.record.meta,
-                id: e.id,
-                graph_parents: e.graph_parents,
+/// The list, read a page at a time in `log --all` order ([`LogWalk`]): the walk keeps
+/// what it has read between pages, the store is opened for each page only.
+pub struct Lister {
+    walk: LogWalk,
+}
+
+impl Lister {
+    /// Starts the list; returns it with how many checkpoints the store holds.
+    pub fn start(context: &Context) -> anyhow::Result<(Lister, u64)> {
+        let store = context.open_read_store()?;
+        let read = store.snapshot()?;
+        let walk = LogWalk::all(&read)?;
+        Ok((Lister { walk }, read.checkpoint_count()?))
+    }
+
+    /// Whether the whole list has been read.
+    pub fn done(&self) -> bool {
+        self.walk.is_done()
+    }
+
+    /// The next `n` checkpoints of the list, with what the list shows of each.
+    pub fn page(&mut self, context: &Context, n: usize) -> anyhow::Result<Vec<Entry>> {
+        let store = context.open_read_store()?;
+        let read = store.snapshot()?;
+        let entries = self.walk.next_page(&read, n)?;
+        let pinned = read.pins()?;
+        let head = read.head()?;
+        let branches = read.branches_and_fetched()?;
+        let checkpoints = read.checkpoint_reader()?;
+        entries
+            .into_iter()
+            .map(|e| {
+                Ok(Entry {
+                    short: checkpoints.short_id(e.id)?,
+                    labels: labels(e.id, &head, &branches),
+                    pinned: pinned.contains(&e.id),
+                    time_ns: e.record.time_ns,
+                    message: e.record.message,
+                    meta: e.record.meta,
+                    id: e.id,
+                    graph_parents: e.graph_parents,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }
 
 /// The record and diff of checkpoint `id`, as `git checkpoint show` prints them.
@@ -139,6 +156,109 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
             gc::apply(&mut store, &plan, std::time::Instant::now(), |_| true)?;
             Ok(format!("Dropped checkpoint {short}"))
         }
+        Action::RestoreSession { id, short, session } => {
+            restore_session(context, *id, short, session)
+        }
+        Action::Revert { rev, label, .. } => revert_change(context, rev, label),
+    }
+}
+
+/// `restore <id> --only-session <session>`, as the command runs it (conflicting paths
+/// left alone), said in one line.
+fn restore_session(
+    context: &Context,
+    id: CheckpointId,
+    short: &str,
+    session: &str,
+) -> anyhow::Result<String> {
+    let options = SessionRestoreOptions {
+        session: Some(session.to_string()),
+        force: false,
+        restore: RestoreOptions {
+            settings: context.workspace.settings.clone(),
+            ..RestoreOptions::default()
+        },
+    };
+    let report = {
+        let store = context.open_store()?;
+        session_restore::restore_session(&context.workspace.repo, &store, &id.hex(), &options)?
+    };
+    let name = escape_controls(&short_session(&report.session)).into_owned();
+    let mut line = match &report.restore {
+        Some(restore) => restored(
+            context,
+            restore,
+            &format!("Restored the files of session {name} from"),
+        )?,
+        None => format!(
+            "Nothing to restore: session {name} changed {} path{} since {short}",
+            report.changed_by_session.len(),
+            plural(report.changed_by_session.len())
+        ),
+    };
+    let left = report.left_alone();
+    if left > 0 {
+        let paths: Vec<String> = report
+            .conflicts
+            .iter()
+            .map(|c| escape_controls(&show_path(&c.path)).into_owned())
+            .collect();
+        line += &format!(
+            "; left {left} path{} alone that someone else changed too: {}",
+            plural(left),
+            paths.join(", ")
+        );
+    }
+    Ok(line)
+}
+
+/// `revert <rev>`, as the command runs it (conflicts written with markers or left),
+/// said in one line.
+fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<String> {
+    let (conflict_style, _) = ConflictStyle::of_repo(&context.workspace.repo)?;
+    let options = RevertOptions {
+        conflict_style,
+        settings: context.workspace.settings.clone(),
+        ..RevertOptions::default()
+    };
+    let store = context.open_store()?;
+    let undo = Undo::resolve(&store.snapshot()?, rev)?;
+    let report = revert(&context.workspace.repo, &store, &undo, &options)?;
+    if report.paths.is_empty() {
+        return Ok(format!("Nothing to revert: {label} changed no file"));
+    }
+    let mut line = format!(
+        "Reverted {label}: {} applied, {} conflicting, {} unchanged",
+        report.with(Status::Applied).count(),
+        report.with(Status::Conflict).count(),
+        report.with(Status::Unchanged).count()
+    );
+    if let Some(worktree) = report.worktree {
+        let short = store.snapshot()?.short_id(worktree)?;
+        line += &match report.safety_checkpoint {
+            Some(_) => format!("; unsaved changes saved as {short} (restore it to undo)"),
+            None => format!("; the worktree was saved already as {short} (restore it to undo)"),
+        };
+    }
+    let conflicts = report.conflicts();
+    if !conflicts.is_empty() {
+        let paths: Vec<String> = conflicts
+            .iter()
+            .map(|p| escape_controls(p).into_owned())
+            .collect();
+        line += &format!("; conflicts: {}", paths.join(", "));
+    }
+    if let Some(warning) = report.warnings.first() {
+        line += &format!("; warning: {}", escape_controls(&warning.to_string()));
+    }
+    Ok(line)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

@@ -15,7 +15,7 @@ use ratatui::Frame;
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::CheckpointId;
 
-use super::app::{App, Entry, Level, Mode};
+use super::app::{short_session, App, Entry, Level, Mode};
 use crate::ui::graph;
 use crate::ui::output::{format_labels, paint, relative_time, show_path, style};
 
@@ -36,6 +36,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("n", "search again"),
     ("r", "restore the worktree to the checkpoint"),
     ("f", "restore one of the checkpoint's files"),
+    ("s", "restore only the files its session changed since"),
+    ("u", "revert the step (on a folded prompt: its turn)"),
     ("F", "fork: a new branch at the checkpoint"),
     ("p", "pin the checkpoint"),
     ("d", "drop the checkpoint"),
@@ -68,7 +70,8 @@ fn selected_style() -> Style {
 /// The graph of the rows shown: each folded group is one node, joined to what its
 /// members are joined to.
 fn layout(app: &App) -> Vec<graph::NodeRows> {
-    let entries = app.entries();
+    // Only the settled entries: the ones after them are drawn once their rows are known.
+    let entries = &app.entries()[..app.settled()];
     let visible = app.visible();
     let index: HashMap<CheckpointId, usize> =
         entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
@@ -142,14 +145,7 @@ fn row_text(app: &App, index: usize) -> String {
                 Level::Session => format!(
                     "[session {} {}: {n} checkpoints]",
                     escape_controls(entry.meta("agent").unwrap_or("agent")),
-                    escape_controls(
-                        &entry
-                            .meta("session")
-                            .unwrap_or("")
-                            .chars()
-                            .take(8)
-                            .collect::<String>()
-                    )
+                    escape_controls(&short_session(entry.meta("session").unwrap_or("")))
                 ),
                 Level::Prompt => format!("[prompt, {} tool calls]", n - 1),
             };
@@ -172,7 +168,7 @@ fn ansi_lines(text: &str) -> Vec<Line<'static>> {
 }
 
 fn draw_list(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
-    let title = format!(" Checkpoints ({}) ", app.entries().len());
+    let title = format!(" Checkpoints ({}) ", app.total);
     let block = Block::bordered().title(title);
     let height = block.inner(area).height as usize;
     let rows = layout(app);
@@ -226,7 +222,8 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let line = match &app.mode {
         Mode::Search(text) => format!("/{text}▏  (Enter: find, Esc: cancel)"),
         _ if !app.status.is_empty() => app.status.clone(),
-        _ => "?: keys  r: restore  f: restore a file  /: search  q: quit".to_string(),
+        _ => "?: keys  r: restore  f: restore a file  s: a session's files  u: revert  /: search  q: quit"
+            .to_string(),
     };
     frame.render_widget(Paragraph::new(line), area);
 }
@@ -264,7 +261,8 @@ fn draw_help(frame: &mut Frame<'_>) {
 }
 
 fn draw_confirm(frame: &mut Frame<'_>, question: &str) {
-    let area = centred(frame.area(), 60, 7);
+    // Room for the longest question wrapped (four lines), a blank line and the keys.
+    let area = centred(frame.area(), 60, 8);
     let text = vec![
         Line::raw(question.to_string()),
         Line::raw(""),
@@ -355,7 +353,7 @@ mod tests {
     const DIFF: &str = "checkpoint 0000000000000000000000000000000008 (HEAD -> main)\nParent: c000007\n\n    Edit src/parser.rs\n\ndiff --git a/src/parser.rs b/src/parser.rs\n\x1b[36m@@ -1 +1 @@\x1b[m\n\x1b[31m-old\x1b[m\n\x1b[32m+new\x1b[m\n";
 
     fn app(colour: bool) -> App {
-        let mut app = App::new(entries(), colour, NOW);
+        let mut app = App::new(entries(), false, colour, NOW);
         app.detail = Some(Detail {
             id: CheckpointId(8),
             text: DIFF.as_bytes().into_text().unwrap(),
@@ -444,6 +442,51 @@ mod tests {
     }
 
     #[test]
+    fn a_session_restore_and_a_revert_are_asked_first() {
+        let mut app = app(true);
+        // The first row stands for the newer prompt's turn (8, 7 and the prompt, 6).
+        press(&mut app, KeyCode::Char('s'));
+        insta::assert_snapshot!("confirm_session", screen(&mut app).backend());
+        let session = Action::RestoreSession {
+            id: CheckpointId(8),
+            short: "c000008".into(),
+            session: "4f2a9c1d-77".into(),
+        };
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Effect::Act(session));
+        // u on a folded prompt reverts its turn: from the prompt to its last tool call.
+        press(&mut app, KeyCode::Char('u'));
+        insta::assert_snapshot!("confirm_turn", screen(&mut app).backend());
+        let turn = Action::Revert {
+            rev: format!("{}..{}", CheckpointId(6).hex(), CheckpointId(8).hex()),
+            label: "c000006..c000008".into(),
+            turn: Some(2),
+        };
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Effect::Act(turn));
+        // Opened, each row is one step.
+        press(&mut app, KeyCode::Right);
+        press(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Char('u'));
+        let step = Action::Revert {
+            rev: CheckpointId(7).hex(),
+            label: "c000007".into(),
+            turn: None,
+        };
+        assert_eq!(app.mode, Mode::Confirm(step));
+        press(&mut app, KeyCode::Char('n'));
+        // A checkpoint no session saved has no session's files to restore.
+        while app.selected_entry().unwrap().id != CheckpointId(9) {
+            press(&mut app, KeyCode::Down);
+        }
+        press(&mut app, KeyCode::Char('s'));
+        assert_eq!(app.mode, Mode::List);
+        assert!(
+            app.status.contains("was not saved by an agent session"),
+            "{}",
+            app.status
+        );
+    }
+
+    #[test]
     fn a_file_restore_asks_which_file_then_to_confirm() {
         let mut app = app(true);
         assert_eq!(press(&mut app, KeyCode::Char('f')), Effect::PickFile);
@@ -471,16 +514,23 @@ mod tests {
             press(&mut app, KeyCode::Enter),
             Effect::Search("PARSER".into())
         );
-        // From the entry after the selection on, wrapping round to the selection
-        // itself last; metadata matches as key=value.
+        // From the entry after the selection on; metadata matches as key=value.
         let found: Vec<usize> = app
-            .search_order("parser")
+            .search_order("parser", app.search_start()..8)
             .into_iter()
             .filter(|c| c.2)
             .map(|c| c.0)
             .collect();
-        assert_eq!(found, [2, 4, 5, 0]);
-        let by_meta = app.search_order("kind=prompt");
+        assert_eq!(found, [2, 4, 5]);
+        // Round from the top to the selection itself, last.
+        let wrapped: Vec<usize> = app
+            .search_order("parser", 0..app.search_start())
+            .into_iter()
+            .filter(|c| c.2)
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(wrapped, [0]);
+        let by_meta = app.search_order("kind=prompt", 0..8);
         assert_eq!(
             by_meta
                 .iter()
@@ -504,13 +554,100 @@ mod tests {
         assert_eq!(app.key(ctrl_c), Effect::Quit);
     }
 
+    /// The rows shown: each one's id and fold marker.
+    fn rows(app: &App) -> Vec<(u128, Option<Level>)> {
+        app.visible()
+            .iter()
+            .map(|&i| (app.entries()[i].id.0, app.folded_at(i).map(|g| g.level)))
+            .collect()
+    }
+
+    #[test]
+    fn a_list_read_in_parts_folds_as_the_whole_does() {
+        let whole = App::new(entries(), false, false, NOW);
+        for k in 0..=8 {
+            let mut all = entries();
+            let rest = all.split_off(k);
+            let mut app = App::new(all, k < 8, false, NOW);
+            // Rows are shown only where their folds are known: never a tool call whose
+            // prompt is not read yet, and what is shown is the start of the whole.
+            let shown = rows(&app);
+            assert_eq!(shown, rows(&whole)[..shown.len()], "read {k}");
+            assert_eq!(app.wants_more(10), k < 8, "read {k}");
+            app.append(rest, false);
+            assert_eq!(rows(&app), rows(&whole), "read {k}");
+        }
+        // One tool call read: nothing settled, its prompt's fold not known yet.
+        let mut one = entries();
+        one.truncate(1);
+        let app = App::new(one, true, false, NOW);
+        assert!(app.visible().is_empty());
+    }
+
+    #[test]
+    fn keys_that_need_the_rest_of_the_list_ask_for_it() {
+        let mut part = entries();
+        part.truncate(3);
+        let mut app = App::new(part, true, false, NOW);
+        // The end of the list: everything is to be read first.
+        assert_eq!(
+            press(&mut app, KeyCode::Char('G')),
+            Effect::More { all: true }
+        );
+        // Folding the session, whose first checkpoint is not read: more first.
+        press(&mut app, KeyCode::Right);
+        assert_eq!(press(&mut app, KeyCode::Down), Effect::None);
+        press(&mut app, KeyCode::Left);
+        assert_eq!(press(&mut app, KeyCode::Left), Effect::More { all: false });
+        app.append(entries().split_off(3), false);
+        assert_eq!(press(&mut app, KeyCode::Left), Effect::None);
+        assert_eq!(app.visible(), &[0, 5, 6, 7]);
+        assert_eq!(press(&mut app, KeyCode::Char('G')), Effect::None);
+        assert_eq!(app.selected, 3);
+    }
+
+    #[test]
+    fn folds_and_the_selection_stay_by_id_when_the_list_is_read_again() {
+        let mut app = app(false);
+        // Open the newer prompt, select its prompt checkpoint (6), fold the older one
+        // back (it starts folded) and leave it so.
+        press(&mut app, KeyCode::Right);
+        press(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Down);
+        assert_eq!(app.selected_entry().unwrap().id, CheckpointId(6));
+        // An action saved a checkpoint on top (a restore's safety checkpoint) and
+        // dropped the fork: the list is read again.
+        let mut fresh = entries();
+        fresh.retain(|e| e.id != CheckpointId(9));
+        fresh.insert(0, entry(10, 0, "before restore", &[8]));
+        app.replace_entries(fresh, false);
+        assert_eq!(app.selected_entry().unwrap().id, CheckpointId(6));
+        assert_eq!(
+            rows(&app),
+            [
+                (10, None),
+                (8, None),
+                (7, None),
+                (6, None),
+                (5, Some(Level::Prompt)),
+                (2, None),
+                (1, None)
+            ]
+        );
+        // A fold the user closed stays closed too.
+        press(&mut app, KeyCode::Left);
+        app.replace_entries(entries(), false);
+        assert_eq!(app.visible(), &[0, 3, 5, 6, 7]);
+        assert_eq!(app.selected_entry().unwrap().id, CheckpointId(8));
+    }
+
     #[test]
     fn the_list_scrolls_to_keep_the_selection_on_screen() {
         let many: Vec<Entry> = (1..=200u128)
             .rev()
             .map(|n| entry(n, 300 - n as i128, &format!("step {n}"), &[]))
             .collect();
-        let mut app = App::new(many, false, NOW);
+        let mut app = App::new(many, false, false, NOW);
         for _ in 0..150 {
             press(&mut app, KeyCode::Down);
         }

@@ -11,10 +11,13 @@ use crate::ui::output::colour_wanted;
 /// prompts, prompts into tool calls), the selected checkpoint's record and diff on the
 /// right, as `show` prints them. Keys: j/k move, h/l fold and unfold, / searches
 /// messages, metadata and changed paths, r restores the worktree, f restores one file,
-/// F forks, p pins, d drops (each asked to be confirmed; a restore first saves unsaved
-/// changes, as `restore` does), ? lists the keys, q quits. The store is opened only
-/// for each read or action, never while the UI waits for a key. Colour follows
-/// NO_COLOR. Needs a terminal on stdout.
+/// s restores only the files the checkpoint's agent session changed since it (as
+/// `restore --only-session`), u reverts the step, or a folded prompt's whole turn (as
+/// `revert`), F forks, p pins, d drops (each asked to be confirmed; a restore or a
+/// revert first saves unsaved changes, as the commands do), ? lists the keys, q quits.
+/// The list is read a page at a time, newest first, as far as the screen needs, so a
+/// long history opens at once. The store is opened only for each read or action, never
+/// while the UI waits for a key. Colour follows NO_COLOR. Needs a terminal on stdout.
 ///
 /// Examples:
 ///
