@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::ui::json::DiffJson;
 use crate::ui::patch;
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
+use git_checkpoint::diff::{checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::ops::save::look;
 use git_checkpoint::CheckpointId;
 
@@ -50,11 +50,66 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 /// Everything `diff` prints, made while the store is open.
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.repo.worktree_paths(&args.paths)?;
+    with_changes(context, &args.revs, paths, |compared| {
+        let Compared {
+            from,
+            to,
+            changes,
+            reader,
+        } = compared;
+        if context.json {
+            return Output::json(&DiffJson {
+                from: from.map(CheckpointId::hex),
+                to: to.map(CheckpointId::hex),
+                changes: patch::summarize(changes, reader)?,
+            });
+        }
+        if context.quiet {
+            return Ok(Output::Nothing);
+        }
+        let mut out = Vec::new();
+        patch::write_changes(
+            &mut out,
+            changes,
+            reader,
+            args.format.format(),
+            context.colour(),
+        )?;
+        Ok(Output::Paged(out))
+    })
+}
+
+/// What `diff` compared, read while the store is open: handed to the function given to
+/// [`with_changes`].
+pub struct Compared<'a> {
+    /// The old side's checkpoint; `None` when there is no checkpoint yet.
+    pub from: Option<CheckpointId>,
+    /// The new side's checkpoint; `None` for the worktree.
+    pub to: Option<CheckpointId>,
+    /// Each changed file, in path order.
+    pub changes: &'a [Change],
+    /// Reads what each change holds.
+    pub reader: &'a ContentReader<'a>,
+}
+
+/// Opens the store read-only and compares zero, one or two revisions (`revs`, as
+/// `diff` takes them) limited to `paths` (worktree paths; none for everything), and
+/// hands the changes to `f`; the store is closed when this returns (`diff`, and the
+/// MCP server's `diff`). Warnings of the worktree scan go to stderr.
+pub fn with_changes<T>(
+    context: &Context,
+    revs: &[String],
+    paths: Vec<Vec<u8>>,
+    f: impl FnOnce(&Compared<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    if revs.len() > 2 {
+        anyhow::bail!("diff compares at most two checkpoints, not {}", revs.len());
+    }
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if args.revs.len() < 2 {
+    let snapshot = if revs.len() < 2 {
         let snapshot = look(&context.repo, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
@@ -64,11 +119,11 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         None
     };
     let read = store.snapshot()?;
-    let from = match args.revs.first() {
+    let from = match revs.first() {
         Some(rev) => Some(read.resolve(rev)?),
         None => read.current()?,
     };
-    let to = match args.revs.get(1) {
+    let to = match revs.get(1) {
         Some(rev) => Some(read.resolve(rev)?),
         None => None,
     };
@@ -87,23 +142,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let chunks = read.chunks()?;
     let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
-    if context.json {
-        return Output::json(&DiffJson {
-            from: from.map(CheckpointId::hex),
-            to: to.map(CheckpointId::hex),
-            changes: patch::summarize(&changes, &reader)?,
-        });
-    }
-    if context.quiet {
-        return Ok(Output::Nothing);
-    }
-    let mut out = Vec::new();
-    patch::write_changes(
-        &mut out,
-        &changes,
-        &reader,
-        args.format.format(),
-        context.colour(),
-    )?;
-    Ok(Output::Paged(out))
+    f(&Compared {
+        from,
+        to,
+        changes: &changes,
+        reader: &reader,
+    })
 }

@@ -6,12 +6,14 @@ use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
-use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::diff::content::ContentReader;
+use git_checkpoint::diff::{changes_from_parent, Change};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
-use git_checkpoint::storage::StoreRead;
+use git_checkpoint::model::Checkpoint;
+use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::CheckpointId;
 
 use super::{Context, FormatArgs, Output};
 
@@ -43,11 +45,33 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     context.emit(output)
 }
 
-/// Everything `show` prints, the diff included, made while the store is open.
-fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
+/// What `show` shows of a checkpoint, read while the store is open: handed to the
+/// function given to [`with_checkpoint`], which makes its output from it.
+pub struct Shown<'a> {
+    /// The store's snapshot, for ids, labels and the like.
+    pub read: &'a Snapshot,
+    /// The checkpoint.
+    pub id: CheckpointId,
+    /// Its shortest unique abbreviation.
+    pub short: String,
+    /// Its record.
+    pub record: Checkpoint,
+    /// Its changes against its first parent.
+    pub changes: Vec<Change>,
+    /// Reads what each change holds.
+    pub reader: &'a ContentReader<'a>,
+}
+
+/// Opens the store read-only, reads checkpoint `rev` and its changes, and hands them to
+/// `f`; the store is closed when this returns (`show`, and the MCP server's `show`).
+pub fn with_checkpoint<T>(
+    context: &Context,
+    rev: &str,
+    f: impl FnOnce(&Shown<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let id = read.resolve(&args.rev)?;
+    let id = read.resolve(rev)?;
     let record = read.checkpoint(id)?;
     // Checked against the store, and each side bounded by its record: a crafted tree
     // that expands past it is an error, not a walk without end.
@@ -56,10 +80,43 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let chunks = read.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;
+    f(&Shown {
+        read: &read,
+        id,
+        short,
+        record,
+        changes,
+        reader: &reader,
+    })
+}
+
+/// Everything `show` prints, the diff included, made while the store is open.
+fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
+    let format = args.format.format();
+    with_checkpoint(context, &args.rev, |shown| {
+        render_shown(context, format, shown)
+    })
+}
+
+/// `show`'s output, in `format`, of what [`with_checkpoint`] read.
+pub fn render_shown(
+    context: &Context,
+    format: crate::ui::patch::Format,
+    shown: &Shown<'_>,
+) -> anyhow::Result<Output> {
+    let Shown {
+        read,
+        id,
+        short,
+        record,
+        changes,
+        reader,
+    } = shown;
+    let (read, id, reader) = (*read, *id, *reader);
     if context.json {
         return Output::json(&ShowJson {
-            checkpoint: CheckpointJson::new(id, short, &record),
-            changes: patch::summarize(&changes, &reader)?,
+            checkpoint: CheckpointJson::new(id, short.clone(), record),
+            changes: patch::summarize(changes, reader)?,
         });
     }
     if context.quiet {
@@ -136,6 +193,6 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     if !record.message.is_empty() {
         writeln!(out)?;
     }
-    patch::write_changes(&mut out, &changes, &reader, args.format.format(), colour)?;
+    patch::write_changes(&mut out, changes, reader, format, colour)?;
     Ok(Output::Paged(out))
 }
