@@ -34,6 +34,7 @@ mod log_graph;
 mod log_stream;
 mod log_summary;
 mod manual_help;
+mod mcp;
 mod model_based;
 mod no_change_save;
 mod output_safety;
