@@ -81,7 +81,7 @@ fn say(context: &Context, store: &impl StoreRead, report: &RestoreReport) -> any
 }
 
 /// The checkpoint a restore restored: every restore has one, so its absence is a bug.
-pub(super) fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
+pub fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
     report
         .target
         .context("internal error: a restore reported no target")

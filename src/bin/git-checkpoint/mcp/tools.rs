@@ -494,7 +494,11 @@ fn diff(context: &Context, args: Diff) -> anyhow::Result<Answer> {
                 text += &one;
             } else if left_out.is_empty() && text.is_empty() {
                 // Even the first file is over the budget: as many of its lines as fit.
-                let cut = one[..budget].rfind('\n').map_or(0, |i| i + 1);
+                let mut end = budget;
+                while !one.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let cut = one[..end].rfind('\n').map_or(0, |i| i + 1);
                 text += &one[..cut];
                 left_out.push(format!("the rest of {}", show_path(&change.path)));
             } else {
