@@ -100,7 +100,10 @@ fn handshake_and_tool_list_follow_the_protocol() {
     runtime().block_on(async {
         let client = connect(&r.sb, &r.dir, &["mcp"]).await;
         let info = client.peer_info().expect("the server's answer");
-        assert_eq!(info.server_info.name, "git-checkpoint");
+        assert_eq!(
+            info.server_info.as_ref().expect("server info").name,
+            "git-checkpoint"
+        );
         assert!(info.capabilities.tools.is_some());
         let tools = client.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

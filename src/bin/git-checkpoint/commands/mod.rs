@@ -280,7 +280,7 @@ pub fn error_line(error: &anyhow::Error) -> (String, i32) {
     // git's own wording already starts with "fatal:".
     if let Some(git_checkpoint::Error::NotAWorktree(msg)) = lib_error {
         return (
-            git_checkpoint::format::text::escape_controls_keeping_lines(msg),
+            git_checkpoint::format::text::escape_controls_keeping_lines(msg).into_owned(),
             128,
         );
     }

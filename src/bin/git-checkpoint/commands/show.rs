@@ -49,7 +49,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 /// function given to [`with_checkpoint`], which makes its output from it.
 pub struct Shown<'a> {
     /// The store's snapshot, for ids, labels and the like.
-    pub read: &'a Snapshot,
+    pub read: &'a Snapshot<'a>,
     /// The checkpoint.
     pub id: CheckpointId,
     /// Its shortest unique abbreviation.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerInfo,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -48,6 +48,10 @@ impl Server {
     /// The directory a call starts from: `-C`, else the client's first root (a
     /// `file://` URI), else the working directory. Agents start servers in all sorts of
     /// places (some in `/`), so the roots come before the working directory.
+    // Roots are deprecated by the 2026-07-28 protocol (SEP-2577), but the agents still
+    // handshake with 2025-11-25 and send them; they are the only way to learn where the
+    // agent works when it starts the server elsewhere.
+    #[allow(deprecated)]
     async fn base_directory(&self, context: &RequestContext<RoleServer>) -> PathBuf {
         if let Some(directory) = &self.directory {
             return directory.clone();
@@ -72,8 +76,8 @@ impl Server {
 }
 
 impl ServerHandler for Server {
-    fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
                 "git-checkpoint",
                 env!("CARGO_PKG_VERSION"),

@@ -582,19 +582,34 @@ fn restore(context: &Context, args: Restore) -> anyhow::Result<Answer> {
         compression_level: context.compression_level()?,
         ..RestoreOptions::default()
     };
-    let (report, before, read) = if dry_run {
+    // The short ids are read while the store is open: a snapshot lives no longer.
+    let shorts = |read: &git_checkpoint::storage::Snapshot<'_>,
+                  report: &restore::RestoreReport,
+                  before: Option<CheckpointId>|
+     -> anyhow::Result<[Option<String>; 3]> {
+        let short = |id: Option<CheckpointId>| id.map(|id| read.short_id(id)).transpose();
+        Ok([
+            short(report.target)?,
+            short(report.safety_checkpoint)?,
+            short(before)?,
+        ])
+    };
+    let (report, [short, safety, before]) = if dry_run {
         let store = context.open_read_store()?;
-        let read = store.snapshot()?;
         let report = restore::dry_run(&context.repo, &store, &args.rev, &options)?;
-        (report, read.current()?, store.snapshot()?)
+        let read = store.snapshot()?;
+        let found = shorts(&read, &report, None)?;
+        (report, found)
     } else {
         let store = context.open_store()?;
         let before = store.snapshot()?.current()?;
         let report = restore::restore(&context.repo, &store, &args.rev, &options)?;
-        (report, before, store.snapshot()?)
+        let read = store.snapshot()?;
+        let found = shorts(&read, &report, before)?;
+        (report, found)
     };
     let target = commands::restore::restored(&report)?;
-    let short = read.short_id(target)?;
+    let short = short.unwrap_or_default();
     let mut lines = Vec::new();
     if report.dry_run {
         lines.push(format!(
@@ -619,16 +634,13 @@ fn restore(context: &Context, args: Restore) -> anyhow::Result<Answer> {
                 .map(|p| format!("delete {}", show_path(p))),
         );
     } else {
-        if let Some(safety) = report.safety_checkpoint {
-            let safety = read.short_id(safety)?;
+        if let Some(safety) = safety {
             lines.push(format!(
                 "Saved unsaved changes as checkpoint {safety} (undo this restore with restore rev={safety})"
             ));
         } else if let Some(before) = before {
             lines.push(format!(
-                "The worktree had no unsaved changes; it was checkpoint {} (undo this restore with restore rev={})",
-                read.short_id(before)?,
-                read.short_id(before)?
+                "The worktree had no unsaved changes; it was checkpoint {before} (undo this restore with restore rev={before})"
             ));
         }
         lines.push(format!(
