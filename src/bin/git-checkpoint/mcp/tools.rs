@@ -46,6 +46,8 @@ const REPO: &str = "A path inside the git worktree to work on; relative paths st
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListCheckpoints {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// Only the checkpoints of this agent session: its id or a unique prefix, as list_sessions shows it. Implies all=true unless all is given.
@@ -68,6 +70,8 @@ struct ListCheckpoints {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListSessions {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// At most this many, the most recently active first (default 20, at most 200).
@@ -78,6 +82,8 @@ struct ListSessions {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Show {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// The checkpoint: an id or unique prefix, a branch, @ (the current one), <session>:prompt<N>, optionally followed by ~N. Default @.
@@ -88,6 +94,8 @@ struct Show {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Diff {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// The old side: a checkpoint (default: the current one).
@@ -104,6 +112,8 @@ struct Diff {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Save {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// The checkpoint's message: what state the worktree is in and why it is worth keeping.
@@ -116,6 +126,8 @@ struct Save {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Restore {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// The checkpoint to restore: an id or unique prefix, a branch, @~N (N steps before the current one), <session>:prompt<N>.
@@ -130,6 +142,8 @@ struct Restore {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Pin {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
     /// The checkpoint to pin.
