@@ -14,6 +14,7 @@ use git_checkpoint::git::Repo;
 use git_checkpoint::model::tree::{self, Node, PendingTrees};
 use git_checkpoint::ops::restore::{restore, RestoreOptions};
 use git_checkpoint::ops::save::{save, SaveOptions};
+use git_checkpoint::settings::Settings;
 use git_checkpoint::storage::Store;
 
 fn pseudo_random(len: usize, mut state: u64) -> Vec<u8> {
@@ -140,7 +141,10 @@ fn end_to_end(c: &mut Criterion) {
         let store_path = repo.checkpoint_dir().join("store.redb");
         let options = SaveOptions {
             message: "bench".into(),
-            compression_level: 3,
+            settings: Settings {
+                compression: Ok(3).into(),
+                ..Settings::default()
+            },
             ..SaveOptions::default()
         };
         group.bench_with_input(BenchmarkId::new("first save", files), &files, |b, _| {

@@ -31,8 +31,9 @@ done
 # The tests that exercise records on disk: the unit tests of the record modules and the
 # integration modules that read and write records (test-name filters, one binary), enough
 # to catch a codec, tree or stat-cache mutant in seconds instead of the whole suite.
-small_tests=(--lib --test it -- format:: model:: storage:: crafted_store:: corruption::
-  verify:: roundtrip:: save:: restore:: gc:: crash:: changing_files:: hostile_store::)
+small_tests=(--lib --test it -- format:: model:: storage:: safety_crafted_store::
+  safety_damaged_store:: cmd_verify:: roundtrip_trees:: cmd_save:: cmd_restore:: cmd_gc::
+  safety_crash:: safety_changing_files:: safety_hostile_store::)
 
 files() { for f in "$@"; do printf -- '--file\0%s\0' "$f"; done; }
 test_tool=cargo

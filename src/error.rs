@@ -210,6 +210,32 @@ pub enum Error {
     /// A path argument outside the worktree.
     #[error("path '{0}' is outside the worktree")]
     PathOutsideWorktree(String),
+    /// `revert` of a checkpoint that has no parent: there is no earlier state to go back to.
+    #[error("checkpoint {checkpoint} ('{rev}') is a first checkpoint: it has no parent to revert to (name a range A..B instead)")]
+    NoParentToRevert {
+        /// The revision as given.
+        rev: String,
+        /// The checkpoint's short id.
+        checkpoint: String,
+    },
+    /// A path `revert` was to change changed after the worktree was saved.
+    #[error("{} changed while the revert ran; nothing was reverted: run it again", path.display())]
+    RevertRaced {
+        /// The path that changed.
+        path: PathBuf,
+    },
+    /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
+    #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
+    RevertWouldConflict {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
+    /// `revert` left conflicts in the worktree (the report lists them).
+    #[error("the revert left conflicts in {}: {}; resolve them, then save", plural(paths.len()), paths.join(", "))]
+    RevertConflicts {
+        /// The conflicting paths, as shown to the user.
+        paths: Vec<String>,
+    },
     /// A bad command-line value that the library checks.
     #[error("{0}")]
     InvalidArgument(String),
@@ -250,6 +276,15 @@ pub enum Error {
     /// program, not anything a user, a file or a remote did.
     #[error("internal error: {0}")]
     Internal(String),
+    /// `blame` asked for a path that is not a text file in the checkpoint it starts
+    /// from.
+    #[error("cannot blame '{path}': {why}")]
+    CannotBlame {
+        /// The path, as the worktree names it.
+        path: String,
+        /// Why: absent, a directory, a symlink, binary.
+        why: String,
+    },
 }
 
 /// Shorthand for results with [`Error`].
@@ -282,6 +317,8 @@ impl Error {
             | Error::UnknownAttachment { .. }
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
+            | Error::NoParentToRevert { .. }
+            | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,
             Error::BadConfig { .. } => ErrorKind::Config,
@@ -289,7 +326,10 @@ impl Error {
             Error::NewerFormat { .. }
             | Error::UnsafeFile { .. }
             | Error::RestoreBlocked { .. }
-            | Error::LooksSecret { .. } => ErrorKind::Refused,
+            | Error::LooksSecret { .. }
+            | Error::RevertWouldConflict { .. }
+            | Error::RevertConflicts { .. }
+            | Error::RevertRaced { .. } => ErrorKind::Refused,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
@@ -309,6 +349,15 @@ impl Error {
             Error::Io { error, .. } | Error::StoreIo { error, .. } => Some(error),
             _ => None,
         }
+    }
+}
+
+/// "1 path" or "N paths", for messages.
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 path".into()
+    } else {
+        format!("{n} paths")
     }
 }
 

@@ -6,6 +6,8 @@
 //! - `GIT_CHECKPOINT_PAUSE=<point>:<ms>` sleeps at `<point>`; with
 //!   `GIT_CHECKPOINT_PAUSED_FILE=<path>` it first writes the point's name to `<path>`.
 //! - `GIT_CHECKPOINT_FAULT=<point>` aborts the process at `<point>`, as a crash would.
+//! - `GIT_CHECKPOINT_PANIC=<point>` panics at `<point>`, as a bug would: unlike an
+//!   abort, the panic hooks run (`browse` restores the terminal in one).
 //! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`crate::clock::now_ns`] reports, so that tests can
 //!   make checkpoints with chosen times for the retention policies.
 //!
@@ -17,13 +19,14 @@
 //! checkpoint not yet), `restore-mid-delete` (half the deletions of a restore done),
 //! `restore-mid-write` (half the files of a restore staged under
 //! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
-//! into place: the worktree is half old, half new),
+//! into place: the worktree is half old, half new), `revert-planned` (a revert saved
+//! the worktree and merged every path, nothing written yet),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),
 //! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
 //! compaction step), `log-line-sent` (a line of `log` handed to the output, the next
-//! not yet made).
+//! not yet made), `browse-key` (`browse` read a key, before acting on it).
 
 /// Pauses or aborts if the environment names `point`, in builds with the `test-hooks`
 /// feature only (`cargo test` turns it on), so that no variable can stop or slow an
@@ -48,5 +51,8 @@ pub fn point(point: &str) {
     }
     if std::env::var("GIT_CHECKPOINT_FAULT").is_ok_and(|name| name == point) {
         std::process::abort();
+    }
+    if std::env::var("GIT_CHECKPOINT_PANIC").is_ok_and(|name| name == point) {
+        panic!("test panic at {point}");
     }
 }

@@ -5,7 +5,9 @@
 //! only parses arguments and reports. Its layers, each importing only from those below it
 //! (docs/design.md, "Layout"):
 //!
-//! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats), and
+//! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats) and
+//!   the [`ops::workspace::Workspace`] (a worktree, its settings, the one door to its
+//!   store), and
 //!   [`diff`]: changes between trees, shown as git shows them; [`agents`]: the hooks that
 //!   save around AI agent steps.
 //! - [`watch`]: the per-worktree watcher; it only reports the paths changed since a
@@ -13,6 +15,7 @@
 //!   opens the store.
 //! - [`storage`]: the redb file and its tables, behind [`storage::Snapshot`] (reads)
 //!   and [`storage::Transaction`] (writes); the only module that names redb.
+//! - [`settings`]: every `checkpoint.*` key, typed and parsed once from git's config.
 //! - [`worktree`]: the files a checkpoint holds, and writing them back through held
 //!   directory handles; [`git`]: the repository, git's index and config.
 //! - [`model`]: checkpoint records, trees, branch names, revisions, as plain types;
@@ -22,9 +25,11 @@
 //!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod agents;
 pub mod clock;
+pub mod complete;
 pub mod diff;
 pub mod error;
 pub mod fault;
@@ -35,6 +40,7 @@ pub mod model;
 pub mod ops;
 pub mod progress;
 pub mod remote;
+pub mod settings;
 pub mod storage;
 pub mod trace;
 pub mod watch;

@@ -11,7 +11,9 @@ use crate::git::repo::Repo;
 use crate::model::session::{Session, TOOL_KIND};
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome};
-use crate::storage::{Snapshot, Store, StoreRead};
+use crate::ops::workspace::Workspace;
+use crate::settings::DEFAULT_MAX_FILE_SIZE;
+use crate::storage::{Snapshot, StoreRead};
 use crate::{CheckpointId, Error, Result};
 
 /// What kind of step an event is.
@@ -213,10 +215,10 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Result<Option<Chec
         .ok()
         .and_then(|e| e.cwd.clone())
         .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let repo = Repo::discover(&dir)?;
-    let result = event.and_then(|event| save_for(&repo, &event));
+    let workspace = Workspace::discover(&dir)?;
+    let result = event.and_then(|event| save_for(&workspace, &event));
     if let Err(error) = &result {
-        log_failure(&repo, &error.to_string());
+        log_failure(&workspace.repo, &error.to_string());
     }
     result
 }
@@ -224,7 +226,8 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Result<Option<Chec
 /// Saves the worktree as the hooks are installed: the state before the agent's first
 /// prompt, always a checkpoint (also when nothing changed since the last one).
 pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId> {
-    let store = crate::git::settings::open_store(repo, &mut || {})?;
+    let workspace = Workspace::new(repo.clone());
+    let store = workspace.open_store(&mut || {})?;
     let options = SaveOptions {
         message: "before the agent's first prompt (hooks installed)".to_string(),
         meta: vec![
@@ -232,7 +235,7 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId
             ("event".to_string(), "install".to_string()),
         ],
         allow_empty: true,
-        compression_level: repo.settings.compression.get()?,
+        settings: workspace.settings,
         ..SaveOptions::default()
     };
     match save::save(repo, &store, &options)?.outcome {
@@ -245,13 +248,9 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId
 /// current one when nothing changed (it costs a record, no content), so that every
 /// prompt and tool call can be named. The store is waited for only
 /// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
-fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
-    let mut store = Store::open(
-        &repo.store_path(),
-        repo.settings.hook_lock_timeout.get()?,
-        &mut || {},
-    )?;
-    store.init_head(&repo.settings.default_branch.get()?)?;
+fn save_for(workspace: &Workspace, event: &AgentEvent) -> Result<Option<CheckpointId>> {
+    let repo = &workspace.repo;
+    let mut store = workspace.open_store_for_hook(&mut || {})?;
     let transcript = event
         .transcript
         .as_deref()
@@ -270,10 +269,13 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
         // when nothing changed, so each can be named (parallel tool calls included); a
         // notice that names no step only when something changed.
         allow_empty: event.is_step(),
-        attach_files: transcript_to_keep(repo, event, transcript)?
+        // A tool step's `path` comes from what it changed, so that a shell command's
+        // edits are found too (the tool's input names a file only for file tools).
+        record_changed_paths: matches!(event.step, Step::Tool { .. }),
+        attach_files: transcript_to_keep(workspace, event, transcript)?
             .into_iter()
             .collect(),
-        compression_level: repo.settings.compression.get()?,
+        settings: workspace.settings.clone(),
         ..SaveOptions::default()
     };
     // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
@@ -293,18 +295,18 @@ fn save_for(repo: &Repo, event: &AgentEvent) -> Result<Option<CheckpointId>> {
 /// is logged; the checkpoint is made all the same. Transcripts grow by appending, so
 /// content-defined chunks make each copy cost about the bytes added since the last.
 fn transcript_to_keep(
-    repo: &Repo,
+    workspace: &Workspace,
     event: &AgentEvent,
     opened: Option<Result<Transcript>>,
 ) -> Result<Option<AttachFile>> {
-    if event.step != Step::Prompt || !repo.settings.keep_transcripts.get()? {
+    let (repo, settings) = (&workspace.repo, &workspace.settings);
+    if event.step != Step::Prompt || !settings.keep_transcripts.get()? {
         return Ok(None);
     }
-    let limit = repo
-        .settings
+    let limit = settings
         .max_file_size
         .get()?
-        .unwrap_or(crate::git::settings::DEFAULT_MAX_FILE_SIZE);
+        .unwrap_or(DEFAULT_MAX_FILE_SIZE);
     Ok(match opened {
         None => None,
         Some(Err(e)) => {

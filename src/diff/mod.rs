@@ -91,21 +91,23 @@ pub fn summarize(changes: &[Change]) -> ChangeSummary {
     summary
 }
 
-/// What checkpoint `record` (being saved in `txn`, its new trees in `trees`) changed
-/// against its first parent, for the save to keep so that `log` need not diff its trees.
-/// Only the subtrees whose ids differ are read, the new ones from memory, so this costs
-/// a save little. `None` for a first checkpoint, and for a parent whose trees cannot be
-/// read (a damaged store): rather than failing the save, `log` then computes it, and
-/// reports the damage.
-pub fn parent_summary(
+/// What a checkpoint being saved in `txn` (its root `tree`, its new trees in `trees`)
+/// changes against its first parent `parent`: the save keeps its summary so that `log`
+/// need not diff its trees, and an agent's tool step records the paths from it. Only the
+/// subtrees whose ids differ are read, the new ones from memory, so this costs a save
+/// little. `None` for a first checkpoint, and for a parent whose trees cannot be read (a
+/// damaged store): rather than failing the save, `log` then computes it, and reports the
+/// damage.
+pub fn parent_changes(
     txn: &Transaction,
     trees: &PendingTrees,
-    record: &Checkpoint,
-) -> Result<Option<ChangeSummary>> {
-    let _span = crate::trace::span("commit: change summary");
+    parent: Option<CheckpointId>,
+    tree: TreeId,
+) -> Result<Option<Vec<Change>>> {
+    let _span = crate::trace::span("commit: changes against the parent");
     // A first checkpoint's diff lists every file, which would hold them all in memory at
     // once on a big first save; `log` makes that one diff itself.
-    let Some(&parent) = record.parents.first() else {
+    let Some(parent) = parent else {
         return Ok(None);
     };
     let parent = txn.checkpoint(parent)?;
@@ -116,10 +118,10 @@ pub fn parent_summary(
     let changes = diff_trees(
         &reader,
         Some(parent.tree),
-        Some(record.tree),
+        Some(tree),
         &PathFilter::default(),
     );
-    Ok(changes.ok().map(|changes| summarize(&changes)))
+    Ok(changes.ok())
 }
 
 /// Which paths an operation covers: everything, or the given files and directories.

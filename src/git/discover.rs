@@ -14,7 +14,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::git::config::{self, parse_bool};
+use crate::git::config_env::env_bool;
+use crate::git::config_syntax::{self, parse_bool};
 
 /// What discovery found: what [`crate::git::Repo`] holds, and what reading the
 /// configuration needs to know.
@@ -117,7 +118,7 @@ fn prefix(cwd: &Path, root: &Path) -> Option<Vec<u8>> {
 /// way and for a repository owned by someone else.
 fn walk_up(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
     let ceiling = ceiling_len(cwd.as_os_str().as_bytes())?;
-    let one_filesystem = !config::env_bool("GIT_DISCOVERY_ACROSS_FILESYSTEM", false)?;
+    let one_filesystem = !env_bool("GIT_DISCOVERY_ACROSS_FILESYSTEM", false)?;
     let device = std::fs::metadata(cwd).ok()?.dev();
     let mut dir = cwd.to_path_buf();
     loop {
@@ -351,9 +352,9 @@ impl Format {
 }
 
 /// One config file's entries, without includes; a missing file has none.
-fn read_file(path: &Path, entries: &mut Vec<config::Entry>) -> Option<()> {
+fn read_file(path: &Path, entries: &mut Vec<config_syntax::Entry>) -> Option<()> {
     match std::fs::read(path) {
-        Ok(text) => config::parse(&text, &mut |k, v| entries.push((k, v))),
+        Ok(text) => config_syntax::parse(&text, &mut |k, v| entries.push((k, v))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(()),
         Err(_) => None,
     }

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::git::{config, discover, refs, Settings};
+use crate::git::{config, config_syntax, discover, refs};
 use crate::{Error, Result};
 
 /// The worktree a command runs in.
@@ -27,8 +27,6 @@ pub struct Repo {
     /// `core.pager`, `extensions.objectformat`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
-    /// The `checkpoint.*` settings, parsed from `config` once.
-    pub settings: Settings,
 }
 
 /// Where the real repository's HEAD pointed when a checkpoint was saved.
@@ -107,14 +105,12 @@ impl Repo {
                 Some(entries) => (config_map(entries), "in-process"),
                 None => (read_config(dir)?, "git"),
             };
-            let settings = Settings::from_config(&config);
             let repo = Repo {
                 root: found.root,
                 git_dir: found.git_dir,
                 common_dir: found.common_dir,
                 prefix: found.prefix,
                 config,
-                settings,
             };
             trace_found("in-process", how, &repo);
             return Ok(repo);
@@ -183,14 +179,12 @@ impl Repo {
                 message: "reading the configuration failed".into(),
             })
         })?;
-        let settings = Settings::from_config(&config);
         Ok(Repo {
             root,
             git_dir,
             common_dir,
             prefix,
             config,
-            settings,
         })
     }
 
@@ -290,7 +284,7 @@ fn is_read_key(key: &[u8]) -> bool {
 
 /// Entries in the order git reads them, as the map [`read_config`] makes of git's
 /// output: keys lower case, no value as empty, the last value of a key winning.
-fn config_map(entries: Vec<config::Entry>) -> HashMap<String, String> {
+fn config_map(entries: Vec<config_syntax::Entry>) -> HashMap<String, String> {
     entries
         .into_iter()
         .map(|(key, value)| {

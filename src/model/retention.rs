@@ -641,7 +641,7 @@ mod tests {
         }
     }
 
-    // `local_time` is tested through the binary, in tests/it/time_zone.rs: it needs `TZ` set,
+    // `local_time` is tested through the binary, in tests/it/cmd_gc_time_zone.rs: it needs `TZ` set,
     // and setting it here would race with the other tests' threads in this process.
 
     /// The offset `tz` gives at a UTC time, in hours.

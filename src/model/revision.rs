@@ -7,12 +7,53 @@
 //! order as git chains them: `@~2^2~1`. Resolving one against a store is
 //! the storage layer's `Snapshot::resolve`.
 //!
-//! Session revisions: `<session>:prompt<N>` and `<session>:<tool call id prefix>` name
+//! Ranges: `A..B` is the change from A to B ([`parse_range`]); `revert`, `diff` and `show`
+//! take one.
+//!
+//! Session revisions: `<session>:prompt<N>`, `<session>:turn<N>` (the last checkpoint of
+//! prompt N's turn; as a pair, `Snapshot::resolve_turn`), either with `-<K>` for the
+//! K-th prompt from the end, and `<session>:<tool call id prefix>` name
 //! checkpoints saved in this store only; fetched checkpoints can carry any session id
 //! and any time, so `<remote>:<session>:…` is needed to name one of theirs (among the
 //! checkpoints reachable from that remote's fetched branches).
 
 use crate::{Error, Result};
+
+/// A range `A..B`: the change from checkpoint A to checkpoint B (as git reads `A..B` for
+/// a diff). An empty side is `@`, as git's is `HEAD`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range<'a> {
+    /// Where the change starts (`A`).
+    pub from: &'a str,
+    /// Where it ends (`B`).
+    pub to: &'a str,
+}
+
+/// Reads `rev` as a range `A..B`; `Ok(None)` when it holds no `..` (one revision).
+/// `A...B` (git's symmetric difference) is refused: it names no single change.
+pub fn parse_range<'a>(rev: &'a str) -> Result<Option<Range<'a>>> {
+    let Some(dots) = rev.find("..") else {
+        return Ok(None);
+    };
+    let (from, to) = (&rev[..dots], &rev[dots + 2..]);
+    if to.starts_with('.') {
+        return Err(Error::MalformedRevision {
+            rev: rev.to_string(),
+            why: "'...' is not supported; name a range as A..B".into(),
+        });
+    }
+    if to.contains("..") {
+        return Err(Error::MalformedRevision {
+            rev: rev.to_string(),
+            why: "a range has one '..'".into(),
+        });
+    }
+    let side = |s: &'a str| if s.is_empty() { "@" } else { s };
+    Ok(Some(Range {
+        from: side(from),
+        to: side(to),
+    }))
+}
 
 /// Shortest abbreviation printed or accepted.
 pub const MIN_SHORT_ID: usize = 7;
@@ -92,6 +133,17 @@ pub fn parse(rev: &str) -> Result<Revision<'_>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn ranges_split_as_git_reads_them() {
+        let split = |rev| parse_range(rev).unwrap().map(|r| (r.from, r.to));
+        assert_eq!(split("@"), None);
+        assert_eq!(split("a..b"), Some(("a", "b")));
+        assert_eq!(split("main.."), Some(("main", "@")));
+        assert_eq!(split("..o/main"), Some(("@", "o/main")));
+        assert!(parse_range("a...b").is_err());
+        assert!(parse_range("a..b..c").is_err());
+    }
+
     fn steps(list: &[(u64, u64)]) -> Vec<Step> {
         list.iter()
             .map(|&(parent, times)| Step { parent, times })
@@ -118,5 +170,19 @@ mod tests {
         assert!(parse("@~x").is_err());
         assert!(parse("@^x").is_err());
         assert!(parse("@~99999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn ranges_read_as_git_reads_them() {
+        let range = |from, to| Some(Range { from, to });
+        assert_eq!(parse_range("main").unwrap(), None);
+        assert_eq!(parse_range("a1b2..@~2").unwrap(), range("a1b2", "@~2"));
+        assert_eq!(
+            parse_range("s1:prompt2..").unwrap(),
+            range("s1:prompt2", "@")
+        );
+        assert_eq!(parse_range("..main").unwrap(), range("@", "main"));
+        assert!(parse_range("a...b").is_err());
+        assert!(parse_range("a..b..c").is_err());
     }
 }

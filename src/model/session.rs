@@ -50,6 +50,16 @@ fn is_prompt_of(record: &Checkpoint, session: &str) -> bool {
     meta(record, "session") == Some(session) && meta(record, "kind") == Some(PROMPT_KIND)
 }
 
+/// The first characters of session id `id` that a message shows when it has no list of
+/// sessions to make it unique against ([`Session::short_id`] grows it until it is).
+pub fn abbreviate(id: &str) -> &str {
+    let mut len = MIN_SHORT_SESSION.min(id.len());
+    while !id.is_char_boundary(len) {
+        len += 1;
+    }
+    &id[..len]
+}
+
 impl Session {
     /// Every session the records name, the most recently active first.
     pub fn all(records: &[(CheckpointId, Checkpoint)]) -> Vec<Session> {
@@ -90,7 +100,7 @@ impl Session {
     /// session in a revision.
     pub fn short_id<'a>(&'a self, all: &[Session]) -> &'a str {
         let id = self.id.as_str();
-        let mut len = MIN_SHORT_SESSION.min(id.len());
+        let mut len = abbreviate(id).len();
         while len < id.len()
             && all
                 .iter()
@@ -194,6 +204,82 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The highest prompt number recorded for `session`: its last prompt.
+    pub fn last_prompt(records: &[(CheckpointId, Checkpoint)], session: &str) -> Option<u64> {
+        records
+            .iter()
+            .filter(|(_, record)| is_prompt_of(record, session))
+            .filter_map(|(_, record)| meta(record, "prompt")?.parse::<u64>().ok())
+            .max()
+    }
+
+    /// The prompt number a selector's `<N>` or `-<K>` names (`-1` is the last prompt).
+    pub fn prompt_number(
+        records: &[(CheckpointId, Checkpoint)],
+        session: &str,
+        number: PromptNumber,
+    ) -> Option<u64> {
+        match number {
+            PromptNumber::Nth(n) => Some(n),
+            PromptNumber::FromEnd(k) => {
+                let last = Self::last_prompt(records, session)?;
+                (k >= 1 && k <= last).then(|| last + 1 - k)
+            }
+        }
+    }
+
+    /// The last checkpoint of prompt `n`'s turn: the last checkpoint of `session` saved
+    /// before the session's next prompt checkpoint, or its last checkpoint of all for its
+    /// last prompt; the prompt checkpoint itself when nothing followed it. The session's
+    /// own checkpoints are followed in the order they were saved, not by prompt number,
+    /// so a prompt submitted after a rewind ends the turn before it as any other does.
+    pub fn turn_end(
+        records: &[(CheckpointId, Checkpoint)],
+        session: &str,
+        n: u64,
+    ) -> Option<CheckpointId> {
+        let start = Self::prompt(records, session, n)?;
+        let mut own: Vec<(i128, CheckpointId, bool)> = records
+            .iter()
+            .filter(|(_, record)| meta(record, "session") == Some(session))
+            .map(|(id, record)| (record.time_ns, *id, is_prompt_of(record, session)))
+            .collect();
+        own.sort_unstable();
+        let at = own.iter().position(|(_, id, _)| *id == start)?;
+        let end = own[at + 1..]
+            .iter()
+            .take_while(|(_, _, is_prompt)| !is_prompt)
+            .last()
+            .map_or(start, |(_, id, _)| *id);
+        Some(end)
+    }
+}
+
+/// How a session revision numbers a prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptNumber {
+    /// Prompt N, counted from 1.
+    Nth(u64),
+    /// The K-th prompt from the end: 1 is the last.
+    FromEnd(u64),
+}
+
+impl PromptNumber {
+    /// Reads `<N>` or `-<K>` (the text after `prompt` or `turn`).
+    pub fn parse(text: &str) -> Option<PromptNumber> {
+        match text.strip_prefix('-') {
+            Some(k) if k.bytes().all(|b| b.is_ascii_digit()) => {
+                k.parse().ok().map(PromptNumber::FromEnd)
+            }
+            None if text.bytes().all(|b| b.is_ascii_digit()) => {
+                text.parse().ok().map(PromptNumber::Nth)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`).
 fn prompt_text(message: &str) -> String {
     let line = message.lines().next().unwrap_or_default();
@@ -283,5 +369,39 @@ mod tests {
         let all = Session::all(&records);
         let shorts: Vec<&str> = all.iter().map(|s| s.short_id(&all)).collect();
         assert_eq!(shorts, ["77d0b52e", "4f2a9c1d-ab", "4f2a9c1d-aa"]);
+    }
+
+    #[test]
+    fn a_turn_ends_before_the_sessions_next_prompt_checkpoint_whatever_its_number() {
+        let records = vec![
+            (CheckpointId(1), record("s", PROMPT_KIND, Some(1), 10)),
+            (CheckpointId(2), record("s", TOOL_KIND, Some(1), 11)),
+            (CheckpointId(3), record("other", TOOL_KIND, Some(1), 12)),
+            (CheckpointId(4), record("s", TOOL_KIND, Some(1), 13)),
+            (CheckpointId(5), record("s", PROMPT_KIND, Some(2), 14)),
+            (CheckpointId(6), record("s", PROMPT_KIND, Some(3), 15)),
+            (CheckpointId(7), record("s", TOOL_KIND, Some(3), 16)),
+            // After a rewind to prompt 2, prompt 4 ends turn 3.
+            (CheckpointId(8), record("s", PROMPT_KIND, Some(4), 17)),
+            (CheckpointId(9), record("s", TOOL_KIND, Some(4), 18)),
+        ];
+        assert_eq!(Session::turn_end(&records, "s", 1), Some(CheckpointId(4)));
+        assert_eq!(Session::turn_end(&records, "s", 2), Some(CheckpointId(5)));
+        assert_eq!(Session::turn_end(&records, "s", 3), Some(CheckpointId(7)));
+        assert_eq!(Session::turn_end(&records, "s", 4), Some(CheckpointId(9)));
+        assert_eq!(Session::turn_end(&records, "s", 5), None);
+        assert_eq!(Session::last_prompt(&records, "s"), Some(4));
+        let last = PromptNumber::parse("-1").unwrap();
+        assert_eq!(Session::prompt_number(&records, "s", last), Some(4));
+        let first = PromptNumber::FromEnd(4);
+        assert_eq!(Session::prompt_number(&records, "s", first), Some(1));
+        assert_eq!(
+            Session::prompt_number(&records, "s", PromptNumber::FromEnd(5)),
+            None
+        );
+        assert_eq!(PromptNumber::parse("3"), Some(PromptNumber::Nth(3)));
+        assert_eq!(PromptNumber::parse("x"), None);
+        assert_eq!(PromptNumber::parse("-"), None);
+        assert_eq!(PromptNumber::parse(""), None);
     }
 }

@@ -44,6 +44,15 @@ pub struct LogQuery {
     pub limit: Option<usize>,
     /// Only checkpoints whose metadata holds every one of these pairs.
     pub meta: Vec<(String, String)>,
+    /// Start from these checkpoints instead of the current one (ignored with `all`).
+    pub from: Vec<CheckpointId>,
+    /// Leave out these checkpoints and every ancestor of theirs (the `A` of `A..B`).
+    pub exclude: Vec<CheckpointId>,
+    /// Only checkpoints whose change against their first parent touched one of these
+    /// paths (or something below them); see [`crate::ops::log_query`].
+    pub paths: Vec<Vec<u8>>,
+    /// Only checkpoints whose message holds this text, whatever its case.
+    pub grep: Option<String>,
 }
 
 /// One checkpoint as [`log`] lists it.
@@ -72,13 +81,22 @@ pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
     let capacity = usize::try_from(snapshot.checkpoint_count()?).unwrap_or(0);
     let mut records: HashMap<CheckpointId, Checkpoint> =
         HashMap::with_capacity_and_hasher(capacity, Default::default());
+    let excluded = crate::ops::log_query::ancestry(snapshot, &query.exclude)?;
     if query.all {
-        records.extend(snapshot.checkpoints()?);
+        records.extend(
+            snapshot
+                .checkpoints()?
+                .into_iter()
+                .filter(|(id, _)| !excluded.contains(id)),
+        );
     } else {
         let reader = snapshot.checkpoint_reader()?;
-        let mut pending: Vec<CheckpointId> = snapshot.current()?.into_iter().collect();
+        let mut pending: Vec<CheckpointId> = match query.from.is_empty() {
+            true => snapshot.current()?.into_iter().collect(),
+            false => query.from.clone(),
+        };
         while let Some(id) = pending.pop() {
-            if records.contains_key(&id) {
+            if records.contains_key(&id) || excluded.contains(&id) {
                 continue;
             }
             let record = reader.get(id)?;
@@ -86,11 +104,16 @@ pub fn log(snapshot: &Snapshot, query: &LogQuery) -> Result<Vec<LogEntry>> {
             records.insert(id, record);
         }
     }
-    let listed: HashSet<CheckpointId> = records
-        .iter()
-        .filter(|(_, r)| meta_matches(r, &query.meta))
-        .map(|(&id, _)| id)
-        .collect();
+    let mut touches = crate::ops::log_query::PathQuery::new(snapshot, &query.paths)?;
+    let mut listed: HashSet<CheckpointId> = HashSet::default();
+    for (&id, record) in &records {
+        if meta_matches(record, &query.meta)
+            && crate::ops::log_query::grep_matches(record, query.grep.as_deref())
+            && touches.matches(record)?
+        {
+            listed.insert(id);
+        }
+    }
     let mut nearest = NearestListed::default();
     let mut graph_parents: HashMap<CheckpointId, Vec<CheckpointId>> =
         HashMap::with_capacity_and_hasher(listed.len(), Default::default());

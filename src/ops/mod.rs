@@ -1,7 +1,13 @@
 //! The operations: each takes the worktree and the store, does one job, and returns a
-//! typed report that the binary turns into text or JSON.
+//! typed report that the binary turns into text or JSON. [`workspace`] is how a caller
+//! gets both: the worktree with its settings, and the one way to open its store.
 
+pub mod blame;
 pub mod gc;
 pub mod log;
+pub mod log_query;
 pub mod restore;
+pub mod revert;
 pub mod save;
+pub mod session_restore;
+pub mod workspace;

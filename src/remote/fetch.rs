@@ -7,6 +7,7 @@ use super::{git_ok, import, missing_commits, remote_ref, tracking_ref};
 use crate::git::repo::Repo;
 use std::collections::HashMap;
 
+use crate::settings::Settings;
 use crate::storage::{ReadStore, Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Result};
 
@@ -49,7 +50,7 @@ pub fn fetch<E: From<crate::Error>>(
     open_write: impl FnOnce() -> std::result::Result<Store, E>,
     remote: &str,
     branches: &[String],
-    level: i32,
+    settings: &Settings,
 ) -> std::result::Result<FetchReport, E> {
     fetch_refs(repo, remote, branches)?;
     let tips = tracked_tips(repo, remote, branches)?;
@@ -72,7 +73,7 @@ pub fn fetch<E: From<crate::Error>>(
     }
     drop(read);
     let store = open_write()?;
-    let imported = import::import(repo, &store, &wanted, level)?;
+    let imported = import::import(repo, &store, &wanted, settings)?;
     let mut report = changes(
         &store.snapshot()?,
         remote,

@@ -19,6 +19,7 @@ use crate::git::repo::Repo;
 use crate::model::tree;
 use crate::model::{Attachment, Checkpoint, Node, PendingTrees};
 use crate::ops::save::store_content;
+use crate::settings::Settings;
 use crate::storage::{ChunkSink, Packer, Snapshot, Store, StoreRead, Transaction};
 use crate::{CheckpointId, ChunkId, Error, Result};
 
@@ -40,8 +41,14 @@ pub struct Imported {
 /// skipped) and reports the checkpoint of every commit asked for. All of it commits in
 /// one transaction: an import that fails adds nothing. A commit the checks refuse is
 /// left out with its descendants ([`Imported::refused`]); a failure of git itself or of
-/// the store fails the whole import.
-pub fn import(repo: &Repo, store: &Store, commits: &[String], level: i32) -> Result<Imported> {
+/// the store fails the whole import. `settings` give the compression and the largest
+/// file kept (`checkpoint.maxFileSize`), as a save's do.
+pub fn import(
+    repo: &Repo,
+    store: &Store,
+    commits: &[String],
+    settings: &Settings,
+) -> Result<Imported> {
     let _span = crate::trace::span("import");
     let mut out = Imported::default();
     // Kept for the parents outside `commits`: a fetch lists only commits past the tips
@@ -51,7 +58,8 @@ pub fn import(repo: &Repo, store: &Store, commits: &[String], level: i32) -> Res
     if todo.is_empty() {
         return Ok(out);
     }
-    let max_file_size = repo.settings.max_file_size.get()?;
+    let level = settings.compression.get()?;
+    let max_file_size = settings.max_file_size.get()?;
     let mut check = CatFile::start_mode(repo, "--batch-check")?;
     let mut writer = Writer {
         hasher: &store.hasher,

@@ -11,6 +11,7 @@ use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::Head;
 use crate::ops::restore::{restore, RestoreOptions, RestoreReport};
+use crate::settings::Settings;
 use crate::storage::{ReadStore, Store, StoreRead};
 use crate::{CheckpointId, Error};
 
@@ -64,7 +65,7 @@ pub fn pull<E: From<crate::Error>>(
     open_write: impl Fn() -> std::result::Result<Store, E>,
     remote: &str,
     branch: Option<&str>,
-    level: i32,
+    settings: &Settings,
 ) -> std::result::Result<PullReport, E> {
     let head = open_read()?.snapshot()?.head()?;
     let branch = match (branch, &head) {
@@ -84,7 +85,7 @@ pub fn pull<E: From<crate::Error>>(
         &open_write,
         remote,
         std::slice::from_ref(&branch),
-        level,
+        settings,
     )?;
     let tracked = format!("{remote}/{branch}");
     if let Some((_, why)) = fetched.refused.iter().find(|(name, _)| *name == tracked) {
@@ -116,7 +117,7 @@ pub fn pull<E: From<crate::Error>>(
                     n => format!("fetched {n} new checkpoint(s) from {remote}, but "),
                 };
                 return Err(Error::InvalidArgument(format!(
-                    "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph --all, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
+                    "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph {branch} {tracked}, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
                 ))
                 .into());
             }
@@ -127,7 +128,7 @@ pub fn pull<E: From<crate::Error>>(
     if matches!(status, PullStatus::FastForward | PullStatus::Created) {
         if current {
             let options = RestoreOptions {
-                compression_level: level,
+                settings: settings.clone(),
                 ..RestoreOptions::default()
             };
             restored = Some(restore(repo, &store, &to.hex(), &options)?);

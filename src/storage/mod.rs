@@ -15,11 +15,14 @@ mod tables;
 mod transaction;
 mod tree_codec;
 mod tree_reader;
+mod turn;
 pub mod verify;
 
 pub use pack::LastPack;
 pub use records::ChangeSummary;
 pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
-pub use store::{hold_read_only, OpenedStore, ReadStore, Store, StoreRead, DEFAULT_LOCK_TIMEOUT};
+pub(in crate::storage) use store::hold_read_only;
+pub use store::{OpenedStore, ReadStore, Store, StoreRead};
 pub use transaction::{ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;
+pub use turn::{ChangeRange, Turn};

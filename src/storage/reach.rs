@@ -129,7 +129,7 @@ impl Graph {
     /// whose names are unsafe, duplicated or out of order ([`names_problem`]). (Ids and
     /// chunk lists need the store's hasher, which the callers do not pass; nothing here
     /// expands a tree, so neither can make this walk grow.)
-    pub fn load(
+    pub(in crate::storage) fn load(
         table: &impl ReadableTable<u128, &'static [u8]>,
         roots: impl IntoIterator<Item = TreeId>,
     ) -> Result<Graph> {
@@ -304,7 +304,7 @@ impl Graph {
 /// checkpoints that reach it). A marked tree is not entered, as everything below it is
 /// marked too; a tree that is missing or does not decode is listed but not entered.
 /// Reads tree records only.
-pub fn unmarked_below(
+pub(in crate::storage) fn unmarked_below(
     table: &impl ReadableTable<u128, &'static [u8]>,
     checkpoints: &[&Checkpoint],
     marked: &Marked,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::codec;
 use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
-use crate::model::session::Session;
+use crate::model::session::{PromptNumber, Session};
 use crate::model::{branch::DEFAULT_BRANCH, Checkpoint, Head};
 use crate::{CheckpointId, Error, Result};
 
@@ -270,21 +270,27 @@ fn fetched_from(
     Ok(reached)
 }
 
-/// `<session>:prompt<N>` (the checkpoint saved as prompt N was submitted) or
-/// `<session>:<tool call id prefix>` (the one saved after that tool call).
+/// `<session>:prompt<N>` (the checkpoint saved as prompt N was submitted),
+/// `<session>:turn<N>` (the last checkpoint of prompt N's turn: where it left the
+/// worktree; the pair is [`Snapshot::resolve_turn`](super::Snapshot::resolve_turn)'s), either with `-<K>` for the K-th
+/// prompt from the end, or `<session>:<tool call id prefix>` (the one saved after that
+/// tool call).
 fn resolve_in_session(
     records: &[(CheckpointId, crate::model::Checkpoint)],
     prefix: &str,
     selector: &str,
 ) -> Result<CheckpointId> {
     let session = Session::find(records, prefix)?;
-    let found = match selector
-        .strip_prefix("prompt")
-        .and_then(|n| n.parse::<u64>().ok())
-    {
-        Some(n) => Session::prompt(records, &session, n),
-        None if selector.is_empty() => None,
-        None => Session::tool_call(records, &session, selector)?,
+    let numbered = |word: &str| selector.strip_prefix(word).and_then(PromptNumber::parse);
+    let number = |n| Session::prompt_number(records, &session, n);
+    let found = if let Some(n) = numbered("prompt") {
+        number(n).and_then(|n| Session::prompt(records, &session, n))
+    } else if let Some(n) = numbered("turn") {
+        number(n).and_then(|n| Session::turn_end(records, &session, n))
+    } else if selector.is_empty() {
+        None
+    } else {
+        Session::tool_call(records, &session, selector)?
     };
     found.ok_or_else(|| Error::NotInSession {
         what: selector.to_string(),

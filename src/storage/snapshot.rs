@@ -178,7 +178,7 @@ impl<'s> Snapshot<'s> {
         Ok(list)
     }
 
-    /// The links of every tree reachable from `roots` ([`Graph::load`]).
+    /// The links of every tree reachable from `roots` (`reach::Graph::load`).
     pub fn tree_graph(&self, roots: impl IntoIterator<Item = TreeId>) -> Result<Graph> {
         Graph::load(&self.txn.open_table(TREES)?, roots)
     }
@@ -199,7 +199,7 @@ impl<'s> Snapshot<'s> {
     }
 
     /// The trees and chunks under `checkpoints` that `marked` lacks, with their stored
-    /// bytes in all ([`reach::unmarked_below`]); the chunks as a sweep takes them, with
+    /// bytes in all (`reach::unmarked_below`); the chunks as a sweep takes them, with
     /// the delta bases (`bases`, [`Self::chunk_bases`]) nothing else needs
     /// ([`reach::sweepable`]).
     pub fn unmarked_below(

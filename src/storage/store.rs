@@ -35,8 +35,6 @@ const META_CHUNKING: &str = "chunking";
 /// while nothing else runs: at 64 MiB, that made a third of a first save's time on a
 /// 100 MB tree. 16 MiB still holds the stat cache of an 80k-file tree.
 const STORE_CACHE_BYTES: usize = 16 << 20;
-/// How long a second process waits for the store by default.
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// When the waiting process says that it waits.
 const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(1);
 
@@ -158,10 +156,41 @@ impl ReadStore {
     }
 }
 
+impl ReadStore {
+    /// Opens the store at `path` read-only if that can be done at once and leaves the
+    /// file as it is: `Ok(None)` when there is no store, another process has it open
+    /// for writing, or it needs a recovery or upgrade (which [`ReadStore::open`] would
+    /// make by writing). For tab completion, which must never wait and never write.
+    pub fn open_now(path: &Path) -> Result<Option<ReadStore>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let db = match Builder::new().open_read_only(path) {
+            Ok(db) => db,
+            Err(DatabaseError::DatabaseAlreadyOpen | DatabaseError::RepairAborted) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(open_error(path, e)),
+        };
+        let (hasher, format) = {
+            let txn = db.begin_read()?;
+            hasher_from_meta(&txn.open_table(META)?, path)?
+        };
+        if format < STORE_FORMAT {
+            return Ok(None);
+        }
+        Ok(Some(ReadStore {
+            db: ReadDb::ReadOnly(db),
+            path: path.to_path_buf(),
+            hasher,
+        }))
+    }
+}
+
 /// Holds the store at `path` open read-only, so that no other process writes it, while
 /// the caller looks at the file itself (verify copies it). `Ok(None)` when the file does
 /// not open read-only (damaged, or needing a recovery this open will not make).
-pub fn hold_read_only(
+pub(in crate::storage) fn hold_read_only(
     path: &Path,
     timeout: Duration,
     on_wait: &mut dyn FnMut(),

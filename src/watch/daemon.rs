@@ -1,9 +1,10 @@
-//! The watcher process: one thread that reads inotify events into the [`Journal`] and
-//! answers the socket, so that an answer always reflects every event queued before the
-//! question (inotify queues an event in the very system call that changes the file: the
-//! watcher reads the queue dry before it answers).
+//! The watcher process: one thread that reads the kernel's file-change events (through
+//! [`platform`]) into the [`Journal`] and answers the socket, so that an answer always
+//! reflects every event queued before the question (the kernel queues an event in the
+//! very system call that changes the file: the watcher reads the queue dry before it
+//! answers).
 //!
-//! Directories are watched one by one (inotify is not recursive). A directory that
+//! Directories are watched one by one (the kernel's watches are not recursive). A directory that
 //! appears (created, or moved in) is watched, and its whole subtree, *before* the event
 //! that names it is numbered: the token that first covers the new directory is handed
 //! out only once every change inside it raises an event, and the save that receives it
@@ -28,11 +29,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fs::FlockOperation;
 
 use super::journal::{Journal, Since};
+use super::platform::{self, Change, Event, Events, WatchId};
 use super::Token;
 use crate::git::repo::Repo;
 use crate::worktree::exempt::GitDirs;
@@ -61,7 +62,10 @@ pub enum Exit {
 
 /// Runs the watcher of `repo`'s worktree until it is stopped or the worktree goes away.
 /// `ready` is called once the socket answers. Fails at once if another watcher runs.
+/// Where this system has no watcher ([`platform::available`]), fails before it touches
+/// anything.
 pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Exit> {
+    platform::available()?;
     super::own_dir(repo)?;
     let pid_path = super::pid_path(repo);
     let mut pid_file = super::open_own_file(
@@ -91,14 +95,14 @@ pub fn run(repo: &Repo, quiet: Option<Quiet>, ready: impl FnOnce()) -> Result<Ex
         .set_nonblocking(true)
         .map_err(|e| Error::io(&socket, e))?;
 
-    let inotify = Inotify::init().map_err(|e| Error::io(&repo.root, e))?;
+    let events = Events::new().map_err(|e| Error::io(&repo.root, e))?;
     let root_meta = std::fs::metadata(&repo.root).map_err(|e| Error::io(&repo.root, e))?;
     let mut watcher = Watcher {
         root: repo.root.clone(),
         root_id: (root_meta.dev(), root_meta.ino()),
         git_dir: repo.git_dir.canonicalize().ok(),
         git_dirs: GitDirs::of(repo),
-        inotify,
+        events,
         wds: HashMap::new(),
         journal: Journal::new(),
         exit: None,
@@ -152,28 +156,13 @@ struct Watcher {
     /// dir, the store), never watched: git's and the store's writes are no change of the
     /// worktree, and a save never captures them.
     git_dirs: GitDirs,
-    inotify: Inotify,
+    events: Events,
     /// Each watched directory's worktree path.
-    wds: HashMap<WatchDescriptor, Vec<u8>>,
+    wds: HashMap<WatchId, Vec<u8>>,
     journal: Journal,
     exit: Option<Exit>,
     /// When the last change was journaled, for `--save-after`; `None` once saved.
     last_change: Option<Instant>,
-}
-
-/// What every watched directory reports. Not `IN_ACCESS`/`IN_OPEN`: reads change nothing.
-fn dir_mask() -> WatchMask {
-    WatchMask::CREATE
-        | WatchMask::DELETE
-        | WatchMask::MODIFY
-        | WatchMask::ATTRIB
-        | WatchMask::MOVED_FROM
-        | WatchMask::MOVED_TO
-        | WatchMask::DELETE_SELF
-        | WatchMask::MOVE_SELF
-        | WatchMask::DONT_FOLLOW
-        | WatchMask::ONLYDIR
-        | WatchMask::EXCL_UNLINK
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -200,17 +189,12 @@ impl Watcher {
             if self.git_dir.as_deref() == Some(full.as_path()) || self.git_dirs.is(&dir) {
                 continue;
             }
-            match self.inotify.watches().add(&full, dir_mask()) {
-                Ok(wd) => {
+            match self.events.add(&full) {
+                Ok(Some(wd)) => {
                     self.wds.insert(wd, dir.clone());
                 }
                 // Gone again, or replaced by a file: its parent's events say so.
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::NotFound
-                        || e.raw_os_error() == Some(libc::ENOTDIR) =>
-                {
-                    continue
-                }
+                Ok(None) => continue,
                 Err(e) => {
                     eprintln!(
                         "git-checkpoint watch: cannot watch {}: {e}; every save walks until the watcher restarts",
@@ -238,7 +222,7 @@ impl Watcher {
     /// Stops watching `top` and every directory below it (moved away: their events
     /// would carry paths they no longer have).
     fn unwatch_tree(&mut self, top: &[u8]) {
-        let gone: Vec<WatchDescriptor> = self
+        let gone: Vec<WatchId> = self
             .wds
             .iter()
             .filter(|(_, path)| {
@@ -249,37 +233,37 @@ impl Watcher {
             .collect();
         for wd in gone {
             self.wds.remove(&wd);
-            let _ = self.inotify.watches().remove(wd);
+            self.events.remove(wd);
         }
     }
 
     /// Reads every queued event into the journal.
     fn drain(&mut self) {
-        let mut buffer = vec![0u8; 256 * 1024];
         loop {
-            let events: Vec<(WatchDescriptor, EventMask, Option<Vec<u8>>)> =
-                match self.inotify.read_events(&mut buffer) {
-                    Ok(events) => events
-                        .map(|e| (e.wd, e.mask, e.name.map(|n| n.as_bytes().to_vec())))
-                        .collect(),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                    Err(e) => {
-                        eprintln!("git-checkpoint watch: reading events: {e}");
-                        self.journal.go_blind();
-                        return;
-                    }
-                };
+            let events = match self.events.read() {
+                Ok(events) => events,
+                Err(e) => {
+                    eprintln!("git-checkpoint watch: reading events: {e}");
+                    self.journal.go_blind();
+                    return;
+                }
+            };
             if events.is_empty() {
                 return;
             }
-            for (wd, mask, name) in events {
-                self.event(wd, mask, name);
+            for event in events {
+                self.event(event);
             }
         }
     }
 
-    fn event(&mut self, wd: WatchDescriptor, mask: EventMask, name: Option<Vec<u8>>) {
-        if mask.contains(EventMask::Q_OVERFLOW) {
+    fn event(&mut self, event: Event) {
+        let Event {
+            watch: wd,
+            name,
+            change,
+        } = event;
+        if change.overflow {
             // Events were lost: nothing journaled so far can be vouched for, and a
             // directory made meanwhile may be unwatched. Watch everything again (an
             // existing watch is kept), then start a new instance.
@@ -293,14 +277,11 @@ impl Watcher {
         let Some(dir) = self.wds.get(&wd).cloned() else {
             return;
         };
-        if mask.contains(EventMask::IGNORED) {
+        if change.unwatched {
             self.wds.remove(&wd);
         }
         let Some(name) = name else {
-            if dir.is_empty()
-                && mask
-                    .intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
-            {
+            if dir.is_empty() && (change.self_gone || change.unwatched) {
                 self.exit = Some(Exit::WorktreeGone);
             }
             return;
@@ -318,15 +299,22 @@ impl Watcher {
             }
             return;
         }
-        if mask.contains(EventMask::ISDIR) {
-            if mask.intersects(EventMask::MOVED_FROM | EventMask::DELETE) {
+        let Change {
+            is_dir,
+            left,
+            arrived,
+            attributes_only,
+            ..
+        } = change;
+        if is_dir {
+            if left {
                 self.unwatch_tree(&path);
             }
-            if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
+            if arrived {
                 self.watch_tree(path.clone());
             }
             // A directory's own times and mode are not part of a checkpoint.
-            if mask == (EventMask::ATTRIB | EventMask::ISDIR) {
+            if attributes_only {
                 return;
             }
         }
@@ -356,7 +344,7 @@ impl Watcher {
                 tv_nsec: i64::from(timeout.subsec_nanos()),
             };
             let mut fds = [
-                PollFd::new(&self.inotify, PollFlags::IN),
+                PollFd::new(&self.events, PollFlags::IN),
                 PollFd::new(listener, PollFlags::IN),
             ];
             match rustix::event::poll(&mut fds, Some(&ts)) {

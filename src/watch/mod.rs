@@ -3,7 +3,11 @@
 //! whole worktree (docs/design.md, "The watcher").
 //!
 //! - [`journal`]: the paths events named, numbered, and the tokens that ask about them.
-//! - [`daemon`]: the watcher process: inotify, the journal, a Unix socket that answers.
+//! - [`daemon`]: the watcher process: the kernel's events, the journal, a Unix socket
+//!   that answers.
+//! - [`platform`]: the kernel's file-change events (inotify on Linux; no watcher
+//!   elsewhere, where every save walks) and the mount table: the only code here that
+//!   differs between systems.
 //! - [`client`]: what a save (and `watch --stop`) says to it.
 //!
 //! The watcher only reports changed paths. The save's side (the recorded base tree plus
@@ -21,6 +25,7 @@
 pub mod client;
 pub mod daemon;
 pub mod journal;
+pub mod platform;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};

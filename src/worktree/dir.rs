@@ -229,7 +229,7 @@ impl Dir<'_> {
             &self.fd,
             OsStr::from_bytes(name),
             OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
-            Mode::from(mode),
+            super::platform::permission_mode(mode),
         ) {
             Ok(fd) => Ok(Some(File::from(fd))),
             Err(Errno::EXIST) => Ok(None),

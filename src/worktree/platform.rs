@@ -1,5 +1,6 @@
 //! The few calls whose best form depends on the operating system, each with a portable
-//! fallback, so that a build for another Unix (macOS) changes nothing elsewhere.
+//! fallback, so that a build for another Unix (macOS) changes nothing elsewhere. The
+//! watcher's own (the kernel's file-change events) are in `watch::platform`.
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -25,4 +26,10 @@ pub fn sync_filesystem(fd: impl AsFd) -> std::io::Result<()> {
 pub fn free_bytes(path: &Path) -> Option<u64> {
     let fs = rustix::fs::statvfs(path).ok()?;
     Some(fs.f_bavail.saturating_mul(fs.f_frsize))
+}
+
+/// The permission bits `bits` as the system's `mode_t` holds them (32 bits on Linux, 16
+/// on macOS): a mode as a tree records it never has more than its low 12 bits.
+pub fn permission_mode(bits: u32) -> rustix::fs::Mode {
+    rustix::fs::Mode::from_raw_mode((bits & 0o7777) as rustix::fs::RawMode)
 }

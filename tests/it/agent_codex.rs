@@ -116,7 +116,9 @@ fn a_codex_session_names_every_prompt_and_restores_before_each() {
     );
     let sed = checkpoint_with(&log, &[("tool_use_id", "call_sed1")]);
     assert_eq!(sed["meta"]["tool"], "Bash");
-    assert!(sed["meta"].get("path").is_none(), "{sed:#}");
+    // A shell command names no file: its `path` is what its checkpoint changed.
+    assert_eq!(sed["meta"]["path"], "notes.txt", "{sed:#}");
+    assert_eq!(sed["meta"]["paths"], "1", "{sed:#}");
     assert_eq!(
         sed["message"], "after Bash: sed -i 's/keep/kept/' notes.txt",
         "{sed:#}"

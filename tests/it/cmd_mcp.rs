@@ -5,6 +5,7 @@
 use crate::common;
 use std::path::Path;
 
+use common::claude::ClaudeSession;
 use common::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
@@ -13,13 +14,14 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
 /// Every tool the server offers, and the ones `--read-only` keeps.
-const ALL_TOOLS: [&str; 7] = [
+const ALL_TOOLS: [&str; 8] = [
     "list_checkpoints",
     "list_sessions",
     "show",
     "diff",
     "save",
     "restore",
+    "revert",
     "pin",
 ];
 const READING_TOOLS: [&str; 4] = ["list_checkpoints", "list_sessions", "show", "diff"];
@@ -130,7 +132,11 @@ fn handshake_and_tool_list_follow_the_protocol() {
             let hints = tool.annotations.as_ref().expect("annotations");
             let reading = READING_TOOLS.contains(&name);
             assert_eq!(hints.read_only_hint, Some(reading), "{name}");
-            assert_eq!(hints.destructive_hint, Some(name == "restore"), "{name}");
+            assert_eq!(
+                hints.destructive_hint,
+                Some(name == "restore" || name == "revert"),
+                "{name}"
+            );
         }
         // Required arguments are in the schema.
         let restore = tools.iter().find(|t| t.name == "restore").unwrap();
@@ -425,6 +431,13 @@ fn an_idle_server_never_keeps_a_hook_waiting() {
         let payload = json!({"session_id": session, "cwd": r.dir,
                              "hook_event_name": "UserPromptSubmit", "prompt": "go on"});
         hook_answers(&r.sb, &r.dir, "claude", payload.to_string().as_bytes(), "");
+        r.write("b.txt", b"written by a tool\n");
+        let payload = json!({"session_id": session, "cwd": r.dir,
+                             "hook_event_name": "PostToolUse", "tool_name": "Write",
+                             "tool_use_id": "toolu_idle_1",
+                             "tool_input": {"file_path": r.p("b.txt"), "content": ""},
+                             "tool_response": {}});
+        hook_answers(&r.sb, &r.dir, "claude", payload.to_string().as_bytes(), "");
         r.write("a.txt", b"by the agent, again\n");
         r.ok(&["save", "-m", "by hand"]);
         // The hook's checkpoint is there, and the server sees it and its session.
@@ -438,13 +451,191 @@ fn an_idle_server_never_keeps_a_hook_waiting() {
             json!({"session": &session[..8], "prompt": 1}),
         )
         .await);
-        assert_eq!(of_session["checkpoints"].as_array().unwrap().len(), 1);
+        assert_eq!(of_session["checkpoints"].as_array().unwrap().len(), 2);
         client.cancel().await.unwrap();
     });
     let log = r.log_json(false);
     assert_eq!(log[0]["message"], "by hand");
     assert_eq!(log[1]["meta"]["session"], session);
+    assert_eq!(log[1]["meta"]["tool_use_id"], "toolu_idle_1");
     let hooks_log =
         std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap_or_default();
     assert!(!hooks_log.contains("busy"), "{hooks_log}");
+}
+
+/// The session of [`session_with_two_turns`].
+const SESSION: &str = "5e55a0b1-0000-4000-8000-000000000024";
+
+/// A repository where a Claude Code session's first turn wrote a.txt and b.txt and its
+/// second wrote c.txt; then the user changed u.txt, unsaved.
+fn session_with_two_turns() -> Repo {
+    let r = Repo::new();
+    r.write("u.txt", b"the user's\n");
+    r.save("before the session");
+    let mut session = ClaudeSession::new(&r, SESSION);
+    session.prompt("add a and b");
+    session.write("a.txt", b"a\n");
+    session.write("b.txt", b"b\n");
+    session.prompt("add c");
+    session.write("c.txt", b"c\n");
+    r.write("u.txt", b"the user's, changed\n");
+    r
+}
+
+#[test]
+fn show_and_diff_take_a_prompts_turn() {
+    let r = session_with_two_turns();
+    let turn = format!("{}:turn1", &SESSION[..8]);
+    runtime().block_on(async {
+        let client = connect(&r.sb, &r.dir, &["mcp"]).await;
+        let shown = call(&client, "show", json!({"rev": &turn})).await;
+        let record = ok(&shown);
+        let paths: Vec<&str> = record["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths, ["a.txt", "b.txt"]);
+        assert_eq!(record["message"], "add a and b");
+        assert!(record["turn_end"].is_string(), "{record}");
+        // The same document as the CLI's.
+        assert_eq!(record, r.json(&["show", &turn, "--json"]));
+        let diff = call(&client, "diff", json!({"from": &turn})).await;
+        let patch = text(&diff);
+        assert!(patch.contains("+a\n") && patch.contains("+b\n"), "{patch}");
+        assert!(
+            !patch.contains("c.txt") && !patch.contains("u.txt"),
+            "{patch}"
+        );
+        assert_eq!(patch, r.ok(&["diff", &turn]).stdout);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn revert_undoes_a_turn_and_keeps_what_came_after_with_a_safety_checkpoint() {
+    let r = session_with_two_turns();
+    let turn = format!("{}:turn1", &SESSION[..8]);
+    let before = r.snapshot();
+    let safety = runtime().block_on(async {
+        let client = connect(&r.sb, &r.dir, &["mcp"]).await;
+        let dry = ok(&call(&client, "revert", json!({"rev": &turn, "dry_run": true})).await);
+        assert_eq!(
+            (dry["dry_run"].clone(), dry["applied"].clone()),
+            (json!(true), json!(2))
+        );
+        assert_eq!(r.snapshot(), before, "a dry run changes nothing");
+        let done = call(&client, "revert", json!({"rev": &turn})).await;
+        let report = ok(&done);
+        assert_eq!(report["applied"], 2, "{}", text(&done));
+        assert!(text(&done).contains("undo this revert"), "{}", text(&done));
+        client.cancel().await.unwrap();
+        report["safety_checkpoint"].as_str().unwrap().to_string()
+    });
+    // The turn's files are gone; the second turn's and the user's stay.
+    assert!(!r.exists("a.txt") && !r.exists("b.txt"));
+    assert_eq!(r.read_string("c.txt"), "c\n");
+    assert_eq!(r.read_string("u.txt"), "the user's, changed\n");
+    // The safety checkpoint holds the worktree as it was, and restoring it undoes all.
+    r.ok(&["restore", &safety]);
+    assert_eq!(r.snapshot(), before);
+}
+
+#[test]
+fn restore_only_session_puts_back_the_sessions_files_and_keeps_the_users() {
+    let r = session_with_two_turns();
+    let prompt = format!("{}:prompt2", &SESSION[..8]);
+    let before = r.snapshot();
+    let safety = runtime().block_on(async {
+        let client = connect(&r.sb, &r.dir, &["mcp"]).await;
+        let dry = call(
+            &client,
+            "restore",
+            json!({"rev": &prompt, "only_session": true, "dry_run": true}),
+        )
+        .await;
+        assert_eq!(ok(&dry)["deleted"], json!(["c.txt"]), "{}", text(&dry));
+        assert_eq!(r.snapshot(), before, "a dry run changes nothing");
+        let misused =
+            tool_error(&call(&client, "restore", json!({"rev": &prompt, "force": true})).await);
+        assert!(misused.contains("only_session"), "{misused}");
+        let done = call(
+            &client,
+            "restore",
+            json!({"rev": &prompt, "only_session": true}),
+        )
+        .await;
+        let report = ok(&done);
+        assert_eq!(report["session"], SESSION);
+        assert_eq!(report["deleted"], json!(["c.txt"]));
+        client.cancel().await.unwrap();
+        report["safety_checkpoint"].as_str().unwrap().to_string()
+    });
+    assert!(!r.exists("c.txt"));
+    assert_eq!(r.read_string("a.txt"), "a\n");
+    assert_eq!(r.read_string("u.txt"), "the user's, changed\n");
+    r.ok(&["restore", &safety]);
+    assert_eq!(r.snapshot(), before);
+}
+
+/// A client that advertises roots, as agents that start servers elsewhere do.
+struct WithRoots(Vec<String>);
+
+// Roots are deprecated by the newest protocol, but agents still send them.
+#[allow(deprecated)]
+impl rmcp::ClientHandler for WithRoots {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_roots()
+                .build(),
+            rmcp::model::Implementation::new("roots-test", "1"),
+        )
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.0
+                .iter()
+                .map(|uri| rmcp::model::Root::new(uri.clone()))
+                .collect(),
+        ))
+    }
+}
+
+#[test]
+fn a_server_started_in_the_root_directory_works_on_the_clients_root() {
+    let r = three_steps();
+    std::fs::create_dir_all(r.p("my dir")).unwrap();
+    let root = format!("file://{}/my%20dir", r.dir.display());
+    runtime().block_on(async {
+        let command = tokio::process::Command::from(r.sb.bin_cmd(Path::new("/"), &["mcp"]));
+        let transport = TokioChildProcess::new(command).unwrap();
+        let client = WithRoots(vec![root]).serve(transport).await.unwrap();
+        let arguments: JsonObject = serde_json::from_value(json!({"limit": 5})).unwrap();
+        let listed = client
+            .call_tool(CallToolRequestParams::new("list_checkpoints").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert_eq!(ok(&listed)["checkpoints"].as_array().unwrap().len(), 3);
+        r.write("a.txt", b"4\n");
+        let arguments: JsonObject =
+            serde_json::from_value(json!({"message": "through the root"})).unwrap();
+        let saved = client
+            .call_tool(CallToolRequestParams::new("save").with_arguments(arguments))
+            .await
+            .unwrap();
+        ok(&saved);
+        client.cancel().await.unwrap();
+        // Without roots and outside any worktree: a tool error that names the fix.
+        let client = connect(&r.sb, Path::new("/"), &["mcp"]).await;
+        let refused = tool_error(&call(&client, "list_checkpoints", json!({})).await);
+        assert!(refused.contains("pass repo"), "{refused}");
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(r.log_json(false)[0]["message"], "through the root");
 }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
-use git_checkpoint::git::repo::Repo;
+use git_checkpoint::ops::workspace::Workspace;
 
 use crate::commands::{self, Context};
 
@@ -78,8 +78,11 @@ pub struct Cli {
 pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
+    Revert(commands::revert::Args),
     Log(commands::log::Args),
+    Browse(commands::browse::Args),
     Show(commands::show::Args),
+    Blame(commands::blame::Args),
     Status(commands::status::Args),
     Diff(commands::diff::Args),
     Fork(commands::fork::Args),
@@ -110,20 +113,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let start = cli.directory.as_deref().unwrap_or(Path::new("."));
     // Commands that also work outside a worktree.
     let command = match cli.command {
-        Command::Completions(args) => return commands::completions::run(args, Cli::command()),
+        Command::Completions(args) => return commands::completions::run(args),
         Command::InstallMan(args) => {
             return commands::install_man::run(args, Cli::command(), cli.quiet)
         }
         Command::Hooks(args) => return commands::hooks::run(start, cli.quiet, args),
-        Command::Mcp(args) => return crate::mcp::serve(cli.directory.as_deref(), args.read_only),
+        Command::Mcp(args) => {
+            return match args.action {
+                Some(action) => commands::mcp::register(start, cli.quiet, action),
+                None => crate::mcp::serve(cli.directory.as_deref(), args.read_only),
+            }
+        }
         command => command,
     };
-    let repo = {
+    let workspace = {
         let _span = git_checkpoint::trace::span("discover");
-        Repo::discover(start)?
+        Workspace::discover(start)?
     };
     let context = Context {
-        repo,
+        workspace,
         quiet: cli.quiet,
         json: cli.json,
     };
@@ -136,8 +144,11 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Save(args) => save::run(context, args),
         Command::Restore(args) => restore::run(context, args),
+        Command::Revert(args) => revert::run(context, args),
         Command::Log(args) => log::run(context, args),
+        Command::Browse(args) => crate::browse::run(context, args),
         Command::Show(args) => show::run(context, args),
+        Command::Blame(args) => blame::run(context, args),
         Command::Status(args) => status::run(context, args),
         Command::Diff(args) => diff::run(context, args),
         Command::Fork(args) => fork::run(context, args),

@@ -2,8 +2,10 @@
 //! its file in `commands/`, which reports through `ui/`. All logic lives in the `git_checkpoint`
 //! library.
 
+mod browse;
 mod cli;
 mod commands;
+mod complete;
 mod mcp;
 mod ui;
 
@@ -17,6 +19,8 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     std::panic::set_hook(Box::new(report_panic));
+    // A completion script calling back for candidates: answered before parsing.
+    complete::answer_if_asked();
     let cli = cli::Cli::parse();
     let span = git_checkpoint::trace::span("command");
     let result = cli::run(cli);

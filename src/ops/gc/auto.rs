@@ -6,8 +6,8 @@ use std::time::Instant;
 use super::apply::{apply, file_size};
 use super::plan::{finish_plan, keep_by_policy, load_records, Sweep};
 use super::{Outcome, Plan};
-use crate::git::Settings;
 use crate::model::retention::{GcOptions, Policy};
+use crate::settings::Settings;
 use crate::storage::{Store, StoreRead};
 use crate::{Error, Result};
 

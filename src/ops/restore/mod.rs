@@ -42,8 +42,9 @@ use crate::diff::PathFilter;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::{Head, PendingTrees, SkippedFile};
-use crate::ops::save::{self, SaveOptions, SaveOutcome, Warning};
+use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
@@ -58,8 +59,9 @@ pub struct RestoreOptions {
     pub no_save: bool,
     /// Restore only these root-relative paths (and what is below them).
     pub paths: Vec<Vec<u8>>,
-    /// zstd level for the safety save.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the safety save applies (and a look without one
+    /// uses), from the caller's [`crate::ops::workspace::Workspace`].
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
@@ -211,7 +213,8 @@ impl Current {
         report: &mut RestoreReport,
     ) -> Result<Current> {
         if options.no_save {
-            let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
+            let scan =
+                save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
             report.warnings.extend(scan.warnings);
             return Ok(Current {
                 tree: scan.root,
@@ -228,28 +231,16 @@ impl Current {
         };
         let head = before.head()?;
         drop(before);
-        let saved = save::save(
+        let saved = save::save_before_change(
             repo,
             store,
-            &SaveOptions {
-                message,
-                // Recorded as skipped, so the restore leaves them alone.
-                skip_unreadable: true,
-                walk: true,
-                compression_level: options.compression_level,
-                progress: options.progress.clone(),
-                keep_head: true,
-                ..SaveOptions::default()
-            },
+            message,
+            &options.settings,
+            options.progress.clone(),
         )?;
-        report.warnings.extend(saved.warnings);
-        let id = match saved.outcome {
-            SaveOutcome::Saved { id, .. } => {
-                report.safety_checkpoint = Some(id);
-                id
-            }
-            SaveOutcome::Unchanged { current } => current,
-        };
+        report.warnings.extend(saved.report.warnings);
+        report.safety_checkpoint = saved.made;
+        let id = saved.worktree;
         let record = store.snapshot()?.checkpoint(id)?;
         if let HeadUpdate::SwitchBranch(name) = &options.head {
             // Switching to the current branch: its tip is the worktree as saved now.
@@ -265,8 +256,8 @@ impl Current {
         Ok(Current {
             tree: record.tree,
             scanned_trees: None,
-            skipped: saved.skipped,
-            leftovers: saved.leftovers,
+            skipped: saved.report.skipped,
+            leftovers: saved.report.leftovers,
         })
     }
 }
@@ -302,7 +293,7 @@ pub fn dry_run(
 ) -> Result<RestoreReport> {
     let before = store.snapshot()?;
     let target = Target::of(&before, rev, options)?;
-    let scan = save::look_by_walking(repo, store, options.progress.as_deref())?;
+    let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
     let current_tree = match before.current()? {
         Some(id) => Some(before.checkpoint(id)?.tree),
         None => None,

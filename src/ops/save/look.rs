@@ -7,6 +7,7 @@ use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanMode, Scan
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::{ReadStore, Snapshot, StoreRead};
 use crate::Result;
 
@@ -45,7 +46,7 @@ pub(super) fn look_before_saving(
     }
     let request = ScanRequest {
         read_limit: Some(limit),
-        ..ScanRequest::new(save_mode(options))
+        ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
     let scan = match scan_store(repo, read, request)? {
         ScanEnd::Scanned(scan) => scan,
@@ -97,20 +98,21 @@ pub(super) fn watched_unchanged(
 }
 
 /// The scan mode of a save with `options`.
-pub(super) fn save_mode(options: &SaveOptions) -> ScanMode {
-    ScanMode::Store {
-        level: options.compression_level,
+pub(super) fn save_mode(options: &SaveOptions) -> Result<ScanMode> {
+    Ok(ScanMode::Store {
+        level: options.settings.compression.get()?,
         skip_unreadable: options.skip_unreadable,
-    }
+    })
 }
 
 /// Looks at the worktree without writing anything (`status`, `diff`): hashes what
-/// changed, with a store that may be open only for reading.
-pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
+/// changed, with a store that may be open only for reading. A setting it cannot use is a
+/// warning, and its default is used.
+pub fn look<'s>(repo: &Repo, settings: &Settings, store: &'s impl StoreRead) -> Result<Scan<'s>> {
     complete(scan_store(
         repo,
         store,
-        ScanRequest::new(ScanMode::HashOnly),
+        ScanRequest::new(ScanMode::HashOnly, settings),
     )?)
 }
 
@@ -120,6 +122,7 @@ pub fn look<'s>(repo: &Repo, store: &'s impl StoreRead) -> Result<Scan<'s>> {
 /// [`super::SaveOptions::walk`]).
 pub fn look_by_walking<'s>(
     repo: &Repo,
+    settings: &Settings,
     store: &'s impl StoreRead,
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
@@ -127,7 +130,7 @@ pub fn look_by_walking<'s>(
     let request = ScanRequest {
         progress,
         walked: Some(walked),
-        ..ScanRequest::new(ScanMode::HashOnly)
+        ..ScanRequest::new(ScanMode::HashOnly, settings)
     };
     complete(scan_store(repo, store, request)?)
 }

@@ -32,9 +32,10 @@ use std::sync::Arc;
 
 use crate::diff;
 use crate::git::repo::Repo;
-use crate::model::{Checkpoint, Head, PendingTrees, SkippedFile};
+use crate::model::{Checkpoint, Head, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
+use crate::settings::Settings;
 use crate::storage::{OpenedStore, ReadStore, Store, StoreRead, Transaction};
 use crate::{CheckpointId, Result};
 
@@ -52,10 +53,15 @@ pub struct SaveOptions {
     pub message: String,
     /// `key=value` metadata.
     pub meta: Vec<(String, String)>,
+    /// Add `path` and `paths` metadata from what the checkpoint changed (an agent's tool
+    /// step: [`crate::ops::log_query::changed_path_meta`]).
+    pub record_changed_paths: bool,
     /// Make a checkpoint even when nothing changed.
     pub allow_empty: bool,
-    /// zstd level for new chunks.
-    pub compression_level: i32,
+    /// The `checkpoint.*` settings the save applies: the compression, `maxFileSize`,
+    /// `keepPermissions`, and the `gc.*` retention after it. The caller fills them from
+    /// its [`crate::ops::workspace::Workspace`], so that all of them arrive one way.
+    pub settings: Settings,
     /// Where to report progress, if anywhere.
     pub progress: Option<Arc<dyn Progress>>,
     /// Leave out files that cannot be read (recorded on the checkpoint) instead of failing.
@@ -127,6 +133,53 @@ pub struct SaveReport {
     pub gc: Option<AutoGc>,
 }
 
+/// What a safety save before a change to the worktree (restore, revert) found.
+#[derive(Debug)]
+pub struct SafetySave {
+    /// The checkpoint that holds the worktree as it was: the new one, or the current
+    /// one when nothing had changed.
+    pub worktree: CheckpointId,
+    /// The checkpoint made, if anything had changed.
+    pub made: Option<CheckpointId>,
+    /// The save's own report: its warnings, the files it left out.
+    pub report: SaveReport,
+}
+
+/// Saves the worktree before an operation changes it, so that the operation can be
+/// undone: walking (a watcher cannot see every change, and the operation must miss
+/// none), unreadable files recorded as skipped (so the operation leaves them alone), and
+/// HEAD's branch left where it is (the operation moves it, if anything does).
+pub fn save_before_change(
+    repo: &Repo,
+    store: &Store,
+    message: String,
+    settings: &Settings,
+    progress: Option<Arc<dyn Progress>>,
+) -> Result<SafetySave> {
+    let saved = save(
+        repo,
+        store,
+        &SaveOptions {
+            message,
+            skip_unreadable: true,
+            walk: true,
+            settings: settings.clone(),
+            progress,
+            keep_head: true,
+            ..SaveOptions::default()
+        },
+    )?;
+    let (worktree, made) = match saved.outcome {
+        SaveOutcome::Saved { id, .. } => (id, Some(id)),
+        SaveOutcome::Unchanged { current } => (current, None),
+    };
+    Ok(SafetySave {
+        worktree,
+        made,
+        report: saved,
+    })
+}
+
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
@@ -152,7 +205,7 @@ fn save_walked(
         writer: Some(store),
         progress: options.progress.as_deref(),
         walked,
-        ..ScanRequest::new(save_mode(options))
+        ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
     let mut scan = complete(scan_store(repo, store, request)?)?;
     crate::fault::point("save-chunks-written");
@@ -207,7 +260,7 @@ fn add_checkpoint(
     let head = txn.head()?;
     let git_head = repo.git_head();
     txn.add_trees(&scan.trees, scan.root, current.map(|(_, tree)| tree))?;
-    let level = options.compression_level;
+    let level = options.settings.compression.get()?;
     let mut stored = content::store_attachments(txn, &store.hasher, attachments, level)?;
     stored.extend(content::store_attachment_files(
         txn,
@@ -215,9 +268,15 @@ fn add_checkpoint(
         &options.attach_files,
         level,
     )?);
+    let parent = current.map(|(id, _)| id);
+    let changes = diff::parent_changes(txn, &scan.trees, parent, scan.root)?;
+    let mut meta = options.meta.clone();
+    if let (true, Some(changes)) = (options.record_changed_paths, &changes) {
+        crate::ops::log_query::changed_path_meta(&mut meta, changes);
+    }
     let mut record = Checkpoint {
         tree: scan.root,
-        parents: current.map(|(id, _)| id).into_iter().collect(),
+        parents: parent.into_iter().collect(),
         time_ns: crate::clock::now_ns(),
         message: options.message.clone(),
         branch: match head {
@@ -226,14 +285,17 @@ fn add_checkpoint(
         },
         git_head: git_head.commit,
         git_branch: git_head.branch,
-        meta: options.meta.clone(),
+        meta,
         attachments: stored,
         files: scan.totals.files,
         bytes: scan.totals.bytes,
         skipped: scan.skipped.clone(),
     };
     let id = txn.add_checkpoint(&mut record)?;
-    keep_summary(txn, &scan.trees, id, &record)?;
+    // Kept so that `log` need not diff the checkpoint's trees.
+    if let Some(changes) = changes {
+        txn.set_summary(id, &diff::summarize(&changes))?;
+    }
     if !options.keep_head {
         txn.move_head(id)?;
     }
@@ -243,28 +305,13 @@ fn add_checkpoint(
     })
 }
 
-/// Keeps what checkpoint `id` (`record`, being saved in `txn`, its new trees in
-/// `trees`) changed against its first parent, so that `log` need not diff its trees:
-/// [`diff::parent_summary`] computes it, the save stores it.
-fn keep_summary(
-    txn: &Transaction,
-    trees: &PendingTrees,
-    id: CheckpointId,
-    record: &Checkpoint,
-) -> Result<()> {
-    match diff::parent_summary(txn, trees, record)? {
-        Some(summary) => txn.set_summary(id, &summary),
-        None => Ok(()),
-    }
-}
-
 /// [`save`], then, if it made a checkpoint, the retention `checkpoint.gc.*` configures
 /// ([`gc::after_save`]): what every save a person or an agent asks for does. The gc's
 /// outcome is part of the report; it never fails the save, which is durable by then.
 pub fn save_then_gc(repo: &Repo, store: &mut Store, options: &SaveOptions) -> Result<SaveReport> {
     let mut report = save(repo, store, options)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, store);
+        report.gc = gc::after_save(&options.settings, store);
     }
     Ok(report)
 }
@@ -297,7 +344,7 @@ pub fn save_then_gc_if_changed(
     let mut store = open_for_writing()?;
     let mut report = save_walked(repo, &store, options, walked)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
-        report.gc = gc::after_save(&repo.settings, &mut store);
+        report.gc = gc::after_save(&options.settings, &mut store);
     }
     Ok((report, OpenedStore::Write(store)))
 }

@@ -19,6 +19,7 @@ use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{SkipReason, SkippedFile};
 use crate::progress::Progress;
+use crate::settings::{Settings, DEFAULT_MAX_FILE_SIZE};
 use crate::storage::{Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
 use crate::{ChunkId, Error, Result, TreeId};
@@ -155,6 +156,9 @@ pub(super) fn complete(end: ScanEnd<'_>) -> Result<Scan<'_>> {
 pub(super) struct ScanRequest<'a, 's> {
     /// Whether it stores what it reads.
     pub(super) mode: ScanMode,
+    /// The `checkpoint.*` settings that decide what it captures (the size limit, the
+    /// permission bits), the save's or the look's.
+    pub(super) settings: &'a Settings,
     /// The store that takes the new chunks. A scan in [`ScanMode::Store`] without one
     /// reads and hashes but stores nothing: a save's read-only look.
     pub(super) writer: Option<&'s Store>,
@@ -167,12 +171,13 @@ pub(super) struct ScanRequest<'a, 's> {
     pub(super) read_limit: Option<ReadLimit>,
 }
 
-impl ScanRequest<'_, '_> {
+impl<'a> ScanRequest<'a, '_> {
     /// A scan in `mode` that writes nothing, reports nothing, walks (or asks the
     /// watcher) afresh and reads whatever it must.
-    pub(super) fn new(mode: ScanMode) -> Self {
+    pub(super) fn new(mode: ScanMode, settings: &'a Settings) -> Self {
         ScanRequest {
             mode,
+            settings,
             writer: None,
             progress: None,
             walked: None,
@@ -235,7 +240,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
 ) -> Result<ScanEnd<'s>> {
     let mode = request.mode;
     let mut warnings = Vec::new();
-    let rules = FileRules::read(repo, mode, &mut warnings)?;
+    let rules = FileRules::read(request.settings, mode, &mut warnings)?;
     // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
     let read = store.snapshot()?;
     let mut found = find(repo, store, &read, request.walked, &rules, &mut warnings)?;
@@ -334,18 +339,18 @@ struct FileRules {
 impl FileRules {
     /// Reads the rules; a save refuses a value it cannot use, a look goes on with the
     /// default and says so in `warnings`.
-    fn read(repo: &Repo, mode: ScanMode, warnings: &mut Vec<Warning>) -> Result<FileRules> {
-        let limit = crate::git::settings::DEFAULT_MAX_FILE_SIZE;
+    fn read(settings: &Settings, mode: ScanMode, warnings: &mut Vec<Warning>) -> Result<FileRules> {
+        let limit = DEFAULT_MAX_FILE_SIZE;
         let max_file_size = needed(
             mode,
-            repo.settings.max_file_size.get(),
+            settings.max_file_size.get(),
             Some(limit),
             Some(human_bytes(limit)),
             warnings,
         )?;
         let keep_permissions = needed(
             mode,
-            repo.settings.keep_permissions.get(),
+            settings.keep_permissions.get(),
             true,
             Some("true".into()),
             warnings,

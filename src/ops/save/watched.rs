@@ -198,7 +198,7 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
         (Some(paths), Some(base), Some((id, current)))
             if base.fingerprint == fingerprint
                 && base.tree == current.tree
-                && !mounts_below(&repo.root) =>
+                && !crate::watch::platform::mounts_below(&repo.root) =>
         {
             Some(Usable {
                 paths,
@@ -434,54 +434,6 @@ fn look_now(root: &Path, path: Vec<u8>) -> Option<WalkEntry> {
 /// its old content in a save that trusted the events.
 fn has_other_links(root: &Path, path: &[u8]) -> bool {
     std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))).is_ok_and(|m| m.nlink() > 1)
-}
-
-/// Whether a filesystem is mounted strictly below the worktree's top `root` (in this
-/// process's view, `/proc/self/mountinfo`). The watcher watches directories, and one
-/// mounted over after it started is not the directory it watches: changes there raise
-/// no event it sees. Also when the mount table cannot be read: then nothing is known.
-fn mounts_below(root: &Path) -> bool {
-    let (Ok(table), Ok(root)) = (
-        std::fs::read("/proc/self/mountinfo"),
-        std::fs::canonicalize(root),
-    ) else {
-        return true;
-    };
-    let root = root.as_os_str().as_bytes();
-    table.split(|&b| b == b'\n').any(|line| {
-        // The fifth field is the mount point, with space, tab, newline and backslash
-        // written as octal escapes.
-        let Some(field) = line.split(|&b| b == b' ').nth(4) else {
-            return false;
-        };
-        let point = unescape_mount_point(field);
-        point.len() > root.len()
-            && point.starts_with(root)
-            && (point[root.len()] == b'/' || root == b"/")
-    })
-}
-
-/// A mount point as `/proc/self/mountinfo` writes it, with its `\NNN` escapes decoded.
-fn unescape_mount_point(field: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(field.len());
-    let mut i = 0;
-    while i < field.len() {
-        let octal = field
-            .get(i + 1..i + 4)
-            .filter(|digits| field[i] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)))
-            .and_then(|digits| u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok());
-        match octal {
-            Some(byte) => {
-                out.push(byte);
-                i += 4;
-            }
-            None => {
-                out.push(field[i]);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 fn is_at_or_below(path: &[u8], top: &[u8]) -> bool {

@@ -19,7 +19,7 @@
 //! just under a power of two; the index holds small entries, dense in its pages.
 //!
 //! Invariant (docs/design.md invariant 15): an index entry names a pack that exists in
-//! the same committed state, and a range inside it. [`PackWriter`] inserts a pack and
+//! the same committed state, and a range inside it. `PackWriter` inserts a pack and
 //! the entries that point into it in one transaction; gc moves a pack's live chunks to a
 //! new pack, repoints their entries and deletes the old pack in one transaction too.
 //!
@@ -31,7 +31,7 @@
 //!
 //! The files split the job: `entry.rs` (an index entry's bytes, `Entry` and
 //! `Location`), `read.rs` ([`ReadChunks`], which reads chunks back, and [`LastPack`]),
-//! `write.rs` ([`PackWriter`], which packs new chunks) and `sweep.rs` (removing chunks and
+//! `write.rs` (`PackWriter`, which packs new chunks) and `sweep.rs` (removing chunks and
 //! repacking what their packs still hold). Only this module names the tables they use.
 
 mod entry;
@@ -44,7 +44,7 @@ pub(super) use entry::Entry;
 pub(super) use read::{delta_bases, stored_sizes};
 pub use read::{LastPack, ReadChunks};
 pub(super) use sweep::remove_chunks;
-pub use write::PackWriter;
+pub(in crate::storage) use write::PackWriter;
 
 use crate::Error;
 

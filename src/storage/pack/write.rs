@@ -15,7 +15,7 @@ use crate::{ChunkId, Error, Result};
 ///
 /// Small chunks ([`chunk::SOLID_CHUNK_MAX`]) that are not deltas gather in an open solid
 /// block, which is compressed and packed when full or when the pack is finished.
-pub struct PackWriter {
+pub(in crate::storage) struct PackWriter {
     next: u64,
     buf: Vec<u8>,
     /// The open solid block's content: its chunks' content end to end.
@@ -28,7 +28,9 @@ pub struct PackWriter {
 
 impl PackWriter {
     /// A writer that appends after the last pack in `packs`.
-    pub fn new(packs: &impl ReadableTable<u64, &'static [u8]>) -> Result<PackWriter> {
+    pub(in crate::storage) fn new(
+        packs: &impl ReadableTable<u64, &'static [u8]>,
+    ) -> Result<PackWriter> {
         let next = match packs.last()? {
             Some((key, _)) => key.value() + 1,
             None => 0,
@@ -43,14 +45,14 @@ impl PackWriter {
     }
 
     /// Whether chunk `id` waits in the open solid block (it is not in the index yet).
-    pub fn holds(&self, id: ChunkId) -> bool {
+    pub(in crate::storage) fn holds(&self, id: ChunkId) -> bool {
         self.in_block.contains(&id)
     }
 
     /// Adds new chunk `id` (stored form `stored`, content length `raw_len`, compressed
     /// against `delta`'s base if given): a small full chunk to the open solid block (to
     /// be indexed when the block is packed), any other as [`Self::add`] does.
-    pub fn add_new(
+    pub(in crate::storage) fn add_new(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,
@@ -70,7 +72,7 @@ impl PackWriter {
     /// Adds chunk `id` (stored form `stored`, content length `raw_len`, compressed
     /// against `delta`'s base if given) to the open pack as it is, first closing the pack
     /// if the chunk does not fit, and indexes it there.
-    pub fn add(
+    pub(in crate::storage) fn add(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,
@@ -188,7 +190,7 @@ impl PackWriter {
 
     /// Writes the open solid block and the open pack, if they hold anything. Call before
     /// committing.
-    pub fn finish(
+    pub(in crate::storage) fn finish(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,

@@ -2,6 +2,7 @@
 //! the real `git-checkpoint` binary with a timeout, and exact worktree snapshots.
 #![allow(dead_code)]
 
+pub mod claude;
 pub mod raw_store;
 
 use std::collections::BTreeMap;
@@ -1057,4 +1058,31 @@ pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
         .unwrap_or_else(|e| panic!("the measuring wrapper's peak: {e}\n{out}"));
     out.stderr.truncate(at);
     (out, kib * 1024)
+}
+
+/// The ids `log --json <args>` lists, newest first.
+#[track_caller]
+pub fn log_ids(repo: &Repo, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["log"];
+    all.extend_from_slice(args);
+    repo.json_of(&all)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// How many chunks, trees and checkpoints the store holds.
+pub fn table_sizes(repo: &Repo) -> [u64; 3] {
+    use crate::common::raw_store::{self, CHECKPOINTS, CHUNKS, TREES};
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let path = repo.p(".git/checkpoint/store.redb");
+    let db = raw_store::open(&path);
+    let read = db.begin_read().unwrap();
+    [
+        read.open_table(CHUNKS).unwrap().len().unwrap(),
+        read.open_table(TREES).unwrap().len().unwrap(),
+        read.open_table(CHECKPOINTS).unwrap().len().unwrap(),
+    ]
 }

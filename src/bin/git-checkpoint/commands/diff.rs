@@ -15,12 +15,17 @@ use super::{Context, FormatArgs, Output};
 
 /// Show changes between two checkpoints, or a checkpoint and the worktree.
 ///
-/// With two revisions: from the first to the second. With one: from it to the
-/// worktree. With none: from the current checkpoint to the worktree. The output is
+/// With two revisions, or one range `A..B`: from the first to the second. With one: from
+/// it to the worktree. With none: from the current checkpoint to the worktree. The output is
 /// git's: a unified diff with three lines of context, `diff --git` headers, mode lines,
 /// new and deleted files, symlinks as their target, and `Binary files … differ`.
 /// Unchanged directories are skipped without being read. Nothing is written to the
 /// store.
+///
+/// A prompt's turn, `<session>:turn<N>` (`turn-1` for the last prompt), given alone, is
+/// what the turn changed: from the checkpoint saved as the prompt was submitted to the
+/// last one the session saved before its next prompt. Given as one of two, it names that
+/// last checkpoint.
 ///
 /// Examples:
 ///
@@ -29,6 +34,8 @@ use super::{Context, FormatArgs, Output};
 ///   git checkpoint diff @~3 @ --stat
 ///
 ///   git checkpoint diff main fork-1 -- src/
+///
+///   git checkpoint diff 5f1c:turn3
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Zero, one or two checkpoints.
@@ -49,7 +56,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 
 /// Everything `diff` prints, made while the store is open.
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
-    let paths = context.repo.worktree_paths(&args.paths)?;
+    let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     with_changes(context, &args.revs, paths, |compared| {
         let Compared {
             from,
@@ -107,10 +114,22 @@ pub fn with_changes<T>(
     }
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
+    // A prompt's turn or a range `A..B`, given alone, is two checkpoints.
+    let pair = match revs {
+        [rev] => {
+            let read = store.snapshot()?;
+            if rev.contains("..") || read.resolve_turn(rev)?.is_some() {
+                Some(read.resolve_change(rev)?)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if revs.len() < 2 {
-        let snapshot = look(&context.repo, &store)?;
+    let snapshot = if revs.len() < 2 && pair.is_none() {
+        let snapshot = look(&context.workspace.repo, &context.workspace.settings, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
         }
@@ -119,13 +138,15 @@ pub fn with_changes<T>(
         None
     };
     let read = store.snapshot()?;
-    let from = match revs.first() {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => read.current()?,
+    let from = match (pair, revs.first()) {
+        (Some(pair), _) => pair.from,
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => read.current()?,
     };
-    let to = match revs.get(1) {
-        Some(rev) => Some(read.resolve(rev)?),
-        None => None,
+    let to = match (pair, revs.get(1)) {
+        (Some(pair), _) => Some(pair.to),
+        (None, Some(rev)) => Some(read.resolve(rev)?),
+        (None, None) => None,
     };
     // Checked against the store, and each checkpoint's side bounded by its record.
     let tree_reader = read.checked_trees(snapshot.as_ref().map(|s| &s.trees))?;
@@ -140,7 +161,9 @@ pub fn with_changes<T>(
     };
     let changes = diff_trees(&tree_reader, old_tree, new_tree, &filter)?;
     let chunks = read.chunks()?;
-    let worktree = snapshot.as_ref().map(|_| context.repo.root.as_path());
+    let worktree = snapshot
+        .as_ref()
+        .map(|_| context.workspace.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
     f(&Compared {
         from,

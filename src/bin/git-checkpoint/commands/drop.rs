@@ -72,7 +72,7 @@ fn plan(context: &Context, snapshot: &Snapshot, args: &Args) -> anyhow::Result<P
         let session = Session::find(&records, prefix)?;
         ids.extend(Session::members(&records, &session));
     }
-    let remotes = configured_remotes(&context.repo)?;
+    let remotes = configured_remotes(&context.workspace.repo)?;
     let mut released = BTreeSet::new();
     for (name, tip) in snapshot.remote_branches()? {
         if ids.contains(&tip) && (!has_remote(&name, &remotes) || damaged(snapshot, tip)) {

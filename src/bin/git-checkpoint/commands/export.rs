@@ -35,7 +35,13 @@ pub struct Args {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let id = store.snapshot()?.resolve(&args.rev)?;
-    let promoted = promote(&context.repo, &store, id, args.branch.as_deref(), args.onto)?;
+    let promoted = promote(
+        &context.workspace.repo,
+        &store,
+        id,
+        args.branch.as_deref(),
+        args.onto,
+    )?;
     if context.json {
         return json::print(&ExportJson::new(id, &promoted));
     }

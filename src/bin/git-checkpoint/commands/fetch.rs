@@ -30,14 +30,14 @@ pub struct Args {
 
 /// Runs `fetch`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let remote = remote_name(&context.repo, args.remote.as_deref());
+    let remote = remote_name(&context.workspace.repo, args.remote.as_deref());
     let report = fetch(
-        &context.repo,
+        &context.workspace.repo,
         || context.open_read_store(),
         || context.open_store(),
         &remote,
         &args.branches,
-        context.compression_level()?,
+        &context.workspace.settings,
     )?;
     for line in &report.warnings {
         context.warn(line);

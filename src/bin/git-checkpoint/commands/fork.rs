@@ -36,11 +36,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         None => store.snapshot()?.next_fork_name()?,
     };
     let options = RestoreOptions {
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         head: HeadUpdate::NewBranch(branch.clone()),
         ..RestoreOptions::default()
     };
-    let report = restore(&context.repo, &store, &args.rev, &options)?;
+    let report = restore(&context.workspace.repo, &store, &args.rev, &options)?;
     tell(context, &store, &report, branch.as_str(), "a new branch")
 }
 

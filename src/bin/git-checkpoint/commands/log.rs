@@ -1,26 +1,37 @@
 //! `git checkpoint log`
 
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 
+use crate::ui::agent_label::AgentLabels;
 use crate::ui::graph;
 use crate::ui::json::CheckpointJson;
 use crate::ui::output::{format_labels, format_size_delta, labels, paint, relative_time, style};
 use crate::ui::pager::{self, Pager};
 use git_checkpoint::diff::{size_delta, LineDiffs, SizeDelta};
 use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::model::revision::parse_range;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::log::{self, LogEntry, LogQuery};
 use git_checkpoint::storage::{Snapshot, StoreRead};
 
 use super::{Context, Output};
 
-/// List checkpoints, newest first.
+/// List checkpoints, newest first, or the ones a query picks.
 ///
-/// Without --all: the current checkpoint and its ancestors. With --all: every checkpoint
+/// Ask which ones touched a path, came from a session, or lie between two revisions.
+/// Without a revision or --all: the current checkpoint and its ancestors. With
+/// revisions: the checkpoints reachable from them (branches, `<remote>/<branch>`, any
+/// revision); `A..B` lists those reachable from B and not from A (`main..origin/main`:
+/// what a fetch brought that main lacks). With --all: every checkpoint
 /// in the store, including the safety checkpoints made before restores, the lines a
 /// restore left behind, and the checkpoints `fetch` brought in. Each line: short id, age,
 /// branch labels (HEAD -> the current branch, <remote>/<branch> for fetched ones),
+/// the agent, session and prompt of a hook checkpoint (`claude 4f2a9c1d:prompt3`),
 /// message, and what changed against the parent ([files +grown -shrunk]).
+/// `-- <path>…` keeps the checkpoints whose change against their first parent touched
+/// those files or directories (decided from the trees, without reading content);
+/// --session, --grep and --meta filter further, and all filters combine.
 /// Children always come before parents, and each line of history is listed in one run.
 /// On a terminal the output is coloured and paged (GIT_PAGER, core.pager, PAGER, less).
 ///
@@ -31,8 +42,18 @@ use super::{Context, Output};
 ///   git checkpoint log --graph --all
 ///
 ///   git checkpoint log --session 4f2a9c1d --all --json
+///
+///   git checkpoint log --all -- builtin/add.c
+///
+///   git checkpoint log --graph main ckpt/main
+///
+///   git checkpoint log main..origin/main --grep fix
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Start from these revisions instead of the current checkpoint; `A..B` for the
+    /// checkpoints reachable from B and not from A.
+    #[arg(value_name = "rev")]
+    revs: Vec<String>,
     /// Every checkpoint in the store, not only the current line.
     #[arg(long)]
     all: bool,
@@ -50,6 +71,25 @@ pub struct Args {
     /// `git checkpoint sessions` shows it); use with --all to see every line it made.
     #[arg(long, value_name = "id-prefix")]
     session: Option<String>,
+    /// Only checkpoints whose message holds this text (case does not matter).
+    #[arg(long, value_name = "text")]
+    grep: Option<String>,
+    /// Only checkpoints whose change touched these files or directories (relative to
+    /// the current directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
+}
+
+impl Args {
+    /// Whether anything but the revisions narrows the list (an empty list is then an
+    /// answer, not a store without checkpoints).
+    fn filtered(&self) -> bool {
+        !self.meta.is_empty()
+            || self.session.is_some()
+            || self.grep.is_some()
+            || !self.paths.is_empty()
+            || !self.revs.is_empty()
+    }
 }
 
 /// Runs `log`.
@@ -65,7 +105,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let output = render_json(context, args)?;
         return context.emit(output);
     }
-    let pager = Pager::command(&context.repo);
+    let pager = Pager::command(&context.workspace.repo);
     std::thread::scope(|scope| {
         let (lines, received) = mpsc::channel();
         let writer = scope.spawn(move || pager::stream(pager.as_deref(), received));
@@ -80,16 +120,30 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 /// The checkpoints `args` asks for, read through `read`.
-fn entries(read: &Snapshot, args: &Args) -> anyhow::Result<Vec<LogEntry>> {
+fn entries(context: &Context, read: &Snapshot, args: &Args) -> anyhow::Result<Vec<LogEntry>> {
     let mut meta = args.meta.clone();
     if let Some(prefix) = &args.session {
         let session = Session::find(&read.checkpoints()?, prefix)?;
         meta.push(("session".to_string(), session));
     }
+    let (mut from, mut exclude) = (Vec::new(), Vec::new());
+    for rev in &args.revs {
+        match parse_range(rev)? {
+            Some(range) => {
+                exclude.push(read.resolve(range.from)?);
+                from.push(read.resolve(range.to)?);
+            }
+            None => from.push(read.resolve(rev)?),
+        }
+    }
     let query = LogQuery {
         all: args.all,
         limit: args.max_count,
         meta,
+        from,
+        exclude,
+        paths: context.workspace.repo.worktree_paths(&args.paths)?,
+        grep: args.grep.clone(),
     };
     Ok(log::log(read, &query)?)
 }
@@ -98,7 +152,7 @@ fn entries(read: &Snapshot, args: &Args) -> anyhow::Result<Vec<LogEntry>> {
 fn render_json(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let entries = entries(&read, &args)?;
+    let entries = entries(context, &read, &args)?;
     if !context.json {
         return Ok(Output::Nothing);
     }
@@ -122,8 +176,8 @@ fn render_json(context: &Context, args: Args) -> anyhow::Result<Output> {
 fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::Result<()> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let entries = entries(&read, &args)?;
-    if entries.is_empty() && args.meta.is_empty() && args.session.is_none() {
+    let entries = entries(context, &read, &args)?;
+    if entries.is_empty() && !args.filtered() {
         context.explain_empty(&read)?;
     }
     let pinned = read.pins()?;
@@ -136,6 +190,15 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     let checkpoints = read.checkpoint_reader()?;
     let reader = read.trees(None)?;
     let mut diffs = LineDiffs::new(&reader);
+    // Sessions are named by their short ids among all the store's sessions; only read
+    // every record when a listed checkpoint belongs to one.
+    let agents = match entries
+        .iter()
+        .any(|e| e.record.meta.iter().any(|(k, _)| k == "session"))
+    {
+        true => AgentLabels::new(&read.checkpoints()?),
+        false => AgentLabels::new(&[]),
+    };
     let now = git_checkpoint::clock::now_ns();
     let ages: Vec<String> = entries
         .iter()
@@ -175,8 +238,12 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
             }
             labels += &paint("[pinned]", style::DIM, colour);
         }
+        let agent = match agents.label(&entry.record) {
+            Some(label) => paint(&escape_controls(&label), style::META, colour),
+            None => String::new(),
+        };
         let message = escape_controls(entry.record.message.lines().next().unwrap_or(""));
-        for part in [labels.as_str(), &message] {
+        for part in [labels.as_str(), &agent, &message] {
             if !part.is_empty() {
                 line += part;
                 line += " ";

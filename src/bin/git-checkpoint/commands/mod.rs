@@ -5,7 +5,9 @@
 //! definition).
 
 pub mod attachment;
+pub mod blame;
 pub mod branch;
+pub mod browse;
 pub mod completions;
 pub mod diff;
 pub mod drop;
@@ -21,6 +23,7 @@ pub mod pin;
 pub mod pull;
 pub mod push;
 pub mod restore;
+pub mod revert;
 pub mod save;
 pub mod sessions;
 pub mod show;
@@ -35,9 +38,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use git_checkpoint::format::text::escape_controls;
-use git_checkpoint::git::repo::Repo;
-use git_checkpoint::git::settings;
 use git_checkpoint::model::Head;
+use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
 
@@ -47,7 +49,7 @@ use crate::ui::{json, output};
 
 /// How `diff` and `show` print changes: the unified diff, or one of git's summaries
 /// (at most one).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 #[group(id = "format", multiple = false)]
 pub struct FormatArgs {
     /// A diffstat instead of the diff.
@@ -82,8 +84,8 @@ pub const SUMMARY_ROWS: usize = 5;
 
 /// What every command needs: the worktree and the output switches.
 pub struct Context {
-    /// The worktree.
-    pub repo: Repo,
+    /// The worktree and its settings: the one door to its store.
+    pub workspace: Workspace,
     /// `-q`.
     pub quiet: bool,
     /// `--json`.
@@ -96,7 +98,7 @@ impl Context {
     pub fn open_store(&self) -> git_checkpoint::Result<Store> {
         let quiet = self.quiet;
         let _span = git_checkpoint::trace::span("open store");
-        settings::open_store(&self.repo, &mut || {
+        self.workspace.open_store(&mut || {
             if !quiet {
                 eprintln!("waiting for another git-checkpoint to finish...");
             }
@@ -106,9 +108,7 @@ impl Context {
     /// Opens the store read-only (the file stays byte-identical), waiting likewise.
     pub fn open_read_store(&self) -> git_checkpoint::Result<ReadStore> {
         let quiet = self.quiet;
-        ReadStore::open(
-            &self.repo.store_path(),
-            self.repo.settings.lock_timeout.get()?,
+        self.workspace.open_read_store(
             &mut || {
                 if !quiet {
                     eprintln!("waiting for another git-checkpoint to finish...");
@@ -120,11 +120,6 @@ impl Context {
                 )
             },
         )
-    }
-
-    /// The zstd level for new chunks (`checkpoint.compression`, default 1).
-    pub fn compression_level(&self) -> anyhow::Result<i32> {
-        Ok(self.repo.settings.compression.get()?)
     }
 
     /// A progress bar on stderr, only where a person watches: stderr is a terminal and
@@ -145,7 +140,12 @@ impl Context {
         let paths: String = snapshot
             .interrupted_restore_paths()?
             .iter()
-            .map(|path| format!(" {}", shell_word(&relative_to(&self.repo.prefix, path))))
+            .map(|path| {
+                format!(
+                    " {}",
+                    shell_word(&relative_to(&self.workspace.repo.prefix, path))
+                )
+            })
             .collect();
         let paths = match paths.is_empty() {
             true => paths,
@@ -219,7 +219,7 @@ impl Context {
             Output::Plain(bytes) => (bytes, false),
         };
         let _pager = (paged && !self.json && !self.quiet)
-            .then(|| Pager::start(&self.repo))
+            .then(|| Pager::start(&self.workspace.repo))
             .flatten();
         let mut out = std::io::stdout().lock();
         out.write_all(&text)?;
@@ -325,7 +325,7 @@ fn store_access_hint(context: &Context, error: &anyhow::Error) -> Option<String>
     if !denied {
         return None;
     }
-    let dir = context.repo.checkpoint_dir();
+    let dir = context.workspace.repo.checkpoint_dir();
     // The directory when the store's files are not made yet, else the file that refused.
     let refused = [dir.join("store.redb"), dir.clone()]
         .into_iter()
@@ -365,7 +365,7 @@ fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<Str
     if !base.contains('/') {
         return None;
     }
-    let root = &context.repo.root;
+    let root = &context.workspace.repo.root;
     let fetched_ref = format!("refs/checkpoints-remote/{base}");
     git_checkpoint::git::repo::git(root, &["rev-parse", "--verify", "--quiet", &fetched_ref])
         .ok()?;

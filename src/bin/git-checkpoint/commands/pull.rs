@@ -34,14 +34,14 @@ pub struct Args {
 
 /// Runs `pull`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let remote = remote_name(&context.repo, args.remote.as_deref());
+    let remote = remote_name(&context.workspace.repo, args.remote.as_deref());
     let report = pull(
-        &context.repo,
+        &context.workspace.repo,
         || context.open_read_store(),
         || context.open_store(),
         &remote,
         args.branch.as_deref(),
-        context.compression_level()?,
+        &context.workspace.settings,
     )?;
     if context.json {
         if let Some(restore) = &report.restore {

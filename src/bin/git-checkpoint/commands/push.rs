@@ -61,18 +61,22 @@ pub struct Args {
 /// Runs `push`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let options = PushOptions {
-        remote: push_remote(&context.repo, args.remote.as_deref())?,
+        remote: push_remote(&context.workspace.repo, args.remote.as_deref())?,
         branches: args.branches,
         all: args.all,
         dry_run: args.dry_run,
         force: args.force,
-        allow: context.repo.worktree_paths(&args.allow)?,
+        allow: context.workspace.repo.worktree_paths(&args.allow)?,
     };
     // A dry run only reads: the store file stays byte-identical.
     let report = if options.dry_run {
-        dry_run(&context.repo, &context.open_read_store()?, &options)?
+        dry_run(
+            &context.workspace.repo,
+            &context.open_read_store()?,
+            &options,
+        )?
     } else {
-        push(&context.repo, &context.open_store()?, &options)?
+        push(&context.workspace.repo, &context.open_store()?, &options)?
     };
     if context.json {
         return json::print(&PushJson::new(&options.remote, options.dry_run, &report));

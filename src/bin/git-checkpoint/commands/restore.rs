@@ -3,12 +3,16 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use git_checkpoint::model::session::abbreviate;
 use git_checkpoint::ops::restore::{dry_run, restore, RestoreOptions, RestoreReport};
+use git_checkpoint::ops::session_restore::{
+    self, ChangedBy, SessionRestoreOptions, SessionRestoreReport,
+};
 use git_checkpoint::storage::{Snapshot, StoreRead};
 use git_checkpoint::CheckpointId;
 
 use super::Context;
-use crate::ui::json::{self, RestoreJson};
+use crate::ui::json::{self, RestoreJson, SessionRestoreJson};
 use crate::ui::output::show_path;
 
 /// Make the worktree equal to a checkpoint.
@@ -23,8 +27,15 @@ use crate::ui::output::show_path;
 /// branch `<remote>/<branch>`, `@` (the current checkpoint), `<session>:prompt<N>` (the
 /// checkpoint an agent's hook saved as prompt N of that session was submitted) or
 /// `<session>:<tool-call-id>` (the one saved after that tool call); any of them may be
-/// followed by `~N` (the N-th first parent) or `^N` (the N-th parent), as in git. `git
-/// checkpoint sessions` lists sessions.
+/// followed by `~N` (the N-th first parent) or `^N` (the N-th parent), as in git.
+/// `<session>:turn<N>` is the last checkpoint of prompt N's turn (where the agent left
+/// the worktree before the session's next prompt); `prompt-1` and `turn-1` name the
+/// last prompt. `git checkpoint sessions` lists sessions.
+///
+/// With --only-session, only the paths the session's own tool calls changed since <rev>
+/// are put back; the user's changes and other sessions' stay. A path the session
+/// changed that someone else changed too since is a conflict: listed and left alone
+/// (exit 1) unless --force. See docs/sessions.md.
 ///
 /// Examples:
 ///
@@ -33,6 +44,8 @@ use crate::ui::output::show_path;
 ///   git checkpoint restore 3fa9c1e -- src/parser.rs
 ///
 ///   git checkpoint restore 3fa9c1e --dry-run
+///
+///   git checkpoint restore 5f1c:prompt2 --only-session
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The checkpoint to restore.
@@ -43,6 +56,13 @@ pub struct Args {
     /// Do not save unsaved changes first (they are lost).
     #[arg(long)]
     no_save: bool,
+    /// Put back only what this agent session's tool calls changed since <rev> (default:
+    /// the session <rev> names, as in <session>:prompt2).
+    #[arg(long, value_name = "session", num_args = 0..=1, default_missing_value = "", conflicts_with = "paths")]
+    only_session: Option<String>,
+    /// With --only-session: put back the paths someone else changed too.
+    #[arg(long, requires = "only_session")]
+    force: bool,
     /// Restore only these files or directories (relative to the current directory).
     #[arg(last = true, value_name = "path")]
     paths: Vec<PathBuf>,
@@ -50,23 +70,31 @@ pub struct Args {
 
 /// Runs `restore`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let paths = context.repo.worktree_paths(&args.paths)?;
+    let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     let options = RestoreOptions {
         dry_run: args.dry_run,
         no_save: args.no_save,
         paths,
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         progress: context.progress(),
         ..RestoreOptions::default()
     };
+    if let Some(session) = &args.only_session {
+        let options = SessionRestoreOptions {
+            session: (!session.is_empty()).then(|| session.clone()),
+            force: args.force,
+            restore: options,
+        };
+        return only_session(context, &args.rev, &options);
+    }
     // A dry run changes nothing, the store file included: it opens it read-only.
     if args.dry_run {
         let store = context.open_read_store()?;
-        let report = dry_run(&context.repo, &store, &args.rev, &options)?;
+        let report = dry_run(&context.workspace.repo, &store, &args.rev, &options)?;
         return say(context, &store, &report);
     }
     let store = context.open_store()?;
-    let report = restore(&context.repo, &store, &args.rev, &options)?;
+    let report = restore(&context.workspace.repo, &store, &args.rev, &options)?;
     say(context, &store, &report)
 }
 
@@ -81,7 +109,7 @@ fn say(context: &Context, store: &impl StoreRead, report: &RestoreReport) -> any
 }
 
 /// The checkpoint a restore restored: every restore has one, so its absence is a bug.
-pub fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
+pub(crate) fn restored(report: &RestoreReport) -> anyhow::Result<CheckpointId> {
     report
         .target
         .context("internal error: a restore reported no target")
@@ -169,5 +197,101 @@ fn say_untouched(context: &Context, report: &RestoreReport) {
             "no checkpoint holds it (larger than checkpoint.maxFileSize, or unreadable when saved)"
         };
         context.say(&format!("Left {} untouched: {why}", show_path(path)));
+    }
+}
+
+/// Runs `restore --only-session`: the plan's conflicts first, then the restore's own
+/// report; exit 1 when conflicts were left alone.
+fn only_session(
+    context: &Context,
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> anyhow::Result<()> {
+    let report;
+    let dry_run = options.restore.dry_run;
+    // A dry run changes nothing, the store file included: it opens it read-only.
+    if dry_run {
+        let store = context.open_read_store()?;
+        report = session_restore::dry_run(&context.workspace.repo, &store, rev, options)?;
+        say_session(context, &store, &report, dry_run)?;
+    } else {
+        let store = context.open_store()?;
+        report = session_restore::restore_session(&context.workspace.repo, &store, rev, options)?;
+        say_session(context, &store, &report, dry_run)?;
+    }
+    match report.left_alone() {
+        0 => Ok(()),
+        n => anyhow::bail!(
+            "left {n} path{} alone that someone else changed too (see above; --force puts {} back)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        ),
+    }
+}
+
+/// Reports a session-limited restore.
+fn say_session(
+    context: &Context,
+    store: &impl StoreRead,
+    report: &SessionRestoreReport,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    let empty = RestoreReport::default();
+    let read = store.snapshot()?;
+    let by = |by: &ChangedBy| -> anyhow::Result<String> {
+        Ok(match by {
+            ChangedBy::Worktree => "unsaved changes in the worktree".to_string(),
+            ChangedBy::Checkpoint {
+                id,
+                session: Some(s),
+                tool_call: true,
+            } => format!(
+                "a tool call of session {} (checkpoint {})",
+                abbreviate(s),
+                read.short_id(*id)?
+            ),
+            ChangedBy::Checkpoint { id, .. } => format!(
+                "the user (seen at checkpoint {}, not a tool call)",
+                read.short_id(*id)?
+            ),
+        })
+    };
+    let restored = report.restore.as_ref().unwrap_or(&empty);
+    if context.json {
+        return json::print(&SessionRestoreJson::new(report, restored, dry_run));
+    }
+    for conflict in &report.conflicts {
+        let others = conflict
+            .by
+            .iter()
+            .map(&by)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let what = if report.forced { "Overwrote" } else { "Left" };
+        context.say(&format!(
+            "{what} {}: changed by this session and by {}",
+            show_path(&conflict.path),
+            others.join(", ")
+        ));
+    }
+    match &report.restore {
+        Some(restored) => say(context, store, restored),
+        None => {
+            context.say(&format!(
+                "Nothing to restore: session {} changed {} path{} since {}",
+                abbreviate(&report.session),
+                report.changed_by_session.len(),
+                if report.changed_by_session.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                report
+                    .target
+                    .map(|id| read.short_id(id))
+                    .transpose()?
+                    .unwrap_or_default(),
+            ));
+            Ok(())
+        }
     }
 }

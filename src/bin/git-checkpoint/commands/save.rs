@@ -63,7 +63,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         meta: args.meta,
         allow_empty: args.allow_empty,
         skip_unreadable: args.skip_unreadable,
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         progress: context.progress(),
         attach: args.attach,
         ..SaveOptions::default()
@@ -71,7 +71,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     // Read-only until something is found changed: a save that changes nothing leaves
     // the store file as it was.
     let (report, store) = save_then_gc_if_changed(
-        &context.repo,
+        &context.workspace.repo,
         || context.open_read_store(),
         || context.open_store(),
         &options,

@@ -7,12 +7,12 @@ use crate::ui::output::{format_labels, labels, paint, relative_time, short_commi
 use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{changes_from_parent, Change};
+use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::storage::{Snapshot, StoreRead, Turn};
 use git_checkpoint::CheckpointId;
 
 use super::{Context, FormatArgs, Output};
@@ -23,6 +23,10 @@ use super::{Context, FormatArgs, Output};
 /// checkpoint), as a unified diff, or with --stat, --name-status or --name-only as a
 /// summary.
 ///
+/// A prompt's turn, `<session>:turn<N>` (`turn-1` for the last prompt), shows the
+/// prompt's checkpoint (its message is the prompt) and everything the turn changed: from
+/// that checkpoint to the last one the session saved before its next prompt.
+///
 /// Examples:
 ///
 ///   git checkpoint show @
@@ -30,9 +34,11 @@ use super::{Context, FormatArgs, Output};
 ///   git checkpoint show 3fa9c1e --stat
 ///
 ///   git checkpoint show main~2 --json
+///
+///   git checkpoint show 5f1c:turn-1 --stat
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The checkpoint (default: the current one).
+    /// The checkpoint or prompt turn (default: the current checkpoint).
     #[arg(default_value = "@")]
     rev: String,
     #[command(flatten)]
@@ -41,29 +47,56 @@ pub struct Args {
 
 /// Runs `show`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let output = render(context, args)?;
+    let output = render(context, args, context.colour())?;
     context.emit(output)
 }
 
-/// What `show` shows of a checkpoint, read while the store is open: handed to the
-/// function given to [`with_checkpoint`], which makes its output from it.
+/// What `show <rev>` prints as text, coloured if `colour`: what `browse` shows beside
+/// its list. The store is open only while it is made.
+pub fn text(context: &Context, rev: &str, colour: bool) -> anyhow::Result<Vec<u8>> {
+    let args = Args {
+        rev: rev.to_string(),
+        format: FormatArgs::default(),
+    };
+    match render(context, args, colour)? {
+        Output::Paged(text) => Ok(text),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// What `show` shows of a checkpoint or a prompt's turn, read while the store is open:
+/// handed to the function given to [`with_checkpoint`], which makes its output from it.
 pub struct Shown<'a> {
     /// The store's snapshot, for ids, labels and the like.
     pub read: &'a Snapshot<'a>,
-    /// The checkpoint.
+    /// The checkpoint (a turn's first).
     pub id: CheckpointId,
     /// Its shortest unique abbreviation.
     pub short: String,
     /// Its record.
     pub record: Checkpoint,
-    /// Its changes against its first parent.
+    /// The turn, when the revision named one.
+    pub turn: Option<Turn>,
+    /// Its changes against its first parent, or a turn's from its start to its end.
     pub changes: Vec<Change>,
     /// Reads what each change holds.
     pub reader: &'a ContentReader<'a>,
 }
 
-/// Opens the store read-only, reads checkpoint `rev` and its changes, and hands them to
-/// `f`; the store is closed when this returns (`show`, and the MCP server's `show`).
+impl Shown<'_> {
+    /// `show --json`'s document.
+    pub fn json(&self) -> anyhow::Result<ShowJson> {
+        Ok(ShowJson {
+            checkpoint: CheckpointJson::new(self.id, self.short.clone(), &self.record),
+            turn_end: self.turn.map(|turn| turn.end.hex()),
+            changes: patch::summarize(&self.changes, self.reader)?,
+        })
+    }
+}
+
+/// Opens the store read-only, reads checkpoint or turn `rev` and its changes, and hands
+/// them to `f`; the store is closed when this returns (`show`, `browse` and the MCP
+/// server's `show`).
 pub fn with_checkpoint<T>(
     context: &Context,
     rev: &str,
@@ -71,12 +104,25 @@ pub fn with_checkpoint<T>(
 ) -> anyhow::Result<T> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let id = read.resolve(rev)?;
+    let turn = read.resolve_turn(rev)?;
+    let id = match turn {
+        Some(turn) => turn.start,
+        None => read.resolve(rev)?,
+    };
     let record = read.checkpoint(id)?;
     // Checked against the store, and each side bounded by its record: a crafted tree
     // that expands past it is an error, not a walk without end.
     let tree_reader = read.checked_trees(None)?;
-    let changes = changes_from_parent(&read, &tree_reader, &record)?;
+    let changes = match turn {
+        // The turn's changes: from the worktree as the prompt found it to as it left it.
+        Some(turn) => diff_trees(
+            &tree_reader,
+            Some(checkpoint_root(&read, &tree_reader, turn.start)?),
+            Some(checkpoint_root(&read, &tree_reader, turn.end)?),
+            &PathFilter::default(),
+        )?,
+        None => changes_from_parent(&read, &tree_reader, &record)?,
+    };
     let chunks = read.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;
@@ -85,49 +131,61 @@ pub fn with_checkpoint<T>(
         id,
         short,
         record,
+        turn,
         changes,
         reader: &reader,
     })
 }
 
 /// Everything `show` prints, the diff included, made while the store is open.
-fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
+fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
     let format = args.format.format();
     with_checkpoint(context, &args.rev, |shown| {
-        render_shown(context, format, shown)
+        render_shown(context, format, colour, shown)
     })
 }
 
-/// `show`'s output, in `format`, of what [`with_checkpoint`] read.
+/// `show`'s output, in `format` and coloured if `colour`, of what [`with_checkpoint`]
+/// read.
 pub fn render_shown(
     context: &Context,
-    format: crate::ui::patch::Format,
+    format: patch::Format,
+    colour: bool,
     shown: &Shown<'_>,
 ) -> anyhow::Result<Output> {
-    let Shown {
-        read,
-        id,
-        short,
-        record,
-        changes,
-        reader,
-    } = shown;
-    let (read, id, reader) = (*read, *id, *reader);
     if context.json {
-        return Output::json(&ShowJson {
-            checkpoint: CheckpointJson::new(id, short.clone(), record),
-            changes: patch::summarize(changes, reader)?,
-        });
+        return Output::json(&shown.json()?);
     }
     if context.quiet {
         return Ok(Output::Nothing);
     }
+    let mut out = Vec::new();
+    write_header(
+        &mut out,
+        shown.read,
+        shown.id,
+        &shown.record,
+        shown.turn.map(|turn| turn.end),
+        colour,
+    )?;
+    patch::write_changes(&mut out, &shown.changes, shown.reader, format, colour)?;
+    Ok(Output::Paged(out))
+}
+
+/// The checkpoint's header as `git show` prints a commit's: id and labels, its fields,
+/// then its message; for a prompt's turn, where the turn ends (`turn_end`).
+fn write_header(
+    out: &mut Vec<u8>,
+    read: &Snapshot,
+    id: CheckpointId,
+    record: &Checkpoint,
+    turn_end: Option<CheckpointId>,
+    colour: bool,
+) -> anyhow::Result<()> {
     let head = read.head()?;
     let branches = read.branches_and_fetched()?;
     let now = git_checkpoint::clock::now_ns();
 
-    let colour = context.colour();
-    let mut out = Vec::new();
     let labels = format_labels(&labels(id, &head, &branches), colour);
     let title = paint(&format!("checkpoint {id}"), style::ID, colour);
     writeln!(
@@ -145,10 +203,10 @@ pub fn render_shown(
             .iter()
             .map(|&p| read.short_id(p))
             .collect::<Result<Vec<_>, _>>()?;
-        field(&mut out, "Parent:", &parents.join(" "))?;
+        field(out, "Parent:", &parents.join(" "))?;
     }
     field(
-        &mut out,
+        out,
         "Date:",
         &format!(
             "{} ({})",
@@ -156,8 +214,15 @@ pub fn render_shown(
             relative_time(record.time_ns, now)
         ),
     )?;
+    if let Some(end) = turn_end {
+        field(
+            out,
+            "Turn:",
+            &format!("changes up to {}", read.short_id(end)?),
+        )?;
+    }
     if let Some(branch) = &record.branch {
-        field(&mut out, "Branch:", branch)?;
+        field(out, "Branch:", branch)?;
     }
     if let Some(commit) = &record.git_head {
         let on = record
@@ -165,24 +230,24 @@ pub fn render_shown(
             .as_deref()
             .map(|b| format!(" ({b})"))
             .unwrap_or_default();
-        field(&mut out, "Git:", &format!("{}{on}", short_commit(commit)))?;
+        field(out, "Git:", &format!("{}{on}", short_commit(commit)))?;
     }
     for (i, (key, value)) in record.meta.iter().enumerate() {
         field(
-            &mut out,
+            out,
             if i == 0 { "Meta:" } else { "" },
             &format!("{key}={value}"),
         )?;
     }
     for (i, attachment) in record.attachments.iter().enumerate() {
         field(
-            &mut out,
+            out,
             if i == 0 { "Attach:" } else { "" },
             &format!("{} ({})", attachment.name, human_bytes(attachment.size)),
         )?;
     }
     field(
-        &mut out,
+        out,
         "Files:",
         &format!("{} ({})", record.files, human_bytes(record.bytes)),
     )?;
@@ -193,6 +258,5 @@ pub fn render_shown(
     if !record.message.is_empty() {
         writeln!(out)?;
     }
-    patch::write_changes(&mut out, changes, reader, format, colour)?;
-    Ok(Output::Paged(out))
+    Ok(())
 }

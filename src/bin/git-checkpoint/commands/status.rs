@@ -39,7 +39,7 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
 /// Everything `status` prints, made while the store is open.
 fn render(context: &Context) -> anyhow::Result<Output> {
     let store = context.open_read_store()?;
-    let snapshot = look(&context.repo, &store)?;
+    let snapshot = look(&context.workspace.repo, &context.workspace.settings, &store)?;
     for warning in &snapshot.warnings {
         context.warn(warning);
     }

@@ -24,10 +24,10 @@ pub struct Args {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let store = context.open_store()?;
     let options = RestoreOptions {
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         head: HeadUpdate::SwitchBranch(args.branch.clone()),
         ..RestoreOptions::default()
     };
-    let report = restore(&context.repo, &store, &args.branch, &options)?;
+    let report = restore(&context.workspace.repo, &store, &args.branch, &options)?;
     super::fork::tell(context, &store, &report, &args.branch, "branch")
 }

@@ -1,7 +1,6 @@
 //! `git checkpoint verify`
 
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::storage::verify;
 
 use super::Context;
 use crate::ui::json::{self, VerifyJson};
@@ -40,9 +39,7 @@ pub struct Args {
 
 /// Runs `verify`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let report = verify::verify(
-        &context.repo.store_path(),
-        context.repo.settings.lock_timeout.get()?,
+    let report = context.workspace.verify(
         &mut || context.warn("waiting for another git-checkpoint to finish..."),
         args.read_data,
     )?;

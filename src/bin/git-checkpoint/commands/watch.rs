@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use git_checkpoint::ops::save::{save_then_gc, SaveOptions, SaveOutcome};
+use git_checkpoint::ops::workspace::Workspace;
+use git_checkpoint::settings::DEFAULT_COMPRESSION;
 use git_checkpoint::watch::{self, client, daemon};
 
 use super::save::parse_meta;
@@ -73,7 +75,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Runs `watch`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let repo = &context.repo;
+    let repo = &context.workspace.repo;
     if args.stop {
         match client::stop(repo)? {
             Some(pid) => context.say(&format!("Stopped the watcher (pid {pid})")),
@@ -81,20 +83,28 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // Before a daemon is started: its failure would come back wrapped in the log.
+    watch::platform::available()?;
     if args.daemon {
         return start_daemon(context);
     }
     let quiet = args.save_after.map(|after| {
-        let repo = repo.clone();
+        let workspace = context.workspace.clone();
+        let mut settings = workspace.settings.clone();
+        // A bad `checkpoint.compression` does not stop the saves after quiet time: they
+        // compress at the default level instead.
+        if settings.compression.get().is_err() {
+            settings.compression = Ok(DEFAULT_COMPRESSION).into();
+        }
         let options = SaveOptions {
             message: args.message.clone(),
             meta: args.meta.clone(),
-            compression_level: context.compression_level().unwrap_or(1),
+            settings,
             ..SaveOptions::default()
         };
         daemon::Quiet {
             after,
-            save: Arc::new(move || quiet_save(&repo, &options)),
+            save: Arc::new(move || quiet_save(&workspace, &options)),
         }
     });
     let exit = daemon::run(repo, quiet, || {
@@ -112,9 +122,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 
 /// One `--save-after` save, through the library like `save`; what it says goes to the
 /// watcher's stderr (its log file, for a daemon).
-fn quiet_save(repo: &git_checkpoint::git::repo::Repo, options: &SaveOptions) {
-    let result = git_checkpoint::git::settings::open_store(repo, &mut || {})
-        .and_then(|mut store| save_then_gc(repo, &mut store, options));
+fn quiet_save(workspace: &Workspace, options: &SaveOptions) {
+    let result = workspace
+        .open_store(&mut || {})
+        .and_then(|mut store| save_then_gc(&workspace.repo, &mut store, options));
     match result {
         Ok(report) => {
             for warning in &report.warnings {
@@ -132,7 +143,7 @@ fn quiet_save(repo: &git_checkpoint::git::repo::Repo, options: &SaveOptions) {
 /// detached from the terminal, and returns once it answers.
 fn start_daemon(context: &Context) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt;
-    let repo = &context.repo;
+    let repo = &context.workspace.repo;
     if let Some(pid) = client::running(repo) {
         bail!("a watcher is already running on this worktree (pid {pid})");
     }

@@ -25,7 +25,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the model reads once, at the start: how the tools fit together.
-const INSTRUCTIONS: &str = "git-checkpoint keeps save points (checkpoints) of this git worktree, outside git's history; agent hooks save one around every prompt and tool call. To undo your last N steps: list_checkpoints with limit N+1 to see them, then restore with rev \"@~N\" (or the id of the checkpoint to go back to); restore first saves any unsaved changes as a safety checkpoint, so it can itself be undone, and dry_run shows what it would change. Revisions: a full id or unique prefix, a branch name, @ (the current checkpoint), <session>:prompt<N>, each optionally followed by ~N. Every tool takes an optional `repo`: a path inside the worktree to work on.";
+const INSTRUCTIONS: &str = "git-checkpoint keeps save points (checkpoints) of this git worktree, outside git's history; agent hooks save one around every prompt and tool call. To undo your last N steps: list_checkpoints with limit N+1 to see them, then restore with rev \"@~N\" (or the id of the checkpoint to go back to); restore first saves any unsaved changes as a safety checkpoint, so it can itself be undone, and dry_run shows what it would change. To undo one step or one prompt's turn but keep later work, use revert. Revisions: a full id or unique prefix, a branch name, @ (the current checkpoint), <session>:prompt<N>, each optionally followed by ~N; <session>:turn<N> is everything prompt N's turn changed. Every tool takes an optional `repo`: a path inside the worktree to work on.";
 
 /// The server: which tools it offers and where it looks for the worktree.
 #[derive(Clone)]

@@ -15,17 +15,22 @@ use serde_json::{json, Value};
 use git_checkpoint::diff::{changes_from_parent, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::model::session::abbreviate;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log::{self, LogQuery};
 use git_checkpoint::ops::restore::{self, RestoreOptions};
+use git_checkpoint::ops::revert::{self, ConflictStyle, RevertOptions, Status, Undo};
 use git_checkpoint::ops::save::{save_then_gc_if_changed, SaveOptions, SaveOutcome};
+use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
+use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::storage::StoreRead;
 use git_checkpoint::CheckpointId;
 
 use crate::commands::{self, diff, show, Context, Output};
 use crate::ui::json::{
-    CheckpointJson, DiffJson, PinJson, RestoreJson, SessionJson, ShowJson, UnchangedJson,
+    CheckpointJson, DiffJson, PinJson, RestoreJson, RevertJson, SessionJson, SessionRestoreJson,
+    UnchangedJson,
 };
 use crate::ui::output::show_path;
 use crate::ui::patch::{self, Format};
@@ -58,6 +63,8 @@ struct ListCheckpoints {
     path: Option<String>,
     /// Only checkpoints made on this checkpoint branch. Implies all=true unless all is given.
     branch: Option<String>,
+    /// Only checkpoints whose message holds this text, whatever its case (for a hook's checkpoint, the prompt or the tool call).
+    grep: Option<String>,
     /// List every checkpoint in the store (other branches, safety checkpoints, lines a restore left behind), not only the current checkpoint and its ancestors.
     all: Option<bool>,
     /// At most this many (default 20, at most 200).
@@ -86,7 +93,7 @@ struct Show {
     #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
-    /// The checkpoint: an id or unique prefix, a branch, @ (the current one), <session>:prompt<N>, optionally followed by ~N. Default @.
+    /// The checkpoint: an id or unique prefix, a branch, @ (the current one), <session>:prompt<N>, optionally followed by ~N; or a prompt's turn <session>:turn<N> (turn-1 for the last prompt), shown as the prompt's checkpoint with everything the turn changed. Default @.
     rev: Option<String>,
 }
 
@@ -98,7 +105,7 @@ struct Diff {
     #[allow(dead_code)]
     #[schemars(description = REPO)]
     repo: Option<String>,
-    /// The old side: a checkpoint (default: the current one).
+    /// The old side: a checkpoint (default: the current one). Alone, a prompt's turn <session>:turn<N> or a range A..B is what that turn or range changed.
     from: Option<String>,
     /// The new side: a checkpoint (default: the worktree as it is now). Needs from.
     to: Option<String>,
@@ -134,8 +141,30 @@ struct Restore {
     rev: String,
     /// Restore only these files or directories (relative to the worktree's top); the current branch then stays where it is.
     paths: Option<Vec<String>>,
+    /// Put back only the files an agent session's own tool calls changed since rev, leaving the user's and other sessions' changes; the session is the one rev names (as in <session>:prompt2) unless session is given. Not with paths.
+    only_session: Option<bool>,
+    /// With only_session: the session (an id or unique prefix, as list_sessions shows it).
+    session: Option<String>,
+    /// With only_session: also put back files someone else changed too since rev (otherwise they are left alone and listed).
+    force: Option<bool>,
     /// Only say what would be written and deleted; change nothing.
     dry_run: Option<bool>,
+}
+
+/// `revert`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Revert {
+    // Read by `call` from the raw arguments, before these are parsed; here for the schema.
+    #[allow(dead_code)]
+    #[schemars(description = REPO)]
+    repo: Option<String>,
+    /// The change to undo: a checkpoint (what it changed against its parent, e.g. a tool call's checkpoint <session>:<tool-call-id> or an id), a prompt's turn <session>:turn<N> (turn-1 for the last one), or a range A..B (everything from A to B).
+    rev: String,
+    /// Only say what would change, as a diff; change nothing.
+    dry_run: Option<bool>,
+    /// Change nothing if any file would conflict.
+    no_conflicts: Option<bool>,
 }
 
 /// `pin`.
@@ -200,7 +229,12 @@ pub fn definitions() -> Vec<Tool> {
         ),
         tool::<Restore>(
             "restore",
-            "Make the worktree (or only some paths) equal to a checkpoint, e.g. rev \"@~2\" to undo the last two steps. Unsaved changes are first saved as a safety checkpoint, whose id the answer gives, so the restore can itself be undone; files git ignores are never touched. With dry_run, only says what would be written and deleted.",
+            "Make the worktree (or only some paths, or only the files an agent session changed) equal to a checkpoint, e.g. rev \"@~2\" to undo the last two steps. Unsaved changes are first saved as a safety checkpoint, whose id the answer gives, so the restore can itself be undone; files git ignores are never touched. With only_session, only the files the session's own tool calls changed since rev are put back, and the user's edits stay. With dry_run, only says what would be written and deleted.",
+            writing(true, false),
+        ),
+        tool::<Revert>(
+            "revert",
+            "Undo one change and keep everything done since, as git revert does: a step (a checkpoint: what it changed against its parent), a prompt's whole turn (<session>:turn<N>), or a range A..B. Each file the change touched is merged three ways with the worktree as it is now; where later work changed the same lines, the file gets conflict markers (listed in the answer). The worktree is first saved as a safety checkpoint, whose id the answer gives (restore it to undo the revert). With dry_run, only shows the diff it would apply. Use restore instead to go back to a point in time.",
             writing(true, false),
         ),
         tool::<Pin>(
@@ -226,6 +260,9 @@ fn tool<A: JsonSchema + 'static>(
 struct Answer {
     text: String,
     structured: Value,
+    /// Whether the call did its work but failed all the same, as the CLI exits 1 (a
+    /// revert that conflicts): a tool error with the full answer.
+    failed: bool,
 }
 
 /// Runs tool `name` with `arguments`, from directory `base`; every failure is a tool
@@ -250,12 +287,16 @@ pub fn call(name: &str, arguments: JsonObject, base: &Path) -> CallToolResult {
         "diff" => parse(arguments).and_then(|a| diff(&context, a)),
         "save" => parse(arguments).and_then(|a| save(&context, a)),
         "restore" => parse(arguments).and_then(|a| restore(&context, a)),
+        "revert" => parse(arguments).and_then(|a| revert(&context, a)),
         "pin" => parse(arguments).and_then(|a| pin(&context, a)),
         _ => Err(anyhow::anyhow!("no tool named '{name}'")),
     };
     match answer {
         Ok(answer) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
+            let mut result = match answer.failed {
+                false => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
+                true => CallToolResult::error(vec![ContentBlock::text(answer.text)]),
+            };
             result.structured_content = Some(answer.structured);
             result
         }
@@ -283,7 +324,7 @@ fn open(directory: &Path) -> anyhow::Result<Context> {
     // Not quiet: warnings go to stderr, the server's log. Nothing reaches stdout (see
     // `protocol_stdout`).
     Ok(Context {
-        repo,
+        workspace: Workspace::new(repo),
         quiet: false,
         json: false,
     })
@@ -306,7 +347,7 @@ fn limit(asked: Option<usize>) -> anyhow::Result<usize> {
 /// Worktree paths from arguments, relative to the worktree's top.
 fn worktree_paths(context: &Context, paths: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    Ok(context.repo.worktree_paths(&paths)?)
+    Ok(context.workspace.repo.worktree_paths(&paths)?)
 }
 
 /// The body of `list_checkpoints`.
@@ -342,8 +383,9 @@ fn list_checkpoints(context: &Context, args: ListCheckpoints) -> anyhow::Result<
         &read,
         &LogQuery {
             all,
-            limit: None,
             meta,
+            grep: args.grep,
+            ..LogQuery::default()
         },
     )?;
     let tree_reader = read.checked_trees(None)?;
@@ -391,6 +433,7 @@ fn list_checkpoints(context: &Context, args: ListCheckpoints) -> anyhow::Result<
     }
     Ok(Answer {
         text,
+        failed: false,
         structured: json!({
             "checkpoints": page,
             "current": current.map(CheckpointId::hex),
@@ -456,6 +499,7 @@ fn list_sessions(context: &Context, args: ListSessions) -> anyhow::Result<Answer
         );
     }
     Ok(Answer {
+        failed: false,
         text: text.trim_end().to_string(),
         structured: json!({ "sessions": list, "total": sessions.len() }),
     })
@@ -465,15 +509,16 @@ fn list_sessions(context: &Context, args: ListSessions) -> anyhow::Result<Answer
 fn show(context: &Context, args: Show) -> anyhow::Result<Answer> {
     let rev = args.rev.as_deref().unwrap_or("@");
     show::with_checkpoint(context, rev, |shown| {
-        let text = match show::render_shown(context, Format::Stat, shown)? {
+        let text = match show::render_shown(context, Format::Stat, false, shown)? {
             Output::Paged(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             _ => String::new(),
         };
-        let structured = serde_json::to_value(ShowJson {
-            checkpoint: CheckpointJson::new(shown.id, shown.short.clone(), &shown.record),
-            changes: patch::summarize(&shown.changes, shown.reader)?,
-        })?;
-        Ok(Answer { text, structured })
+        let structured = serde_json::to_value(shown.json()?)?;
+        Ok(Answer {
+            text,
+            structured,
+            failed: false,
+        })
     })
 }
 
@@ -540,7 +585,11 @@ fn diff(context: &Context, args: Diff) -> anyhow::Result<Answer> {
             map.insert("patch_bytes".into(), total.into());
             map.insert("left_out".into(), left_out.into());
         }
-        Ok(Answer { text, structured })
+        Ok(Answer {
+            text,
+            structured,
+            failed: false,
+        })
     })
 }
 
@@ -549,11 +598,11 @@ fn save(context: &Context, args: Save) -> anyhow::Result<Answer> {
     let options = SaveOptions {
         message: args.message,
         meta: args.meta.unwrap_or_default().into_iter().collect(),
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         ..SaveOptions::default()
     };
     let (report, store) = save_then_gc_if_changed(
-        &context.repo,
+        &context.workspace.repo,
         || context.open_read_store(),
         || context.open_store(),
         &options,
@@ -584,7 +633,11 @@ fn save(context: &Context, args: Save) -> anyhow::Result<Answer> {
     for warning in &warnings {
         text += &format!("\nwarning: {warning}");
     }
-    Ok(Answer { text, structured })
+    Ok(Answer {
+        text,
+        structured,
+        failed: false,
+    })
 }
 
 /// The body of `restore`, as `restore` restores: unsaved changes saved first.
@@ -593,9 +646,23 @@ fn restore(context: &Context, args: Restore) -> anyhow::Result<Answer> {
     let options = RestoreOptions {
         dry_run,
         paths: worktree_paths(context, args.paths.as_deref().unwrap_or_default())?,
-        compression_level: context.compression_level()?,
+        settings: context.workspace.settings.clone(),
         ..RestoreOptions::default()
     };
+    if args.only_session.unwrap_or(false) {
+        if !options.paths.is_empty() {
+            anyhow::bail!("only_session and paths cannot be used together");
+        }
+        let options = SessionRestoreOptions {
+            session: args.session,
+            force: args.force.unwrap_or(false),
+            restore: options,
+        };
+        return restore_only_session(context, &args.rev, &options);
+    }
+    if args.session.is_some() || args.force.is_some() {
+        anyhow::bail!("session and force go with only_session=true");
+    }
     // The short ids are read while the store is open: a snapshot lives no longer.
     let shorts = |read: &git_checkpoint::storage::Snapshot<'_>,
                   report: &restore::RestoreReport,
@@ -610,14 +677,14 @@ fn restore(context: &Context, args: Restore) -> anyhow::Result<Answer> {
     };
     let (report, [short, safety, before]) = if dry_run {
         let store = context.open_read_store()?;
-        let report = restore::dry_run(&context.repo, &store, &args.rev, &options)?;
+        let report = restore::dry_run(&context.workspace.repo, &store, &args.rev, &options)?;
         let read = store.snapshot()?;
         let found = shorts(&read, &report, None)?;
         (report, found)
     } else {
         let store = context.open_store()?;
         let before = store.snapshot()?.current()?;
-        let report = restore::restore(&context.repo, &store, &args.rev, &options)?;
+        let report = restore::restore(&context.workspace.repo, &store, &args.rev, &options)?;
         let read = store.snapshot()?;
         let found = shorts(&read, &report, before)?;
         (report, found)
@@ -671,8 +738,164 @@ fn restore(context: &Context, args: Restore) -> anyhow::Result<Answer> {
     );
     lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     Ok(Answer {
+        failed: false,
         text: lines.join("\n"),
         structured: serde_json::to_value(RestoreJson::new(target, &report))?,
+    })
+}
+
+/// `restore` with `only_session`: the session's own files put back, conflicts listed.
+fn restore_only_session(
+    context: &Context,
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> anyhow::Result<Answer> {
+    let dry_run = options.restore.dry_run;
+    let repo = &context.workspace.repo;
+    let (report, short, safety) = if dry_run {
+        let store = context.open_read_store()?;
+        let report = session_restore::dry_run(repo, &store, rev, options)?;
+        let short = shorten(&store.snapshot()?, report.target)?;
+        (report, short, None)
+    } else {
+        let store = context.open_store()?;
+        let report = session_restore::restore_session(repo, &store, rev, options)?;
+        let read = store.snapshot()?;
+        let safety = report.restore.as_ref().and_then(|r| r.safety_checkpoint);
+        let short = shorten(&read, report.target)?;
+        (report, short, shorten(&read, safety)?)
+    };
+    let empty = restore::RestoreReport::default();
+    let restored = report.restore.as_ref().unwrap_or(&empty);
+    let mut lines = Vec::new();
+    if let Some(safety) = &safety {
+        lines.push(format!(
+            "Saved unsaved changes as checkpoint {safety} (undo this restore with restore rev={safety})"
+        ));
+    }
+    let verb = if dry_run {
+        "Would put back"
+    } else {
+        "Put back"
+    };
+    lines.push(format!(
+        "{verb} the files session {} changed since {}: {} written, {} deleted{}",
+        abbreviate(&report.session),
+        short.unwrap_or_default(),
+        restored.written.len(),
+        restored.deleted.len(),
+        if dry_run { "; nothing was changed" } else { "" }
+    ));
+    lines.extend(
+        restored
+            .written
+            .iter()
+            .map(|p| format!("write {}", show_path(p))),
+    );
+    lines.extend(
+        restored
+            .deleted
+            .iter()
+            .map(|p| format!("delete {}", show_path(p))),
+    );
+    let what = if report.forced { "Overwrote" } else { "Left" };
+    lines.extend(report.conflicts.iter().map(|c| {
+        format!(
+            "{what} {}: changed by this session and by someone else since",
+            show_path(&c.path)
+        )
+    }));
+    let left = report.left_alone();
+    if left > 0 {
+        lines.push(format!(
+            "error: left {left} path(s) alone that someone else changed too; call again with force=true to put them back"
+        ));
+    }
+    Ok(Answer {
+        text: lines.join("\n"),
+        structured: serde_json::to_value(SessionRestoreJson::new(&report, restored, dry_run))?,
+        failed: left > 0 && !dry_run,
+    })
+}
+
+/// The short ids of `id`, if any.
+fn shorten(
+    read: &git_checkpoint::storage::Snapshot<'_>,
+    id: Option<CheckpointId>,
+) -> anyhow::Result<Option<String>> {
+    Ok(id.map(|id| read.short_id(id)).transpose()?)
+}
+
+/// The body of `revert`, as `revert` reverts: the worktree saved first, each path
+/// merged three ways.
+fn revert(context: &Context, args: Revert) -> anyhow::Result<Answer> {
+    let repo = &context.workspace.repo;
+    let (conflict_style, style_warning) = ConflictStyle::of_repo(repo)?;
+    let dry_run = args.dry_run.unwrap_or(false);
+    let options = RevertOptions {
+        dry_run,
+        no_conflicts: args.no_conflicts.unwrap_or(false),
+        conflict_style,
+        settings: context.workspace.settings.clone(),
+        progress: None,
+    };
+    let (report, worktree) = if dry_run {
+        let store = context.open_read_store()?;
+        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
+        (revert::dry_run(repo, &store, &undo, &options)?, None)
+    } else {
+        let store = context.open_store()?;
+        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
+        let report = revert::revert(repo, &store, &undo, &options)?;
+        let worktree = shorten(&store.snapshot()?, report.worktree)?;
+        (report, worktree)
+    };
+    let mut lines: Vec<String> = style_warning
+        .into_iter()
+        .map(|w| format!("warning: {w}"))
+        .chain(report.warnings.iter().map(|w| format!("warning: {w}")))
+        .collect();
+    if let Some(short) = &worktree {
+        lines.push(format!(
+            "The worktree was saved first as checkpoint {short} (undo this revert with restore rev={short})"
+        ));
+    }
+    if report.paths.is_empty() {
+        lines.push(format!("Nothing to revert: {} changed no file", args.rev));
+    } else {
+        lines.push(format!(
+            "{} {}: {} applied, {} conflicting, {} unchanged{}",
+            if dry_run { "Would revert" } else { "Reverted" },
+            args.rev,
+            report.with(Status::Applied).count(),
+            report.with(Status::Conflict).count(),
+            report.with(Status::Unchanged).count(),
+            if dry_run { "; nothing was changed" } else { "" }
+        ));
+        for entry in &report.paths {
+            let why = entry
+                .why
+                .as_deref()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "  {:<9} {}{why}",
+                entry.status.name(),
+                show_path(&entry.path)
+            ));
+        }
+    }
+    let conflicts = report.conflicts();
+    let failed = !conflicts.is_empty() && !dry_run;
+    if failed {
+        let error =
+            anyhow::Error::from(git_checkpoint::Error::RevertConflicts { paths: conflicts });
+        lines.push(commands::error_line(&error).0);
+    }
+    Ok(Answer {
+        text: lines.join("\n"),
+        structured: serde_json::to_value(RevertJson::new(&args.rev, &report, conflict_style))?,
+        failed,
     })
 }
 
@@ -687,6 +910,7 @@ fn pin(context: &Context, args: Pin) -> anyhow::Result<Answer> {
     };
     Ok(Answer {
         text,
+        failed: false,
         structured: serde_json::to_value(PinJson {
             id: id.hex(),
             pinned: true,

@@ -2,6 +2,7 @@
 //! JSON shapes, the `log --graph` lanes, diffs as git prints them, the pager and the
 //! progress bar. The library returns typed reports; this turns them into output.
 
+pub mod agent_label;
 pub mod graph;
 pub mod json;
 pub mod output;

@@ -174,7 +174,9 @@ pub fn write_changes(
     Ok(())
 }
 
-fn write_patch(
+/// Writes one change as `git diff` shows it, from its two sides as read (`revert
+/// --dry-run` shows content that is in no tree yet).
+pub fn write_patch(
     out: &mut impl Write,
     change: &Change,
     old: &Content,

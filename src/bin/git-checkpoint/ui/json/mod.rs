@@ -7,11 +7,13 @@
 //! unless the field is named `short_id`; times are RFC 3339 in UTC; sizes are bytes;
 //! paths are worktree paths as lossy UTF-8.
 
+mod blame;
 mod records;
 mod remote;
 mod upkeep;
 mod worktree;
 
+pub use blame::*;
 pub use records::*;
 pub use remote::*;
 pub use upkeep::*;

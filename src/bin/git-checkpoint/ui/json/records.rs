@@ -161,6 +161,10 @@ pub struct ShowJson {
     /// The checkpoint, its fields at the top level.
     #[serde(flatten)]
     pub checkpoint: CheckpointJson,
+    /// For a prompt's turn (`<session>:turn<N>`): the checkpoint it ends at (the changes
+    /// are up to it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_end: Option<String>,
     /// Its changes.
     pub changes: Vec<FileSummary>,
 }

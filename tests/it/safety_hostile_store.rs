@@ -22,9 +22,9 @@ use git_checkpoint::format::chunk::{encode_chunk, Hasher};
 use git_checkpoint::format::codec;
 use git_checkpoint::model::tree::{Entry, Node, Tree};
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::pack::PackWriter;
 use git_checkpoint::{CheckpointId, ChunkId, TreeId};
 use redb::ReadableDatabase;
+use redb::ReadableTable;
 
 /// Peak resident size a bounded command may reach.
 const MAX_RSS_KIB: u64 = 200 << 10;
@@ -250,23 +250,22 @@ impl Crafter {
         id
     }
 
-    /// Stores `data` as one chunk in a pack, with `raw_len` recorded as its length.
+    /// Stores `data` as one chunk in a pack of its own, with `raw_len` recorded as its
+    /// length: the index entry written byte by byte (tag `0xB1`, pack, offset, stored
+    /// length, raw length), as the format on disk has it.
     fn packed_chunk(&self, data: &[u8], raw_len: usize) -> ChunkId {
         let id = self.hasher.chunk_id(data);
         let mut index = self.txn().open_table(CHUNKS).unwrap();
         let mut packs = self.txn().open_table(PACKS).unwrap();
-        let mut writer = PackWriter::new(&packs).unwrap();
-        writer
-            .add(
-                &mut index,
-                &mut packs,
-                id,
-                &encode_chunk(data, 3),
-                raw_len,
-                None,
-            )
-            .unwrap();
-        writer.finish(&mut index, &mut packs).unwrap();
+        let pack = packs.last().unwrap().map_or(0, |(key, _)| key.value() + 1);
+        let stored = encode_chunk(data, 3);
+        packs.insert(pack, stored.as_slice()).unwrap();
+        let mut entry = vec![0xB1];
+        entry.extend_from_slice(&pack.to_le_bytes());
+        entry.extend_from_slice(&0u32.to_le_bytes());
+        entry.extend_from_slice(&(stored.len() as u32).to_le_bytes());
+        entry.extend_from_slice(&(raw_len as u32).to_le_bytes());
+        index.insert(id.0, entry.as_slice()).unwrap();
         id
     }
 

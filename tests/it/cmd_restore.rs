@@ -433,3 +433,47 @@ fn dash_c_and_subdirectories() {
     assert_eq!(r.read("file.txt"), b"top 1\n");
     assert_eq!(r.current(), c1);
 }
+
+#[test]
+fn restore_then_save_branches_the_dag_and_keeps_the_abandoned_line() {
+    let repo = Repo::new();
+    repo.write("f.txt", b"1\n");
+    let c1 = repo.save_forced("c1");
+    repo.write("f.txt", b"2\n");
+    let c2 = repo.save_forced("c2");
+    repo.write("f.txt", b"3\n");
+    let c3 = repo.save_forced("c3");
+
+    repo.ok(&["restore", &c1]);
+    assert_eq!(repo.read("f.txt"), b"1\n");
+    repo.write("g.txt", b"new line of work\n");
+    let c4 = repo.save_forced("c4");
+
+    // The new checkpoint's parent is the restored one, not the old tip.
+    assert_eq!(repo.parents(&c4), [c1.as_str()]);
+    // The current line is c4 and c1 only; --all still has the abandoned c2 and c3.
+    assert_eq!(log_ids(&repo, &[]), [c4.clone(), c1.clone()]);
+    let all = log_ids(&repo, &["--all"]);
+    assert_eq!(all, [c4.clone(), c3.clone(), c2.clone(), c1.clone()]);
+    // The abandoned tip is still restorable.
+    repo.ok(&["restore", &c3]);
+    assert_eq!(repo.files(), ["f.txt=3\n"]);
+    // The worktree was clean, so that restore needed no safety checkpoint.
+    assert_eq!(log_ids(&repo, &["--all"]).len(), 4);
+}
+
+#[test]
+fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
+    let repo = Repo::new();
+    repo.write("f.txt", b"1\n");
+    let c1 = repo.save_forced("c1");
+    repo.write("f.txt", b"unsaved\n");
+    let out = repo.json_of(&["restore", &c1]);
+    let safety = out["safety_checkpoint"].as_str().unwrap().to_string();
+    assert_eq!(repo.parents(&safety), [c1.as_str()]);
+    assert_eq!(
+        repo.json_of(&["show", &safety])["message"],
+        format!("before restore to {}", &c1[..7])
+    );
+    assert_eq!(log_ids(&repo, &["--all"]), [safety, c1]);
+}

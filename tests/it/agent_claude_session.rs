@@ -16,34 +16,17 @@ const SESSION: &str = "5f1c0a77-9d2e-4b1e-8a4c-1c2d3e4f5a6b";
 /// The session as the test drives it: the worktree, the transcript that grows, and the
 /// tree the user had when each prompt was submitted.
 struct Session<'r> {
-    repo: &'r Repo,
-    transcript: std::path::PathBuf,
+    claude: common::claude::ClaudeSession<'r>,
     before_prompt: BTreeMap<u64, Snap>,
 }
 
 impl Session<'_> {
     fn hook(&self, payload: Value) {
-        let mut payload = payload;
-        payload["session_id"] = json!(SESSION);
-        payload["transcript_path"] = json!(self.transcript);
-        payload["cwd"] = json!(self.repo.dir);
-        payload["permission_mode"] = json!("default");
-        // The transcript grows as the conversation goes on.
-        let mut log = std::fs::read(&self.transcript).unwrap_or_default();
-        log.extend_from_slice(format!("{payload}\n").as_bytes());
-        std::fs::write(&self.transcript, log).unwrap();
-        let input = payload.to_string();
-        hook_answers(
-            &self.repo.sb,
-            &self.repo.dir,
-            "claude",
-            input.as_bytes(),
-            "",
-        );
+        self.claude.hook(payload);
     }
 
     fn prompt(&mut self, n: u64, text: &str) {
-        self.before_prompt.insert(n, worktree(self.repo));
+        self.before_prompt.insert(n, worktree(self.claude.repo));
         self.hook(json!({"hook_event_name": "UserPromptSubmit", "prompt": text}));
     }
 
@@ -72,8 +55,7 @@ fn every_prompt_and_tool_call_of_a_session_can_be_named_and_restored() {
     r.write("notes.txt", b"keep me\n");
     r.ok(&["hooks", "install", "claude"]);
     let mut s = Session {
-        repo: &r,
-        transcript: claude_transcript(&r, "transcript.jsonl"),
+        claude: common::claude::ClaudeSession::new(&r, SESSION),
         before_prompt: BTreeMap::new(),
     };
 

@@ -10,7 +10,7 @@
 //! or a pattern with a NUL byte.
 
 use crate::common;
-use crate::ignore_rules::{git_paths, saved_paths};
+use crate::repo_ignore_rules::{git_paths, saved_paths};
 
 use std::ffi::OsStr;
 use std::fs;

@@ -2,6 +2,10 @@
 //! [`Repo::config`]) so that includes and the system/global/local/worktree precedence
 //! are git's. [`Settings::from_config`] parses every key once; a bad value is an error only
 //! for the commands that use it (a bad `maxFileSize` fails `save`, not `log`).
+//!
+//! This module sits above [`crate::git`], which knows nothing of these keys, and below
+//! everything that applies them. It opens no store: the operations' `Workspace`
+//! (`ops/workspace.rs`) holds a worktree with its settings and is the one door to it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -9,7 +13,6 @@ use std::time::Duration;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::retention::{GcOptions, Policy, Span};
-use crate::storage::{Store, DEFAULT_LOCK_TIMEOUT};
 use crate::{Error, Result};
 
 /// The config keys as [`Repo::config`] looks them up.
@@ -113,6 +116,11 @@ impl SettingError {
 }
 
 impl Settings {
+    /// The settings of `repo`'s configuration, as git resolves it.
+    pub fn of(repo: &Repo) -> Settings {
+        Settings::from_config(&repo.config)
+    }
+
     /// Parses every `checkpoint.*` key of a repository's config (git's keys, lower
     /// case, with their effective values: [`Repo::config`]).
     pub fn from_config(config: &HashMap<String, String>) -> Settings {
@@ -142,6 +150,15 @@ impl Settings {
     }
 }
 
+/// Every setting at its default: what a repository without any `checkpoint.*` key has.
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings::from_config(&HashMap::new())
+    }
+}
+
+/// How long a second process waits for the store when `checkpoint.lockTimeout` is unset.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// zstd level for new content when `checkpoint.compression` is unset. Level 1 made a first
 /// save of a 102 MB source tree 10% faster than level 3 for a store 2.4% larger
 /// (34.0 against 33.2 MB), and every save with changes pays compression again.
@@ -158,17 +175,6 @@ fn bad(key: &'static str, value: &str, expected: impl Into<String>) -> Error {
         value: value.to_string(),
         expected: expected.into(),
     }
-}
-
-/// Opens (creating on first use) the worktree's store as its settings say: waiting up to
-/// `checkpoint.lockTimeout` for another process, calling `on_wait` once if it has to
-/// wait, and giving a new store's HEAD the `checkpoint.defaultBranch`.
-pub fn open_store(repo: &Repo, on_wait: &mut dyn FnMut()) -> Result<Store> {
-    let timeout = repo.settings.lock_timeout.get()?;
-    let branch = repo.settings.default_branch.get()?;
-    let store = Store::open(&repo.store_path(), timeout, on_wait)?;
-    store.init_head(&branch)?;
-    Ok(store)
 }
 
 /// `checkpoint.compression`: the zstd level (1 to 19) for new chunks.

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The layering rules of docs/design.md section 6, checked over the source (run by .ci/run).
+
+Three rules, each a function below; every broken one is reported, then the exit status
+is 1. Comments are not code: a rule reads only what `code()` leaves of a file.
+
+1. `linux_only_outside_seam`: no Linux-only call, file or crate is named outside the
+   platform seams (`src/watch/platform/`, `src/worktree/platform.rs`), and Cargo.toml
+   declares Linux-only crates and features only under a Linux target section. A build
+   for macOS must not depend on anything this rule names.
+2. `lower_layers_import_upper`: nothing below the operations (storage, git, worktree,
+   watch, model, format, settings, the ground floor) imports `ops`, `remote` or `agents`.
+3. `redb_outside_storage`: nothing outside `src/storage/` names redb; inside it, no item
+   another module can reach (`pub`, `pub(crate)`) names redb or a name imported from
+   it, so no alias (`pub type ReadChunks = ...redb...`) carries it out either. Inside the
+   storage layer, engine types travel through `pub(super)` / `pub(in crate::storage)`.
+
+Usage: scripts/layers.py [repository root]; prints nothing when every rule holds.
+"""
+
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent)
+SRC = ROOT / "src"
+
+# The only places that may name what exists on Linux alone.
+PLATFORM_SEAMS = ("src/watch/platform/", "src/worktree/platform.rs")
+
+# Calls, files and crates that exist on Linux (and Android) only.
+LINUX_ONLY = re.compile(
+    r"""\binotify\b|\bfanotify\b|\bepoll_?\w*|\bsyncfs\b|\bstatx\b|/proc/|\bO_PATH\b
+       |\bO_TMPFILE\b|\bmemfd_?\w*|\brenameat2\b|\brenameat_with\b|\bcopy_file_range\b
+       |\bfallocate\b|\bfadvise\b|\bsendfile\b|\bprctl\b|\bopenat2\b|\blinux_raw\b
+       |\bFICLONE\b|\bioctl_ficlone\b|\bsignalfd\b|\btimerfd\w*|\beventfd\b""",
+    re.VERBOSE,
+)
+# Crates that build or link on Linux only; Cargo.toml may name them only under a
+# `[target.'cfg(target_os = "linux")'...]` section.
+LINUX_CRATES = ("inotify", "inotify-sys", "fanotify", "procfs", "linux-raw-sys")
+
+# The layers above everything else (design.md section 6): the operations and their
+# peers, and the binary. Every other module of `src/` is below them.
+UPPER = ("ops", "remote", "agents", "diff", "bin")
+UPPER_IMPORTED = ("ops", "remote", "agents")
+
+STORAGE = "src/storage/"
+
+
+def rel(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def rust_files():
+    return sorted(SRC.rglob("*.rs"))
+
+
+def code(text, strings=True):
+    """The text without comments (line, doc and block comments), line numbers kept;
+    string literals kept, or emptied (`strings=False`)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text[i] == '"' or text.startswith('r"', i) or text.startswith('r#"', i):
+            # Skipped over whole, so a `//` inside is not taken for a comment. Kept for
+            # rule 1: a path such as "/proc/self/mountinfo" is what it looks for.
+            m = re.compile(r'r(#*)"').match(text, i)
+            if m:
+                end = text.find('"' + m.group(1), m.end())
+                j = n if end < 0 else end + 1 + len(m.group(1))
+            else:
+                j = i + 1
+                while j < n and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+                j += 1
+            out.append(text[i:j] if strings else '""' + "\n" * text.count("\n", i, j))
+            i = j
+        elif text[i] == "'" and re.compile(r"'(\\.|[^\\'])'").match(text, i):
+            # A char literal ('"' would otherwise open a string).
+            m = re.compile(r"'(\\.|[^\\'])'").match(text, i)
+            out.append(text[i : m.end()])
+            i = m.end()
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def lines_matching(path, pattern, strings=True):
+    source = code(path.read_text(), strings)
+    for number, line in enumerate(source.split("\n"), 1):
+        if pattern.search(line):
+            yield number, line.strip()
+
+
+def linux_only_outside_seam():
+    """Rule 1: Linux-only names stay in the platform seams; Linux-only crates and
+    features are declared for Linux only."""
+    found = []
+    for path in rust_files():
+        if rel(path).startswith(PLATFORM_SEAMS):
+            continue
+        for number, line in lines_matching(path, LINUX_ONLY):
+            found.append(f"{rel(path)}:{number}: {line}")
+    section = None
+    for number, line in enumerate((ROOT / "Cargo.toml").read_text().split("\n"), 1):
+        stripped = line.split("#", 1)[0].strip()
+        if stripped.startswith("["):
+            section = stripped
+            continue
+        linux_section = section is not None and 'target_os = "linux"' in section
+        if not stripped or linux_section:
+            continue
+        name = stripped.split("=", 1)[0].strip().strip('"')
+        if name in LINUX_CRATES or re.search(r'features\s*=.*"linux', stripped):
+            found.append(f"Cargo.toml:{number} ({section}): {stripped}")
+    if found:
+        return (
+            "Linux-only calls or crates named outside the platform seams "
+            f"({', '.join(PLATFORM_SEAMS)}); put them behind the seam with a fallback "
+            "for other systems, and Linux-only crates under "
+            "[target.'cfg(target_os = \"linux\")'.dependencies]:",
+            found,
+        )
+    return None
+
+
+def lower_layers_import_upper():
+    """Rule 2: a module below the operations imports none of them."""
+    names = "|".join(UPPER_IMPORTED)
+    # `crate::ops`, `crate::{ops, ..}` (a use group, up to its `;`), `super::ops`.
+    pattern = re.compile(
+        rf"\bcrate\s*::\s*(?:({names})\b|\{{[^;]*?(?<![\w:])({names})\b)"
+        rf"|\bsuper\s*::\s*(?:super\s*::\s*)*({names})\b"
+    )
+    found = []
+    for path in rust_files():
+        top = path.relative_to(SRC).parts[0].removesuffix(".rs")
+        if top in UPPER or top == "lib":
+            continue
+        source = code(path.read_text())
+        for m in pattern.finditer(source):
+            number = source.count("\n", 0, m.start()) + 1
+            name = next(g for g in m.groups() if g)
+            found.append(f"{rel(path)}:{number}: {m.group(0).split(chr(10))[0]} … {name}")
+    if found:
+        return (
+            f"a module below the operations imports {', '.join(UPPER_IMPORTED)} "
+            "(design.md section 6: a module imports only its own layer or those below; "
+            "move the shared piece down, or the caller up):",
+            found,
+        )
+    return None
+
+
+def redb_names(source):
+    """The names a storage file gives to things of redb: `redb` itself, and what it
+    imports from it (`use redb::{A, B as C}` gives A and C; `use redb as E` gives E)."""
+    names = {"redb"}
+    for m in re.finditer(r"\buse\s+redb\b([^;]*);", source):
+        rest = m.group(1)
+        if rest.strip().startswith("as"):
+            names.add(rest.split()[-1])
+            continue
+        for item in re.split(r"[{},]", rest):
+            item = item.strip().removeprefix("::").strip()
+            if not item or item == "self":
+                continue
+            names.add(item.split(" as ")[-1].split("::")[-1].strip())
+    names.discard("*")
+    return names
+
+
+# A `pub` or `pub(crate)` item: what it shows reaches the whole crate. Fields included;
+# a struct's or enum's header ends at its body, so private fields are its own business.
+REACHABLE_ITEM = re.compile(
+    r"\bpub(?:\s*\(\s*crate\s*\))?\s+"
+    r"(?:(?:const|static|type|use|trait|impl)\b[^;{]*|(?:unsafe\s+)?fn\b[^;{]*"
+    r"|(?:struct|enum|union)\b[^;{(]*|\w+\s*:[^,}]*)"
+)
+
+
+def redb_outside_storage():
+    """Rule 3: redb is named in `src/storage/` only, and no reachable item there shows it."""
+    found = []
+    word = re.compile(r"\bredb\b")
+    for path in rust_files():
+        source = code(path.read_text())
+        if not rel(path).startswith(STORAGE):
+            # In a string it is a name (the store's file), not the engine.
+            for number, line in lines_matching(path, word, strings=False):
+                found.append(f"{rel(path)}:{number}: {line}")
+            continue
+        names = redb_names(source)
+        named = re.compile(r"(?<![\w:])(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        for m in REACHABLE_ITEM.finditer(source):
+            if named.search(m.group(0)):
+                number = source.count("\n", 0, m.start()) + 1
+                found.append(f"{rel(path)}:{number}: {' '.join(m.group(0).split())}")
+    if found:
+        return (
+            "redb reaches outside src/storage/ (design.md section 6): only storage names "
+            "it, and no pub or pub(crate) item there shows a redb type, alias or not "
+            "(wrap it in a storage type with private fields; inside storage use "
+            "pub(super) or pub(in crate::storage)):",
+            found,
+        )
+    return None
+
+
+def main():
+    failed = False
+    for rule in (linux_only_outside_seam, lower_layers_import_upper, redb_outside_storage):
+        broken = rule()
+        if broken:
+            failed = True
+            why, where = broken
+            print(f"layers: {rule.__name__}: {why}", file=sys.stderr)
+            for line in where:
+                print(f"  {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+//! `git checkpoint browse`: a full-screen terminal UI over the checkpoints. It sits
+//! above `commands/` (it reads a checkpoint through `show` and acts through the same
+//! library calls as `restore`, `fork`, `pin` and `drop`); `commands/browse.rs` keeps its
+//! `Args` (the help text) and the checks before the terminal is taken.
+//!
+//! - `app.rs`: the state (the list, its folds, the selection, the dialog open) and what
+//!   each key does to it; no terminal and no store, so the views can be tested on their own.
+//! - `view.rs`: draws the state into a ratatui frame.
+//! - `store.rs`: reads the list and a checkpoint's record and diff, and carries out the
+//!   actions, each through the same library calls (and the same `show` text) as the CLI,
+//!   with the store open only for that one read or action.
+//! - `terminal.rs`: the terminal's set-up and restoration (on exit, on a panic) and the
+//!   loop that reads keys.
+
+pub mod app;
+pub mod store;
+pub mod terminal;
+pub mod view;
+
+use crate::commands::browse::{check, Args};
+use crate::commands::Context;
+
+/// Runs `browse`: refuses off a terminal (and with `--json` or `-q`), then runs the UI.
+pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let colour = check(context, &args)?;
+    terminal::run(context, colour)
+}

@@ -1,0 +1,190 @@
+//! What `browse` reads from the store and does to it. Each function opens the store,
+//! does one thing and closes it again, so that the UI never holds the store while it
+//! waits for a key: agents' hooks and other commands go on meanwhile.
+
+use std::collections::BTreeSet;
+
+use git_checkpoint::diff::changes_from_parent;
+use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::ops::gc;
+use git_checkpoint::ops::log::{self, LogQuery};
+use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
+use git_checkpoint::storage::StoreRead;
+use git_checkpoint::CheckpointId;
+
+use super::app::{Action, Entry};
+use crate::commands::{show, Context};
+use crate::ui::output::{labels, show_path};
+
+/// Every checkpoint in the store, in `log --all` order, with what the list shows of each.
+pub fn load(context: &Context) -> anyhow::Result<Vec<Entry>> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let entries = log::log(
+        &read,
+        &LogQuery {
+            all: true,
+            ..LogQuery::default()
+        },
+    )?;
+    let pinned = read.pins()?;
+    let head = read.head()?;
+    let branches = read.branches_and_fetched()?;
+    let checkpoints = read.checkpoint_reader()?;
+    entries
+        .into_iter()
+        .map(|e| {
+            Ok(Entry {
+                short: checkpoints.short_id(e.id)?,
+                labels: labels(e.id, &head, &branches),
+                pinned: pinned.contains(&e.id),
+                time_ns: e.record.time_ns,
+                message: e.record.message,
+                meta: e.record.meta,
+                id: e.id,
+                graph_parents: e.graph_parents,
+            })
+        })
+        .collect()
+}
+
+/// The record and diff of checkpoint `id`, as `git checkpoint show` prints them.
+pub fn detail(context: &Context, id: CheckpointId, colour: bool) -> anyhow::Result<Vec<u8>> {
+    show::text(context, &id.hex(), colour)
+}
+
+/// The paths checkpoint `id` changed against its first parent: the files a file
+/// restore offers.
+pub fn changed_paths(context: &Context, id: CheckpointId) -> anyhow::Result<Vec<Vec<u8>>> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let record = read.checkpoint(id)?;
+    let trees = read.checked_trees(None)?;
+    Ok(changes_from_parent(&read, &trees, &record)?
+        .into_iter()
+        .map(|change| change.path)
+        .collect())
+}
+
+/// The first of `candidates` (an id, and whether its message or metadata matched
+/// already) that matched, or that changed a path containing `needle`: the search.
+/// Trees are read only for candidates before the first text match.
+pub fn find(
+    context: &Context,
+    candidates: &[(usize, CheckpointId, bool)],
+    needle: &str,
+) -> anyhow::Result<Option<usize>> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let trees = read.checked_trees(None)?;
+    let needle = needle.to_lowercase();
+    for &(index, id, matched) in candidates {
+        if matched {
+            return Ok(Some(index));
+        }
+        let record = read.checkpoint(id)?;
+        let changes = changes_from_parent(&read, &trees, &record)?;
+        if changes
+            .iter()
+            .any(|c| show_path(&c.path).to_lowercase().contains(&needle))
+        {
+            return Ok(Some(index));
+        }
+    }
+    Ok(None)
+}
+
+/// Carries out `action` and says, in one line, what it did.
+pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
+    match action {
+        Action::Restore { id, .. } => {
+            let report = restore_to(context, *id, Vec::new(), HeadUpdate::default())?;
+            restored(context, &report, "Restored checkpoint")
+        }
+        Action::RestoreFile { id, path, .. } => {
+            let report = restore_to(context, *id, vec![path.clone()], HeadUpdate::default())?;
+            restored(
+                context,
+                &report,
+                &format!("Restored {} from", escape_controls(&show_path(path))),
+            )
+        }
+        Action::Fork { id, .. } => {
+            let branch = context.open_read_store()?.snapshot()?.next_fork_name()?;
+            let report = restore_to(
+                context,
+                *id,
+                Vec::new(),
+                HeadUpdate::NewBranch(branch.clone()),
+            )?;
+            restored(
+                context,
+                &report,
+                &format!("Switched to a new branch '{}' at", branch.as_str()),
+            )
+        }
+        Action::Pin { id, .. } => {
+            let store = context.open_store()?;
+            let (id, changed) = gc::pin(&store, &id.hex())?;
+            let short = store.snapshot()?.short_id(id)?;
+            Ok(match changed {
+                true => format!("Pinned checkpoint {short}: gc will keep it"),
+                false => format!("Checkpoint {short} was already pinned"),
+            })
+        }
+        Action::Drop { id, short } => {
+            let mut store = context.open_store()?;
+            let ids = BTreeSet::from([*id]);
+            let plan = gc::plan_drop(&store.snapshot()?, &ids, &BTreeSet::new())?;
+            gc::apply(&mut store, &plan, std::time::Instant::now(), |_| true)?;
+            Ok(format!("Dropped checkpoint {short}"))
+        }
+    }
+}
+
+/// Restores checkpoint `id` (only `paths`, if any) as `restore` and `fork` do: unsaved
+/// changes are saved first, so the restore can be undone.
+fn restore_to(
+    context: &Context,
+    id: CheckpointId,
+    paths: Vec<Vec<u8>>,
+    head: HeadUpdate,
+) -> anyhow::Result<RestoreReport> {
+    let store = context.open_store()?;
+    let options = RestoreOptions {
+        paths,
+        head,
+        settings: context.workspace.settings.clone(),
+        ..RestoreOptions::default()
+    };
+    Ok(restore(
+        &context.workspace.repo,
+        &store,
+        &id.hex(),
+        &options,
+    )?)
+}
+
+/// The line that reports a restore: `<done> <id>: N written, M deleted`, the checkpoint
+/// that holds the unsaved changes, and how many warnings there were.
+fn restored(context: &Context, report: &RestoreReport, done: &str) -> anyhow::Result<String> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let target = crate::commands::restore::restored(report)?;
+    let mut line = format!(
+        "{done} {}: {} written, {} deleted",
+        read.short_id(target)?,
+        report.written.len(),
+        report.deleted.len()
+    );
+    if let Some(safety) = report.safety_checkpoint {
+        line += &format!(
+            "; unsaved changes saved as {} (restore it to undo)",
+            read.short_id(safety)?
+        );
+    }
+    if let Some(warning) = report.warnings.first() {
+        line += &format!("; warning: {}", escape_controls(&warning.to_string()));
+    }
+    Ok(line)
+}

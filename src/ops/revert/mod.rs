@@ -1,0 +1,355 @@
+//! Reverting: undo what one checkpoint changed (or a range of them), in today's worktree,
+//! keeping everything since, as `git revert` does for a commit.
+//!
+//! The change undone is "from tree X to tree Y" ([`Undo`]): a checkpoint against its
+//! first parent, or a range `A..B`; any revision form that resolves to such a pair plugs
+//! in. Each path that differs between X and Y is merged three ways: base Y (what the
+//! change made), ours the worktree, theirs X (what was there before). Paths the change did
+//! not touch are never looked at.
+//!
+//! Per path, with O the worktree's node, B the base's and T theirs:
+//! - O is B (nothing changed it since): it becomes T (written, or deleted).
+//! - O is T already: unchanged.
+//! - Files on all three sides: the content and the permission bits are merged apart.
+//!   Content: O is B's → T's; T is B's or O's → O's; otherwise a text merge by
+//!   [`diffy`] (clean, or with git's conflict markers); binary content is never merged
+//!   (conflict, O is left). Bits: O kept B's → T's, else O's.
+//! - Anything else (a symlink changed on both sides, a file R created and ours changed
+//!   since, a file R deleted that something now occupies, a directory in the way) is a
+//!   conflict that leaves the worktree's path as it is.
+//!
+//! Order of work: the worktree is saved first (the safety checkpoint, beside HEAD's
+//! branch, as restore does), the plan is made from exactly what was saved, and only then
+//! is anything written, through handles of the directories it concerns
+//! ([`crate::worktree`]): a new file or symlink is made under a temporary name beside its
+//! target and renamed over it, never written through a path that could be a symlink. A
+//! refused revert (`--no-conflicts`) drops its safety checkpoint again and changes nothing.
+//!
+//! The work is split by job: this file holds the options, the report, [`Undo`] and the
+//! two entry points ([`revert`], [`dry_run`]); `plan` decides per path, `merge` merges a
+//! path both sides changed ([`ConflictStyle`], the relabelled markers), `apply` writes
+//! the plan through [`crate::worktree::Dir`] handles after the race check.
+
+mod apply;
+mod merge;
+mod plan;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::diff::content::{Content, ContentReader};
+use crate::git::repo::Repo;
+use crate::model::revision;
+use crate::model::tree::Node;
+use crate::ops::save::{self, Warning};
+use crate::progress::Progress;
+use crate::settings::Settings;
+use crate::storage::{Snapshot, Store, StoreRead};
+use crate::{CheckpointId, Error, Result, TreeId};
+
+use apply::{apply, still_as_saved};
+use merge::read_ours;
+pub use merge::ConflictStyle;
+use plan::plan;
+
+/// The change to undo: from tree `before` to tree `after`. Reverting it makes each path
+/// it touched what it was in `before`, merged with what the worktree made of it since.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undo {
+    /// The state the change started from (the merge's "theirs").
+    pub before: TreeId,
+    /// The state the change made (the merge's base).
+    pub after: TreeId,
+    /// The checkpoints, where the pair came from checkpoints: (before, after).
+    pub checkpoints: Option<(CheckpointId, CheckpointId)>,
+    /// How conflict markers name the base side (`3fa9c1e`, `3fa9c1e..8b0d2aa`).
+    pub after_label: String,
+    /// How they name the side being gone back to (`parent of 3fa9c1e`).
+    pub before_label: String,
+}
+
+impl Undo {
+    /// The change `rev` names ([`Snapshot::resolve_change`]): a checkpoint against its
+    /// first parent, a range `A..B` (from A to B) or a prompt's turn `<session>:turn<N>`
+    /// (from its before-prompt checkpoint to its end). A first checkpoint has no parent
+    /// to go back to: an error.
+    pub fn resolve(snapshot: &Snapshot, rev: &str) -> Result<Undo> {
+        let change = snapshot.resolve_change(rev)?;
+        let to_short = snapshot.short_id(change.to)?;
+        let Some(from) = change.from else {
+            return Err(Error::NoParentToRevert {
+                rev: rev.to_string(),
+                checkpoint: to_short,
+            });
+        };
+        let from_short = snapshot.short_id(from)?;
+        let single = !change.turn && revision::parse_range(rev)?.is_none();
+        let (before_label, after_label) = if single {
+            (format!("parent of {to_short}"), to_short)
+        } else {
+            (from_short.clone(), format!("{from_short}..{to_short}"))
+        };
+        Ok(Undo {
+            before: snapshot.checkpoint(from)?.tree,
+            after: snapshot.checkpoint(change.to)?.tree,
+            checkpoints: Some((from, change.to)),
+            after_label,
+            before_label,
+        })
+    }
+}
+
+/// How a revert runs.
+#[derive(Clone, Debug, Default)]
+pub struct RevertOptions {
+    /// Plan only: change nothing, the store included.
+    pub dry_run: bool,
+    /// Change nothing if any path would conflict.
+    pub no_conflicts: bool,
+    /// How text conflicts are written.
+    pub conflict_style: ConflictStyle,
+    /// The `checkpoint.*` settings the safety save applies, from the caller's
+    /// [`crate::ops::workspace::Workspace`].
+    pub settings: Settings,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn Progress>>,
+}
+
+/// What became of one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The change to it was undone (written or deleted).
+    Applied,
+    /// Both the change and the worktree changed it; see [`PathReport::markers`].
+    Conflict,
+    /// Nothing to do: it is already as it was before the change, or the merge gives
+    /// what the worktree holds.
+    Unchanged,
+}
+
+impl Status {
+    /// The word `--json` and the text report use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Applied => "applied",
+            Status::Conflict => "conflict",
+            Status::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// A file or symlink as the revert writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// A regular file.
+    File {
+        /// Its content.
+        bytes: Vec<u8>,
+        /// Its permission bits, when they are not git's two (a `0600` key file).
+        mode: Option<u32>,
+        /// Whether it is executable (git's notion).
+        executable: bool,
+    },
+    /// A symlink and its target.
+    Symlink(Vec<u8>),
+}
+
+/// What the revert did (or would do) to one path the change touched.
+#[derive(Clone, Debug)]
+pub struct PathReport {
+    /// Its worktree path.
+    pub path: Vec<u8>,
+    /// What became of it.
+    pub status: Status,
+    /// For a conflict: whether the file was written with conflict markers (a text
+    /// conflict) or left as the worktree had it.
+    pub markers: bool,
+    /// Why, in a few words, for conflicts and unchanged paths.
+    pub why: Option<String>,
+    /// The worktree's node before the revert (`None`: nothing there).
+    pub ours: Option<Node>,
+    /// The worktree's content before the revert, read for a dry run's diff (`Absent`
+    /// otherwise).
+    pub ours_content: Content,
+    /// What the path holds after the revert; `None` for a deletion, or when nothing is
+    /// written.
+    pub result: Option<Written>,
+}
+
+/// What a revert did, or would do.
+#[derive(Debug, Default)]
+pub struct RevertReport {
+    /// The checkpoint the worktree was saved as first, if it had unsaved changes.
+    pub safety_checkpoint: Option<CheckpointId>,
+    /// The checkpoint holding the worktree as the revert found it: the safety checkpoint,
+    /// or the current one when nothing was unsaved. Restoring it undoes the revert.
+    pub worktree: Option<CheckpointId>,
+    /// Whether a dry run found unsaved changes that a real run would save first.
+    pub would_save: bool,
+    /// Whether nothing was changed because this was a dry run.
+    pub dry_run: bool,
+    /// Every path the change touched, sorted.
+    pub paths: Vec<PathReport>,
+    /// Things the user should hear about.
+    pub warnings: Vec<Warning>,
+}
+
+impl RevertReport {
+    /// The paths with `status`.
+    pub fn with(&self, status: Status) -> impl Iterator<Item = &PathReport> {
+        self.paths.iter().filter(move |p| p.status == status)
+    }
+
+    /// The conflicting paths, as shown to the user.
+    pub fn conflicts(&self) -> Vec<String> {
+        self.with(Status::Conflict)
+            .map(|p| String::from_utf8_lossy(&p.path).into_owned())
+            .collect()
+    }
+}
+
+/// Reverts `undo` in the worktree: saves it first, merges each path the change touched,
+/// and writes the result. Conflicts are written (or left) and reported; with
+/// `no_conflicts`, any conflict refuses the whole revert before anything changes. A dry
+/// run is [`dry_run`].
+pub fn revert(
+    repo: &Repo,
+    store: &Store,
+    undo: &Undo,
+    options: &RevertOptions,
+) -> Result<RevertReport> {
+    if options.dry_run {
+        return dry_run(repo, store, undo, options);
+    }
+    let mut report = RevertReport::default();
+    let saved = save::save_before_change(
+        repo,
+        store,
+        format!("before revert of {}", undo.after_label),
+        &options.settings,
+        options.progress.clone(),
+    )?;
+    report.warnings.extend(saved.report.warnings);
+    report.safety_checkpoint = saved.made;
+    let ours_id = saved.worktree;
+    report.worktree = Some(ours_id);
+    let snapshot = store.snapshot()?;
+    let ours_tree = snapshot.checkpoint(ours_id)?.tree;
+    let skipped: BTreeSet<Vec<u8>> = saved.report.skipped.into_iter().map(|s| s.path).collect();
+    let chunks = snapshot.chunks()?;
+    let reader = ContentReader::new(&store.hasher, &chunks, None);
+    let planned = plan(
+        repo,
+        &snapshot,
+        (ours_tree, None),
+        &skipped,
+        undo,
+        &reader,
+        &reader,
+        options,
+    );
+    let planned = match planned {
+        Ok(planned) => planned,
+        Err(e) => {
+            drop(snapshot);
+            forget(store, report.safety_checkpoint);
+            return Err(e);
+        }
+    };
+    drop(snapshot);
+    report.paths = planned;
+    let conflicts = report.conflicts();
+    if options.no_conflicts && !conflicts.is_empty() {
+        forget(store, report.safety_checkpoint);
+        return Err(Error::RevertWouldConflict { paths: conflicts });
+    }
+    if !report
+        .paths
+        .iter()
+        .any(|p| p.status == Status::Applied || p.markers)
+    {
+        // Nothing is written: the worktree is as it was saved, and needs no way back.
+        forget(store, report.safety_checkpoint);
+        report.safety_checkpoint = None;
+        report.worktree = None;
+        return Ok(report);
+    }
+    // Something may have changed the worktree since it was saved (an agent still at
+    // work): what the plan replaces must still be what it merged, else nothing is done.
+    crate::fault::point("revert-planned");
+    if let Err(e) = still_as_saved(repo, &report.paths) {
+        forget(store, report.safety_checkpoint);
+        return Err(e);
+    }
+    // HEAD's branch takes the safety checkpoint, as a save would have moved it: the
+    // worktree it records is the one the revert starts from.
+    if let Some(safety) = report.safety_checkpoint {
+        let txn = store.transaction()?;
+        txn.move_head(safety)?;
+        txn.commit()?;
+    }
+    let changed = apply(repo, &report.paths)?;
+    // The stat cache may hold the old files' metadata, equal in size and time to the new
+    // ones within the clock's grain: forgotten, so the next save reads them.
+    let txn = store.transaction()?;
+    txn.forget_cached(&changed)?;
+    txn.commit()?;
+    Ok(report)
+}
+
+/// What [`revert`] would do, changing nothing: not the worktree, not the store, which
+/// may be open only for reading. Each path's worktree content is read for the diff.
+pub fn dry_run(
+    repo: &Repo,
+    store: &impl StoreRead,
+    undo: &Undo,
+    options: &RevertOptions,
+) -> Result<RevertReport> {
+    let scan = save::look_by_walking(repo, &options.settings, store, options.progress.as_deref())?;
+    let snapshot = store.snapshot()?;
+    let current_tree = match snapshot.current()? {
+        Some(id) => Some(snapshot.checkpoint(id)?.tree),
+        None => None,
+    };
+    let skipped: BTreeSet<Vec<u8>> = scan.skipped.iter().map(|s| s.path.clone()).collect();
+    let chunks = snapshot.chunks()?;
+    let stored = ContentReader::new(store.hasher(), &chunks, None);
+    // The scan stored nothing: the worktree's side is read from the files themselves.
+    let worktree = ContentReader::new(store.hasher(), &chunks, Some(&repo.root));
+    let mut paths = plan(
+        repo,
+        &snapshot,
+        (scan.root, Some(&scan.trees)),
+        &skipped,
+        undo,
+        &stored,
+        &worktree,
+        options,
+    )?;
+    for path in paths
+        .iter_mut()
+        .filter(|p| p.result.is_some() || p.status == Status::Applied)
+    {
+        path.ours_content = read_ours(&worktree, &path.path, path.ours.as_ref())?;
+    }
+    Ok(RevertReport {
+        would_save: current_tree != Some(scan.root),
+        dry_run: true,
+        paths,
+        warnings: scan.warnings,
+        ..RevertReport::default()
+    })
+}
+
+/// Drops the safety checkpoint `id` a revert made and no longer needs, as restore drops
+/// its own: nothing points at it (it was saved beside HEAD's branch). Should that fail,
+/// it stays beside the branch, which is harmless.
+fn forget(store: &Store, id: Option<CheckpointId>) {
+    let Some(id) = id else { return };
+    let dropped = store.snapshot().and_then(|snapshot| {
+        crate::ops::gc::plan_drop(&snapshot, &BTreeSet::from([id]), &BTreeSet::new())
+    });
+    if let Ok(plan) = dropped {
+        let _ = crate::ops::gc::commit(store, &plan);
+    }
+}

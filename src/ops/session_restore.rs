@@ -1,0 +1,295 @@
+//! Restoring only what one agent session wrote (`restore <rev> --only-session`): the
+//! paths the session's own tool calls changed since a checkpoint go back to that
+//! checkpoint; every other path is left alone.
+//!
+//! "Changed by the session" is read off the checkpoints, never guessed from content:
+//! each checkpoint a hook saves after a tool call (`kind=tool`) records the worktree just
+//! after the call, so what differs between it and its first parent is what the call did.
+//! What appears at any other checkpoint (a before-prompt or before-tool checkpoint, a
+//! manual save, a watcher's, another session's) was done by someone else: the user
+//! between turns, or another agent. So are unsaved changes in the worktree.
+//!
+//! The checkpoints looked at are those "since" the target: reachable from the current
+//! checkpoint and not from the target, which must be an ancestor of it. A path the
+//! session changed there and someone else changed there too is a conflict: listed, and
+//! left alone unless forced. The rest is an ordinary path-limited restore
+//! ([`crate::ops::restore`]), safety checkpoint first.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
+use crate::git::repo::Repo;
+use crate::model::session::{Session, TOOL_KIND};
+use crate::model::Checkpoint;
+use crate::ops::restore::{self, RestoreOptions, RestoreReport};
+use crate::ops::save;
+use crate::storage::{Store, StoreRead};
+use crate::{CheckpointId, Error, Result};
+
+/// How a session-limited restore runs.
+#[derive(Clone, Debug, Default)]
+pub struct SessionRestoreOptions {
+    /// The session (a unique prefix of its id); `None` takes the one the revision names
+    /// (`<session>:prompt2`).
+    pub session: Option<String>,
+    /// Put back conflicting paths too, overwriting the other changes to them.
+    pub force: bool,
+    /// The restore itself: dry run, progress, compression (its `paths` are replaced).
+    pub restore: RestoreOptions,
+}
+
+/// Who else changed a path the session changed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangedBy {
+    /// A checkpoint that is not one of the session's tool calls: a prompt or before-tool
+    /// checkpoint of any session (the user's changes between steps), another session's
+    /// tool call, or a save not made by a hook.
+    Checkpoint {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The session whose hook saved it, if one did.
+        session: Option<String>,
+        /// Whether it is that session's tool call (else the change is the user's, seen
+        /// when the checkpoint was saved).
+        tool_call: bool,
+    },
+    /// The worktree, since the current checkpoint (unsaved changes).
+    Worktree,
+}
+
+/// A path both the session and someone else changed since the target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// Root-relative path.
+    pub path: Vec<u8>,
+    /// The other changes to it, oldest first; the worktree last.
+    pub by: Vec<ChangedBy>,
+}
+
+/// What a session-limited restore did, or would do.
+#[derive(Debug, Default)]
+pub struct SessionRestoreReport {
+    /// The checkpoint restored from.
+    pub target: Option<CheckpointId>,
+    /// The session's full id.
+    pub session: String,
+    /// Every path the session's tool calls changed since the target, sorted.
+    pub changed_by_session: Vec<Vec<u8>>,
+    /// Of those, the ones someone else changed too, sorted by path.
+    pub conflicts: Vec<Conflict>,
+    /// Whether the conflicting paths were restored too (`--force`).
+    pub forced: bool,
+    /// The path-limited restore made (or planned); `None` when there was nothing to
+    /// restore.
+    pub restore: Option<RestoreReport>,
+}
+
+impl SessionRestoreReport {
+    /// The conflicting paths left as they were.
+    pub fn left_alone(&self) -> usize {
+        if self.forced {
+            0
+        } else {
+            self.conflicts.len()
+        }
+    }
+}
+
+/// Restores what the session wrote since `rev` to `rev`'s content. With
+/// `options.restore.dry_run`, only plans ([`dry_run`]).
+pub fn restore_session(
+    repo: &Repo,
+    store: &Store,
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> Result<SessionRestoreReport> {
+    if options.restore.dry_run {
+        return dry_run(repo, store, rev, options);
+    }
+    let (mut report, paths) = plan(repo, store, rev, options)?;
+    if !paths.is_empty() {
+        let target = report.target.expect("a plan has a target").hex();
+        let restore_options = RestoreOptions {
+            paths,
+            ..options.restore.clone()
+        };
+        report.restore = Some(restore::restore(repo, store, &target, &restore_options)?);
+    }
+    Ok(report)
+}
+
+/// What [`restore_session`] would do, changing nothing (the store may be open only for
+/// reading).
+pub fn dry_run(
+    repo: &Repo,
+    store: &impl StoreRead,
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> Result<SessionRestoreReport> {
+    let (mut report, paths) = plan(repo, store, rev, options)?;
+    if !paths.is_empty() {
+        let target = report.target.expect("a plan has a target").hex();
+        let restore_options = RestoreOptions {
+            paths,
+            dry_run: true,
+            ..options.restore.clone()
+        };
+        report.restore = Some(restore::dry_run(repo, store, &target, &restore_options)?);
+    }
+    Ok(report)
+}
+
+/// The session named by `options` or by `rev` (`[<remote>:]<session>:<selector>`).
+fn session_of(
+    records: &[(CheckpointId, Checkpoint)],
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> Result<String> {
+    if let Some(prefix) = &options.session {
+        return Session::find(records, prefix);
+    }
+    let base = crate::model::revision::parse(rev)?.base;
+    let mut parts = base.rsplitn(3, ':');
+    let _selector = parts.next();
+    match parts.next() {
+        Some(session) => Session::find(records, session),
+        None => Err(Error::InvalidArgument(format!(
+            "'{rev}' names no session; name one: --only-session <session> ('git checkpoint sessions' lists them)"
+        ))),
+    }
+}
+
+/// The report without its restore, and the paths to restore.
+fn plan(
+    repo: &Repo,
+    store: &impl StoreRead,
+    rev: &str,
+    options: &SessionRestoreOptions,
+) -> Result<(SessionRestoreReport, Vec<Vec<u8>>)> {
+    // The worktree as it is, scanned without storing anything: its unsaved changes are
+    // someone else's too. The real restore then saves it first, as any restore does. It
+    // walks, as every restore's look does: a watcher cannot see every change.
+    let scan = save::look_by_walking(repo, &options.restore.settings, store, None)?;
+    let snapshot = store.snapshot()?;
+    let records = snapshot.checkpoints()?;
+    let session = session_of(&records, rev, options)?;
+    let target = snapshot.resolve(rev)?;
+    let current = snapshot.current()?.ok_or(Error::NoCheckpoints)?;
+    let since = since(&records, target, current).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "'{rev}' is not an ancestor of the current checkpoint; --only-session puts back what the session changed since a checkpoint on the current line"
+        ))
+    })?;
+
+    let by_id: HashMap<CheckpointId, &Checkpoint> =
+        records.iter().map(|(id, record)| (*id, record)).collect();
+    let reader = snapshot.checked_trees(Some(&scan.trees))?;
+    let mut by_session = BTreeSet::new();
+    let mut by_others: BTreeMap<Vec<u8>, Vec<(i128, ChangedBy)>> = BTreeMap::new();
+    for id in since {
+        let record = by_id[&id];
+        let tool_call = meta(record, "kind") == Some(TOOL_KIND);
+        let own = tool_call && meta(record, "session") == Some(session.as_str());
+        for change in changes_from_parent(&snapshot, &reader, record)? {
+            if own {
+                by_session.insert(change.path);
+            } else {
+                by_others.entry(change.path).or_default().push((
+                    record.time_ns,
+                    ChangedBy::Checkpoint {
+                        id,
+                        session: meta(record, "session").map(str::to_string),
+                        tool_call,
+                    },
+                ));
+            }
+        }
+    }
+    let current_root = checkpoint_root(&snapshot, &reader, current)?;
+    for change in diff_trees(
+        &reader,
+        Some(current_root),
+        Some(scan.root),
+        &PathFilter::default(),
+    )? {
+        by_others
+            .entry(change.path)
+            .or_default()
+            .push((i128::MAX, ChangedBy::Worktree));
+    }
+
+    // A path the worktree already holds as the target does needs nothing, and is no
+    // conflict whoever changed it on the way: a second run finds nothing to do.
+    let target_root = checkpoint_root(&snapshot, &reader, target)?;
+    let differs: HashSet<Vec<u8>> = if by_session.is_empty() {
+        HashSet::new()
+    } else {
+        let filter = PathFilter::new(by_session.iter().cloned().collect());
+        diff_trees(&reader, Some(target_root), Some(scan.root), &filter)?
+            .into_iter()
+            .map(|change| change.path)
+            .collect()
+    };
+
+    let mut conflicts = Vec::new();
+    let mut paths = Vec::new();
+    for path in by_session.iter().filter(|path| differs.contains(*path)) {
+        match by_others.remove(path) {
+            Some(mut others) => {
+                others.sort();
+                conflicts.push(Conflict {
+                    path: path.clone(),
+                    by: others.into_iter().map(|(_, by)| by).collect(),
+                });
+                if options.force {
+                    paths.push(path.clone());
+                }
+            }
+            None => paths.push(path.clone()),
+        }
+    }
+    let report = SessionRestoreReport {
+        target: Some(target),
+        session,
+        changed_by_session: by_session.into_iter().collect(),
+        conflicts,
+        forced: options.force,
+        restore: None,
+    };
+    Ok((report, paths))
+}
+
+/// The checkpoints reachable from `current` and not from `target` (git's
+/// `target..current`), or `None` when `target` is not `current` or an ancestor of it.
+fn since(
+    records: &[(CheckpointId, Checkpoint)],
+    target: CheckpointId,
+    current: CheckpointId,
+) -> Option<Vec<CheckpointId>> {
+    let parents: HashMap<CheckpointId, &[CheckpointId]> = records
+        .iter()
+        .map(|(id, record)| (*id, record.parents.as_slice()))
+        .collect();
+    let reach = |from: CheckpointId, stop: &HashSet<CheckpointId>| {
+        let mut seen = HashSet::new();
+        let mut pending = vec![from];
+        while let Some(id) = pending.pop() {
+            if !stop.contains(&id) && seen.insert(id) {
+                pending.extend(parents.get(&id).copied().unwrap_or_default());
+            }
+        }
+        seen
+    };
+    let before_target = reach(target, &HashSet::new());
+    let since = reach(current, &before_target);
+    let on_the_line = current == target || reach(current, &HashSet::new()).contains(&target);
+    on_the_line.then(|| since.into_iter().collect())
+}
+
+fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
+    record
+        .meta
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}

@@ -1,0 +1,88 @@
+//! The worktree a command works on, with its settings: the one door to its store.
+//!
+//! Every store this crate opens for a worktree is opened here (and `verify`'s look at a
+//! possibly damaged one starts here), so that each open waits
+//! for another process as the settings say and a new store's HEAD names
+//! `checkpoint.defaultBranch`, whoever opens it (a command, a hook, the watcher's quiet
+//! save). It lives with the operations because it joins three layers below them:
+//! [`crate::git`] (the repository), [`crate::settings`] (what its `checkpoint.*` keys
+//! say) and [`crate::storage`] (the store file).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::git::repo::Repo;
+use crate::settings::Settings;
+use crate::storage::{verify, ReadStore, Store};
+use crate::Result;
+
+/// A worktree and its `checkpoint.*` settings, read once.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    /// The worktree, as git finds it.
+    pub repo: Repo,
+    /// Its `checkpoint.*` settings, parsed from `repo`'s configuration.
+    pub settings: Settings,
+}
+
+impl Workspace {
+    /// Finds the worktree containing `dir` ([`Repo::discover`]) and reads its settings.
+    pub fn discover(dir: &Path) -> Result<Workspace> {
+        Ok(Workspace::new(Repo::discover(dir)?))
+    }
+
+    /// The workspace of a worktree already found.
+    pub fn new(repo: Repo) -> Workspace {
+        let settings = Settings::of(&repo);
+        Workspace { repo, settings }
+    }
+
+    /// Opens (creating on first use) the store for writing: waiting up to
+    /// `checkpoint.lockTimeout` for another process, calling `on_wait` once if it has to
+    /// wait, and giving a new store's HEAD the `checkpoint.defaultBranch`.
+    pub fn open_store(&self, on_wait: &mut dyn FnMut()) -> Result<Store> {
+        self.open_store_within(self.settings.lock_timeout.get()?, on_wait)
+    }
+
+    /// [`Workspace::open_store`] for an agent's hook, which waits only
+    /// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
+    pub fn open_store_for_hook(&self, on_wait: &mut dyn FnMut()) -> Result<Store> {
+        self.open_store_within(self.settings.hook_lock_timeout.get()?, on_wait)
+    }
+
+    /// Opens the store read-only (the file stays byte-identical), waiting as
+    /// [`Workspace::open_store`] does; `on_repair` is told when the store needs a repair
+    /// that only opening it for writing can make ([`ReadStore::open`]).
+    pub fn open_read_store(
+        &self,
+        on_wait: &mut dyn FnMut(),
+        on_repair: &mut dyn FnMut(),
+    ) -> Result<ReadStore> {
+        ReadStore::open(
+            &self.repo.store_path(),
+            self.settings.lock_timeout.get()?,
+            on_wait,
+            on_repair,
+        )
+    }
+
+    /// Checks the store ([`verify::verify`]: a private copy, so the file is never
+    /// changed), waiting for another process as [`Workspace::open_store`] does.
+    pub fn verify(&self, on_wait: &mut dyn FnMut(), read_data: bool) -> Result<verify::Report> {
+        verify::verify(
+            &self.repo.store_path(),
+            self.settings.lock_timeout.get()?,
+            on_wait,
+            read_data,
+        )
+    }
+
+    /// Opens the store for writing, waiting up to `timeout`; a new store's HEAD names
+    /// `checkpoint.defaultBranch`.
+    fn open_store_within(&self, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
+        let branch = self.settings.default_branch.get()?;
+        let store = Store::open(&self.repo.store_path(), timeout, on_wait)?;
+        store.init_head(&branch)?;
+        Ok(store)
+    }
+}

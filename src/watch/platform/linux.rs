@@ -1,0 +1,148 @@
+//! The watcher's kernel interface on Linux: inotify, one watch per directory (inotify is
+//! not recursive), read without blocking; and the mount table from
+//! `/proc/self/mountinfo`.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+
+use super::{Change, Event};
+
+/// A watched directory, as the kernel numbers it.
+pub(crate) type WatchId = WatchDescriptor;
+
+/// The kernel's queue of file-change events for this watcher.
+pub(crate) struct Events {
+    inotify: Inotify,
+    /// Reused by every read: a read takes as many queued events as fit.
+    buffer: Vec<u8>,
+}
+
+/// What every watched directory reports. Not `IN_ACCESS`/`IN_OPEN`: reads change nothing.
+fn dir_mask() -> WatchMask {
+    WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::MODIFY
+        | WatchMask::ATTRIB
+        | WatchMask::MOVED_FROM
+        | WatchMask::MOVED_TO
+        | WatchMask::DELETE_SELF
+        | WatchMask::MOVE_SELF
+        | WatchMask::DONT_FOLLOW
+        | WatchMask::ONLYDIR
+        | WatchMask::EXCL_UNLINK
+}
+
+impl Events {
+    /// A new, empty queue (non-blocking).
+    pub(crate) fn new() -> std::io::Result<Events> {
+        Ok(Events {
+            inotify: Inotify::init()?,
+            buffer: vec![0u8; 256 * 1024],
+        })
+    }
+
+    /// Watches the directory `dir` (not what is below it; never through a symlink).
+    /// `None` when it is gone again or is not a directory: its parent's events say so.
+    pub(crate) fn add(&mut self, dir: &Path) -> std::io::Result<Option<WatchId>> {
+        match self.inotify.watches().add(dir, dir_mask()) {
+            Ok(id) => Ok(Some(id)),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stops watching a directory (an error means the kernel already dropped it).
+    pub(crate) fn remove(&mut self, id: WatchId) {
+        let _ = self.inotify.watches().remove(id);
+    }
+
+    /// The events queued now, as many as one read takes; empty when none is queued.
+    pub(crate) fn read(&mut self) -> std::io::Result<Vec<Event>> {
+        match self.inotify.read_events(&mut self.buffer) {
+            Ok(events) => Ok(events
+                .map(|e| Event {
+                    watch: e.wd,
+                    name: e.name.map(|n| n.as_bytes().to_vec()),
+                    change: change(e.mask),
+                })
+                .collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Polled for readability: something is queued.
+impl AsFd for Events {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inotify.as_fd()
+    }
+}
+
+fn change(mask: EventMask) -> Change {
+    Change {
+        overflow: mask.contains(EventMask::Q_OVERFLOW),
+        unwatched: mask.contains(EventMask::IGNORED),
+        self_gone: mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF),
+        is_dir: mask.contains(EventMask::ISDIR),
+        left: mask.intersects(EventMask::MOVED_FROM | EventMask::DELETE),
+        arrived: mask.intersects(EventMask::CREATE | EventMask::MOVED_TO),
+        attributes_only: mask.difference(EventMask::ISDIR) == EventMask::ATTRIB,
+    }
+}
+
+/// Whether a filesystem is mounted strictly below the worktree's top `root` (in this
+/// process's view, `/proc/self/mountinfo`). The watcher watches directories, and one
+/// mounted over after it started is not the directory it watches: changes there raise
+/// no event it sees. Also when the mount table cannot be read: then nothing is known.
+pub(crate) fn mounts_below(root: &Path) -> bool {
+    let (Ok(table), Ok(root)) = (
+        std::fs::read("/proc/self/mountinfo"),
+        std::fs::canonicalize(root),
+    ) else {
+        return true;
+    };
+    let root = root.as_os_str().as_bytes();
+    table.split(|&b| b == b'\n').any(|line| {
+        // The fifth field is the mount point, with space, tab, newline and backslash
+        // written as octal escapes.
+        let Some(field) = line.split(|&b| b == b' ').nth(4) else {
+            return false;
+        };
+        let point = unescape_mount_point(field);
+        point.len() > root.len()
+            && point.starts_with(root)
+            && (point[root.len()] == b'/' || root == b"/")
+    })
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with its `\NNN` escapes decoded.
+fn unescape_mount_point(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|digits| field[i] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)))
+            .and_then(|digits| u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok());
+        match octal {
+            Some(byte) => {
+                out.push(byte);
+                i += 4;
+            }
+            None => {
+                out.push(field[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,55 @@
+//! The watcher's kernel interface where there is none we can trust (macOS, the BSDs):
+//! nothing can be watched, so no watcher runs and every save walks. The types exist so
+//! that the daemon builds unchanged; none of them can be made.
+
+use std::convert::Infallible;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use super::Event;
+
+/// A watched directory: there are none.
+pub(crate) type WatchId = Infallible;
+
+/// The kernel's queue of file-change events: never made here.
+pub(crate) struct Events {
+    never: Infallible,
+}
+
+impl Events {
+    /// Always refused: this system has no watcher (see [`super::available`]).
+    pub(crate) fn new() -> std::io::Result<Events> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "file-change events are not available on this system",
+        ))
+    }
+
+    /// Unreachable: no [`Events`] exists.
+    pub(crate) fn add(&mut self, _dir: &Path) -> std::io::Result<Option<WatchId>> {
+        match self.never {}
+    }
+
+    /// Unreachable: no [`Events`] exists.
+    pub(crate) fn remove(&mut self, id: WatchId) {
+        match id {}
+    }
+
+    /// Unreachable: no [`Events`] exists.
+    pub(crate) fn read(&mut self) -> std::io::Result<Vec<Event>> {
+        match self.never {}
+    }
+}
+
+/// Unreachable: no [`Events`] exists.
+impl AsFd for Events {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self.never {}
+    }
+}
+
+/// Without a watcher nothing asks; and nothing is known of the mount table here, which
+/// is the answer that makes a save walk.
+pub(crate) fn mounts_below(_root: &Path) -> bool {
+    true
+}
