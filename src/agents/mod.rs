@@ -29,6 +29,7 @@ mod gemini;
 mod git;
 mod hook_groups;
 mod hook_list;
+pub mod mcp_registration;
 mod paths;
 mod settings_file;
 mod transcript;

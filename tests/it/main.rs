@@ -54,6 +54,8 @@ mod cmd_log_graph;
 mod cmd_log_query;
 mod cmd_log_stream;
 mod cmd_log_summary;
+mod cmd_mcp;
+mod cmd_mcp_install;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;

@@ -102,6 +102,7 @@ pub enum Command {
     Pull(commands::pull::Args),
     Export(commands::export::Args),
     Watch(commands::watch::Args),
+    Mcp(commands::mcp::Args),
     // Set-up commands last: they are run once, the others every day.
     Completions(commands::completions::Args),
     InstallMan(commands::install_man::Args),
@@ -117,6 +118,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             return commands::install_man::run(args, Cli::command(), cli.quiet)
         }
         Command::Hooks(args) => return commands::hooks::run(start, cli.quiet, args),
+        Command::Mcp(args) => {
+            return match args.action {
+                Some(action) => commands::mcp::register(start, cli.quiet, action),
+                None => crate::mcp::serve(cli.directory.as_deref(), args.read_only),
+            }
+        }
         command => command,
     };
     let workspace = {
@@ -160,7 +167,7 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
         Command::Pull(args) => pull::run(context, args),
         Command::Export(args) => export::run(context, args),
         Command::Watch(args) => watch::run(context, args),
-        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) => {
+        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) | Command::Mcp(_) => {
             unreachable!("handled before the worktree is found")
         }
     }

@@ -6,11 +6,11 @@ mod browse;
 mod cli;
 mod commands;
 mod complete;
+mod mcp;
 mod ui;
 
 use clap::Parser;
-use git_checkpoint::error::ErrorKind;
-use git_checkpoint::format::text::escape_controls_keeping_lines;
+use commands::{REPORT_IT, RUN_VERIFY};
 
 fn main() {
     // Behave like other Unix tools when the reader of our output goes away (`| head`).
@@ -32,40 +32,13 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Prints `error` as one line on stderr, with what to do about it when its kind says,
-/// and returns the exit status: 128 outside a worktree, as git does; 101 for a bug of
-/// ours, as for a panic; 1 for every other error (docs/design.md invariant 7). An error
-/// the library did not make (clap's, the binary's own) has no kind and exits 1.
+/// Prints `error` as one line on stderr, and returns the exit status (see
+/// [`commands::error_line`]).
 fn report_error(error: &anyhow::Error) -> i32 {
-    let lib_error = error.downcast_ref::<git_checkpoint::Error>();
-    // git's own wording already starts with "fatal:".
-    if let Some(git_checkpoint::Error::NotAWorktree(msg)) = lib_error {
-        eprintln!("{}", escape_controls_keeping_lines(msg));
-        return 128;
-    }
-    let kind = lib_error.map(git_checkpoint::Error::kind);
-    let hint = match kind {
-        Some(ErrorKind::Damaged) => format!("; {RUN_VERIFY}"),
-        Some(ErrorKind::Internal) => format!("; {REPORT_IT}"),
-        _ => String::new(),
-    };
-    // An error may quote a revision, a name or a message as it was given.
-    eprintln!(
-        "error: {}{hint}",
-        escape_controls_keeping_lines(&format!("{error:#}"))
-    );
-    match kind {
-        Some(ErrorKind::Internal) => 101,
-        _ => 1,
-    }
+    let (line, code) = commands::error_line(error);
+    eprintln!("{line}");
+    code
 }
-
-/// What to do about a damaged store: verify lists every damaged record and the
-/// checkpoints it affects.
-const RUN_VERIFY: &str = "'git checkpoint verify' names everything damaged";
-
-/// What to do about a bug of ours.
-const REPORT_IT: &str = "this is a bug in git-checkpoint, please report it";
 
 /// Ends the process at a panic with one clear line instead of a backtrace. The storage
 /// engine panics on some kinds of damage to its file; that is a damaged store, not a bug

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::ui::json::DiffJson;
 use crate::ui::patch;
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{checkpoint_root, diff_trees, PathFilter};
+use git_checkpoint::diff::{checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::ops::save::look;
 use git_checkpoint::CheckpointId;
 
@@ -57,10 +57,65 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
 /// Everything `diff` prints, made while the store is open.
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let paths = context.workspace.repo.worktree_paths(&args.paths)?;
+    with_changes(context, &args.revs, paths, |compared| {
+        let Compared {
+            from,
+            to,
+            changes,
+            reader,
+        } = compared;
+        if context.json {
+            return Output::json(&DiffJson {
+                from: from.map(CheckpointId::hex),
+                to: to.map(CheckpointId::hex),
+                changes: patch::summarize(changes, reader)?,
+            });
+        }
+        if context.quiet {
+            return Ok(Output::Nothing);
+        }
+        let mut out = Vec::new();
+        patch::write_changes(
+            &mut out,
+            changes,
+            reader,
+            args.format.format(),
+            context.colour(),
+        )?;
+        Ok(Output::Paged(out))
+    })
+}
+
+/// What `diff` compared, read while the store is open: handed to the function given to
+/// [`with_changes`].
+pub struct Compared<'a> {
+    /// The old side's checkpoint; `None` when there is no checkpoint yet.
+    pub from: Option<CheckpointId>,
+    /// The new side's checkpoint; `None` for the worktree.
+    pub to: Option<CheckpointId>,
+    /// Each changed file, in path order.
+    pub changes: &'a [Change],
+    /// Reads what each change holds.
+    pub reader: &'a ContentReader<'a>,
+}
+
+/// Opens the store read-only and compares zero, one or two revisions (`revs`, as
+/// `diff` takes them) limited to `paths` (worktree paths; none for everything), and
+/// hands the changes to `f`; the store is closed when this returns (`diff`, and the
+/// MCP server's `diff`). Warnings of the worktree scan go to stderr.
+pub fn with_changes<T>(
+    context: &Context,
+    revs: &[String],
+    paths: Vec<Vec<u8>>,
+    f: impl FnOnce(&Compared<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    if revs.len() > 2 {
+        anyhow::bail!("diff compares at most two checkpoints, not {}", revs.len());
+    }
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;
     // A prompt's turn or a range `A..B`, given alone, is two checkpoints.
-    let pair = match args.revs.as_slice() {
+    let pair = match revs {
         [rev] => {
             let read = store.snapshot()?;
             if rev.contains("..") || read.resolve_turn(rev)?.is_some() {
@@ -73,7 +128,7 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     };
     // The worktree side, scanned without storing anything, when fewer than two
     // revisions are given.
-    let snapshot = if args.revs.len() < 2 && pair.is_none() {
+    let snapshot = if revs.len() < 2 && pair.is_none() {
         let snapshot = look(&context.workspace.repo, &context.workspace.settings, &store)?;
         for warning in &snapshot.warnings {
             context.warn(warning);
@@ -83,12 +138,12 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         None
     };
     let read = store.snapshot()?;
-    let from = match (pair, args.revs.first()) {
+    let from = match (pair, revs.first()) {
         (Some(pair), _) => pair.from,
         (None, Some(rev)) => Some(read.resolve(rev)?),
         (None, None) => read.current()?,
     };
-    let to = match (pair, args.revs.get(1)) {
+    let to = match (pair, revs.get(1)) {
         (Some(pair), _) => Some(pair.to),
         (None, Some(rev)) => Some(read.resolve(rev)?),
         (None, None) => None,
@@ -110,23 +165,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         .as_ref()
         .map(|_| context.workspace.repo.root.as_path());
     let reader = ContentReader::new(&store.hasher, &chunks, worktree);
-    if context.json {
-        return Output::json(&DiffJson {
-            from: from.map(CheckpointId::hex),
-            to: to.map(CheckpointId::hex),
-            changes: patch::summarize(&changes, &reader)?,
-        });
-    }
-    if context.quiet {
-        return Ok(Output::Nothing);
-    }
-    let mut out = Vec::new();
-    patch::write_changes(
-        &mut out,
-        &changes,
-        &reader,
-        args.format.format(),
-        context.colour(),
-    )?;
-    Ok(Output::Paged(out))
+    f(&Compared {
+        from,
+        to,
+        changes: &changes,
+        reader: &reader,
+    })
 }

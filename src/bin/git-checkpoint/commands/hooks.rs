@@ -67,7 +67,7 @@ enum Action {
 
 /// An agent named on the command line: one of the registry's, [`agents::AGENTS`].
 #[derive(Clone, Copy)]
-struct AgentArg(&'static dyn Agent);
+pub struct AgentArg(pub &'static dyn Agent);
 
 impl std::fmt::Debug for AgentArg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -18,6 +18,7 @@ pub mod gc;
 pub mod hooks;
 pub mod install_man;
 pub mod log;
+pub mod mcp;
 pub mod pin;
 pub mod pull;
 pub mod push;
@@ -268,6 +269,45 @@ pub fn with_hint(context: &Context, error: anyhow::Error) -> anyhow::Error {
         None => error,
     }
 }
+
+/// The one line the CLI prints for `error`, with what to do about it when its kind
+/// says, and the exit status: 128 outside a worktree, as git does; 101 for a bug of
+/// ours, as for a panic; 1 for every other error (docs/design.md invariant 7). An error
+/// the library did not make (clap's, the binary's own) has no kind and exits 1. The
+/// MCP server answers a failed tool call with the same line.
+pub fn error_line(error: &anyhow::Error) -> (String, i32) {
+    let lib_error = error.downcast_ref::<git_checkpoint::Error>();
+    // git's own wording already starts with "fatal:".
+    if let Some(git_checkpoint::Error::NotAWorktree(msg)) = lib_error {
+        return (
+            git_checkpoint::format::text::escape_controls_keeping_lines(msg).into_owned(),
+            128,
+        );
+    }
+    let kind = lib_error.map(git_checkpoint::Error::kind);
+    let hint = match kind {
+        Some(git_checkpoint::error::ErrorKind::Damaged) => format!("; {RUN_VERIFY}"),
+        Some(git_checkpoint::error::ErrorKind::Internal) => format!("; {REPORT_IT}"),
+        _ => String::new(),
+    };
+    // An error may quote a revision, a name or a message as it was given.
+    let line = format!(
+        "error: {}{hint}",
+        git_checkpoint::format::text::escape_controls_keeping_lines(&format!("{error:#}"))
+    );
+    let code = match kind {
+        Some(git_checkpoint::error::ErrorKind::Internal) => 101,
+        _ => 1,
+    };
+    (line, code)
+}
+
+/// What to do about a damaged store: verify lists every damaged record and the
+/// checkpoints it affects.
+pub const RUN_VERIFY: &str = "'git checkpoint verify' names everything damaged";
+
+/// What to do about a bug of ours.
+pub const REPORT_IT: &str = "this is a bug in git-checkpoint, please report it";
 
 /// What to do about a store this user may not write, when `error` is a refused
 /// permission: the bare "Permission denied" of a file in the store's directory leaves the

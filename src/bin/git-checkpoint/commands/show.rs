@@ -7,12 +7,12 @@ use crate::ui::output::{format_labels, labels, paint, relative_time, short_commi
 use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
+use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::storage::{Snapshot, StoreRead, Turn};
 use git_checkpoint::CheckpointId;
 
 use super::{Context, FormatArgs, Output};
@@ -64,14 +64,50 @@ pub fn text(context: &Context, rev: &str, colour: bool) -> anyhow::Result<Vec<u8
     }
 }
 
-/// Everything `show` prints, the diff included, made while the store is open.
-fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
+/// What `show` shows of a checkpoint or a prompt's turn, read while the store is open:
+/// handed to the function given to [`with_checkpoint`], which makes its output from it.
+pub struct Shown<'a> {
+    /// The store's snapshot, for ids, labels and the like.
+    pub read: &'a Snapshot<'a>,
+    /// The checkpoint (a turn's first).
+    pub id: CheckpointId,
+    /// Its shortest unique abbreviation.
+    pub short: String,
+    /// Its record.
+    pub record: Checkpoint,
+    /// The turn, when the revision named one.
+    pub turn: Option<Turn>,
+    /// Its changes against its first parent, or a turn's from its start to its end.
+    pub changes: Vec<Change>,
+    /// Reads what each change holds.
+    pub reader: &'a ContentReader<'a>,
+}
+
+impl Shown<'_> {
+    /// `show --json`'s document.
+    pub fn json(&self) -> anyhow::Result<ShowJson> {
+        Ok(ShowJson {
+            checkpoint: CheckpointJson::new(self.id, self.short.clone(), &self.record),
+            turn_end: self.turn.map(|turn| turn.end.hex()),
+            changes: patch::summarize(&self.changes, self.reader)?,
+        })
+    }
+}
+
+/// Opens the store read-only, reads checkpoint or turn `rev` and its changes, and hands
+/// them to `f`; the store is closed when this returns (`show`, `browse` and the MCP
+/// server's `show`).
+pub fn with_checkpoint<T>(
+    context: &Context,
+    rev: &str,
+    f: impl FnOnce(&Shown<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let turn = read.resolve_turn(&args.rev)?;
+    let turn = read.resolve_turn(rev)?;
     let id = match turn {
         Some(turn) => turn.start,
-        None => read.resolve(&args.rev)?,
+        None => read.resolve(rev)?,
     };
     let record = read.checkpoint(id)?;
     // Checked against the store, and each side bounded by its record: a crafted tree
@@ -90,12 +126,35 @@ fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output>
     let chunks = read.chunks()?;
     let reader = ContentReader::new(&store.hasher, &chunks, None);
     let short = read.short_id(id)?;
+    f(&Shown {
+        read: &read,
+        id,
+        short,
+        record,
+        turn,
+        changes,
+        reader: &reader,
+    })
+}
+
+/// Everything `show` prints, the diff included, made while the store is open.
+fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
+    let format = args.format.format();
+    with_checkpoint(context, &args.rev, |shown| {
+        render_shown(context, format, colour, shown)
+    })
+}
+
+/// `show`'s output, in `format` and coloured if `colour`, of what [`with_checkpoint`]
+/// read.
+pub fn render_shown(
+    context: &Context,
+    format: patch::Format,
+    colour: bool,
+    shown: &Shown<'_>,
+) -> anyhow::Result<Output> {
     if context.json {
-        return Output::json(&ShowJson {
-            checkpoint: CheckpointJson::new(id, short, &record),
-            turn_end: turn.map(|turn| turn.end.hex()),
-            changes: patch::summarize(&changes, &reader)?,
-        });
+        return Output::json(&shown.json()?);
     }
     if context.quiet {
         return Ok(Output::Nothing);
@@ -103,13 +162,13 @@ fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output>
     let mut out = Vec::new();
     write_header(
         &mut out,
-        &read,
-        id,
-        &record,
-        turn.map(|turn| turn.end),
+        shown.read,
+        shown.id,
+        &shown.record,
+        shown.turn.map(|turn| turn.end),
         colour,
     )?;
-    patch::write_changes(&mut out, &changes, &reader, args.format.format(), colour)?;
+    patch::write_changes(&mut out, &shown.changes, shown.reader, format, colour)?;
     Ok(Output::Paged(out))
 }
 
