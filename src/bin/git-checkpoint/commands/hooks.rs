@@ -389,7 +389,9 @@ fn run_hook(start: &Path, agent: &dyn Agent) -> anyhow::Result<()> {
     // it, and this run does not wait for the watcher (the next saves use it).
     if let Some(workspace) = &run.workspace {
         if let Ok(program) = std::env::current_exe() {
+            let span = git_checkpoint::trace::span("watch: auto-start");
             let started = watch::start::auto_start(&workspace.repo, &workspace.settings, &program);
+            drop(span);
             git_checkpoint::trace::note(format_args!("watch: auto-start: {started:?}"));
         }
     }
