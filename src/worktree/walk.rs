@@ -677,27 +677,25 @@ impl<'a> WalkState<'a> {
         }
         Ok(found)
     }
-
-    /// The tracked paths inside the directory `dir` (at any depth), and how many bytes
-    /// of each are the directory's path and its slash: a contiguous run of the sorted
-    /// list, in which a name is found by comparing only what follows.
-    fn tracked_in(&self, dir: &[u8]) -> (&'a [Vec<u8>], usize) {
-        if dir.is_empty() {
-            return (self.tracked, 0);
-        }
-        let mut prefix = Vec::with_capacity(dir.len() + 1);
-        prefix.extend_from_slice(dir);
-        prefix.push(b'/');
-        let start = self
-            .tracked
-            .partition_point(|p| p.as_slice() < prefix.as_slice());
-        let rest = &self.tracked[start..];
-        let len = rest.partition_point(|p| p.starts_with(&prefix));
-        (&rest[..len], prefix.len())
-    }
 }
 
-/// Whether `name` is tracked, in the run of tracked paths [`WalkState::tracked_in`] gave.
+/// The paths of `tracked` (sorted) inside the directory `dir` (at any depth), and how
+/// many bytes of each are the directory's path and its slash: a contiguous run of the
+/// sorted list, in which a name is found by comparing only what follows.
+fn tracked_in<'t>(tracked: &'t [Vec<u8>], dir: &[u8]) -> (&'t [Vec<u8>], usize) {
+    if dir.is_empty() {
+        return (tracked, 0);
+    }
+    let mut prefix = Vec::with_capacity(dir.len() + 1);
+    prefix.extend_from_slice(dir);
+    prefix.push(b'/');
+    let start = tracked.partition_point(|p| p.as_slice() < prefix.as_slice());
+    let rest = &tracked[start..];
+    let len = rest.partition_point(|p| p.starts_with(&prefix));
+    (&rest[..len], prefix.len())
+}
+
+/// Whether `name` is tracked, in the run of tracked paths [`tracked_in`] gave.
 fn is_tracked((run, skip): (&[Vec<u8>], usize), name: &[u8]) -> bool {
     run.binary_search_by(|path| path[skip..].cmp(name)).is_ok()
 }
@@ -898,7 +896,7 @@ fn from_listing<'s>(
     if here.fingerprint != listing.rules {
         return Ok(None);
     }
-    let tracked = state.tracked_in(dir);
+    let tracked = tracked_in(state.tracked, dir);
     if (listing.entries.iter())
         .any(|e| e.kind == ListedKind::Tracked && !is_tracked(tracked, &e.name))
     {
@@ -1006,7 +1004,7 @@ fn read_dir<'s>(
     if has_gitignore {
         here.rules = dir_rules(&full, prefix, here.rules);
     }
-    let tracked = state.tracked_in(dir);
+    let tracked = tracked_in(state.tracked, dir);
     // A directory holding a `.git` file is a linked worktree or not by what that file
     // and the repository say, which its times do not follow: never recorded.
     let mut record =
@@ -1076,4 +1074,51 @@ fn read_dir<'s>(
         }
     }
     Ok(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_through_a_directory_descriptor_reads_as_std_metadata_does() {
+        // The stat cache compares what each way of looking recorded: a file must never
+        // look changed only because another call read its metadata.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        std::os::unix::fs::symlink("f", dir.path().join("l")).unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        for name in ["f", "l"] {
+            let ours = stat_at(fd.as_fd(), name.as_bytes()).unwrap();
+            let meta = std::fs::symlink_metadata(dir.path().join(name)).unwrap();
+            assert_eq!(ours, FileStat::from_metadata(&meta), "{name}");
+        }
+        let meta = std::fs::metadata(dir.path()).unwrap();
+        let ours = file_stat(&rustix::fs::fstat(&fd).unwrap());
+        assert_eq!(ours, FileStat::from_metadata(&meta));
+    }
+
+    #[test]
+    fn a_directory_s_tracked_run_holds_its_names_only() {
+        let tracked: Vec<Vec<u8>> = ["a/b", "a/c/d", "a0", "ab", "b"]
+            .iter()
+            .map(|p| p.as_bytes().to_vec())
+            .collect();
+        let run = tracked_in(&tracked, b"a");
+        assert_eq!(run.0.len(), 2);
+        assert!(is_tracked(run, b"b"));
+        // A path deeper down is not a name of the directory.
+        assert!(!is_tracked(run, b"c"));
+        assert!(!is_tracked(run, b"ab"));
+        let top = tracked_in(&tracked, b"");
+        assert!(is_tracked(top, b"ab"));
+        assert!(is_tracked(top, b"b"));
+        assert!(!is_tracked(top, b"a"));
+        assert!(tracked_in(&tracked, b"c").0.is_empty());
+    }
 }
