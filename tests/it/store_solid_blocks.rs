@@ -294,18 +294,27 @@ fn a_first_save_read_by_several_threads_fills_many_blocks_and_round_trips() {
     let second = r.current();
     let second_files = r.snapshot();
     let l = layout(&r);
-    assert_eq!(l.solid.len(), before, "incompressible chunks went into a block");
+    assert_eq!(
+        l.solid.len(),
+        before,
+        "incompressible chunks went into a block"
+    );
     assert_eq!(stored_chunk_bytes(&r), l.pack_bytes);
 
     r.ok(&["verify", "--read-data"]);
-    for top in ["src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7"] {
+    for top in [
+        "src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7",
+    ] {
         r.remove(top);
     }
     r.remove("copies");
     r.remove("big");
     r.remove("noise");
     r.ok(&["restore", &first]);
-    assert!(r.snapshot() == files, "the first checkpoint restores exactly");
+    assert!(
+        r.snapshot() == files,
+        "the first checkpoint restores exactly"
+    );
     r.ok(&["restore", &second]);
     assert!(
         r.snapshot() == second_files,

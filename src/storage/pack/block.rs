@@ -82,11 +82,7 @@ impl OpenBlock {
                         let content = content
                             .get(start as usize..(start + len) as usize)
                             .unwrap_or_default();
-                        (
-                            id,
-                            chunk::encode_chunk(content, level),
-                            content.len(),
-                        )
+                        (id, chunk::encode_chunk(content, level), content.len())
                     })
                     .collect(),
             ),
