@@ -78,16 +78,20 @@ fn json_entry(text: &[u8], others: &[&str]) -> Value {
     settings["mcpServers"]["checkpoint"].clone()
 }
 
-/// A JSON settings file of the user's: another server, and a setting of theirs.
+/// A JSON settings file of the user's: another server, and settings of theirs laid out
+/// as they like, which come back as they were (the servers' object itself is written in
+/// the file's layout, as `hooks install` writes `hooks`).
 const USER_JSON: &str = r#"{
   "theme": "dark",
   "mcpServers": {
     "github": {
       "command": "github-mcp",
-      "args": ["stdio"],
-      "env": { "TOKEN": "${GITHUB_TOKEN}" }
+      "args": [
+        "stdio"
+      ]
     }
   },
+  "editor": { "tabs": [2, 4],   "wrap": true },
   "number": 1e3
 }
 "#;
@@ -102,7 +106,7 @@ fn claude_code_project_and_user_files() {
         &r.p(".mcp.json"),
         Some(USER_JSON.as_bytes()),
         |text| {
-            let entry = json_entry(text, &["/theme", "/mcpServers/github/env/TOKEN"]);
+            let entry = json_entry(text, &["/theme", "/editor/wrap", "/mcpServers/github/args"]);
             assert_eq!(
                 entry,
                 json!({"type": "stdio", "command": program(), "args": ["mcp"]})

@@ -78,6 +78,14 @@ pub enum Action {
 /// Every other setting and server in the file is kept. A server named `checkpoint`
 /// that this install did not write is never replaced: install refuses. Installing twice
 /// changes nothing.
+///
+/// Examples:
+///
+///   git checkpoint mcp install claude
+///
+///   git checkpoint mcp install codex --scope user
+///
+///   git checkpoint mcp install cline
 #[derive(Debug, clap::Args)]
 pub struct RegisterArgs {
     /// The agent.
@@ -94,6 +102,12 @@ pub struct RegisterArgs {
 /// Only an entry exactly as this git-checkpoint writes it is removed, then the servers
 /// table if it is left empty, then the file if nothing else is in it: the file is again
 /// as it was before the install.
+///
+/// Examples:
+///
+///   git checkpoint mcp uninstall claude
+///
+///   git checkpoint mcp uninstall codex --scope user
 #[derive(Debug, clap::Args)]
 pub struct UnregisterArgs {
     /// The agent.
