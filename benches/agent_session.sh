@@ -51,8 +51,8 @@ mkdir -p "$scratch/bin"
 ln -s "$bin" "$scratch/bin/git-checkpoint"
 export PATH=$scratch/bin:$PATH
 
-# The project as a user has it: every file committed, the hooks installed, a first save
-# made (the session's first hook would make it otherwise, and it is a one-off).
+# The project as a user has it: every file committed, the hooks installed (install
+# makes the first save, a one-off the session's hooks do not pay for).
 git -C "$work" init -q -b main
 git -C "$work" add -A
 git -C "$work" commit -qm tree

@@ -9,7 +9,8 @@
 #
 # Usage: benches/scaling.sh [files ...]      (default: 10000 100000 300000; 1000000 on request)
 # Options (environment): RUNS (default 3), BIN (default target/release/git-checkpoint),
-# TMPDIR (where the trees go), NICE (default 10: measured commands run under `nice`).
+# TMPDIR (where the trees go), NICE (default 10: measured commands run under `nice`),
+# MEMORY_ONLY=1 (no timings: the store and the three peak memory figures, one save each).
 #
 # Disk: a generated file averages 10.8 KB, so a size needs about 18 KB a file while it is
 # measured (the files, their blocks, git's index and trees, our store): 5.4 GB at 300,000
@@ -20,6 +21,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 runs=${RUNS:-3}
 nice=${NICE:-10}
+memory_only=${MEMORY_ONLY:-}
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 300000)
@@ -89,19 +91,23 @@ SH
   }
   n() { echo "nice -n $nice $*"; }
 
-  first=$(W=$heavy_warmup t --prepare "rm -rf $work/.git/checkpoint; sync" "$(n "$gc save")")
-  cat_all=$(t "$(n "xargs -0 -a $scratch/regular cat")")
+  first=0 cat_all=0 unchanged=0 status=0 edits=0 restore20=0 full=0
+  [ -n "$memory_only" ] ||
+    first=$(W=$heavy_warmup t --prepare "rm -rf $work/.git/checkpoint; sync" "$(n "$gc save")")
+  [ -n "$memory_only" ] || cat_all=$(t "$(n "xargs -0 -a $scratch/regular cat")")
   rm -rf "$work/.git/checkpoint"
   peak_first=$(peak_kib $gc save -m base)
   base=$($bin -C "$work" log --json -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
-  unchanged=$(t "$(n "$gc save")")
-  peak_unchanged=$(peak_kib $gc save)
-  status=$(t "$(n "git -C $work -c core.untrackedCache=false status --porcelain")")
-  edits=$(t --prepare "$gc restore $base --no-save; $scratch/mutate.sh" "$(n "$gc save")")
-  restore20=$(t --prepare "$gc restore $base --no-save; $scratch/mutate.sh" "$(n "$gc restore $base --no-save")")
-  full=$(W=$heavy_warmup t --prepare "$gc restore $base --no-save; find $work -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +; sync" \
-    "$(n "$gc restore $base --no-save")")
   store=$(du -s -B1 "$work/.git/checkpoint" | cut -f1)
+  peak_unchanged=$(peak_kib $gc save)
+  if [ -z "$memory_only" ]; then
+    unchanged=$(t "$(n "$gc save")")
+    status=$(t "$(n "git -C $work -c core.untrackedCache=false status --porcelain")")
+    edits=$(t --prepare "$gc restore $base --no-save; $scratch/mutate.sh" "$(n "$gc save")")
+    restore20=$(t --prepare "$gc restore $base --no-save; $scratch/mutate.sh" "$(n "$gc restore $base --no-save")")
+    full=$(W=$heavy_warmup t --prepare "$gc restore $base --no-save; find $work -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +; sync" \
+      "$(n "$gc restore $base --no-save")")
+  fi
 
   # With a watcher: the first save after it starts walks and records what it vouches
   # for; the measured saves follow edits made on top of the last save (a restore in
@@ -111,8 +117,10 @@ SH
     $gc restore "$base" --no-save
     $gc watch --daemon
     "$scratch/mutate.sh"; $gc save
-    edits_watched=$(t --prepare "$scratch/mutate.sh" "$(n "$gc save")")
-    one_watched=$(t --prepare "$scratch/one-line.sh" "$(n "$gc save")")
+    if [ -z "$memory_only" ]; then
+      edits_watched=$(t --prepare "$scratch/mutate.sh" "$(n "$gc save")")
+      one_watched=$(t --prepare "$scratch/one-line.sh" "$(n "$gc save")")
+    fi
     "$scratch/one-line.sh"
     peak_one_watched=$(peak_kib $gc save)
     $gc watch --stop >/dev/null
@@ -129,15 +137,15 @@ import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 def ms(s):
     s = float(s)
-    return "—" if s == 0 else f"{s * 1e3:,.0f} ms" if s < 10 else f"{s:.1f} s"
-def per_k(s, files): return f"{float(s) * 1e3 / (int(files) / 1000):.2f} ms"
+    return "—" if s == 0 else f"{s * 1e3:,.0f} ms" if s < 1 else f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
+def per_k(s, files): return "" if float(s) == 0 else f" ({float(s) * 1e3 / (int(files) / 1000):,.1f} ms)"
 mib = lambda kib: "—" if int(kib) == 0 else f"{int(kib) / 1024:.0f} MiB"
 print("| files | MB | first save (per 1k files) | `cat` | nothing changed (per 1k) | `git status` | 20 changes saved "
       "| 20 changes saved, watcher | one-line edit saved, watcher | 20 files restored | full restore (per 1k) |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for (files, mb, first, cat, unch, status, edits, edits_w, one_w, r20, full, *_rest) in rows:
-    print(f"| {int(files):,} | {int(mb):,} | {ms(first)} ({per_k(first, files)}) | {ms(cat)} | {ms(unch)} ({per_k(unch, files)}) "
-          f"| {ms(status)} | {ms(edits)} | {ms(edits_w)} | {ms(one_w)} | {ms(r20)} | {ms(full)} ({per_k(full, files)}) |")
+    print(f"| {int(files):,} | {int(mb):,} | {ms(first)}{per_k(first, files)} | {ms(cat)} | {ms(unch)}{per_k(unch, files)} "
+          f"| {ms(status)} | {ms(edits)} | {ms(edits_w)} | {ms(one_w)} | {ms(r20)} | {ms(full)}{per_k(full, files)} |")
 print()
 print("| files | store | peak memory: first save | nothing changed | one-line edit, watcher |")
 print("|---|---|---|---|---|")
