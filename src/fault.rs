@@ -10,6 +10,9 @@
 //!   abort, the panic hooks run (`browse` restores the terminal in one).
 //! - `GIT_CHECKPOINT_NOW=<rfc3339>` is the time [`crate::clock::now_ns`] reports, so that tests can
 //!   make checkpoints with chosen times for the retention policies.
+//! - `GIT_CHECKPOINT_WATCH_ANSWER_MS=<ms>` is how long a save waits for the watcher's
+//!   answer (`watch::client`), instead of 100 ms: the suite sets it, so that a watcher
+//!   slowed by the other tests still answers.
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none

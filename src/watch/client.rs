@@ -16,6 +16,22 @@ use crate::{Error, Result};
 /// (catching up on a burst) or stuck.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(100);
 
+/// [`ANSWER_TIMEOUT`], or in test builds `GIT_CHECKPOINT_WATCH_ANSWER_MS`: the tests
+/// check what a watched save records, not how fast a watcher answers on a machine busy
+/// with other tests, so they give it longer (a late answer only makes the save walk,
+/// which a test asserting a watched save would report as a failure).
+fn answer_timeout() -> Duration {
+    if cfg!(feature = "test-hooks") {
+        if let Some(ms) = std::env::var("GIT_CHECKPOINT_WATCH_ANSWER_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            return Duration::from_millis(ms);
+        }
+    }
+    ANSWER_TIMEOUT
+}
+
 /// The watcher's answer to "what changed since".
 #[derive(Debug)]
 pub enum Answer {
@@ -40,7 +56,7 @@ pub fn ask(repo: &Repo, since: Option<Token>) -> Option<Answer> {
         Some(token) => format!("since {}\n", token.encode()),
         None => "since none\n".to_string(),
     };
-    let reply = exchange(repo, &request, ANSWER_TIMEOUT).ok()?;
+    let reply = exchange(repo, &request, answer_timeout()).ok()?;
     parse_answer(&reply)
 }
 

@@ -239,7 +239,10 @@ impl Sandbox {
             // Never let git discover a repository above the sandbox.
             .env("GIT_CEILING_DIRECTORIES", &self.root)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .env("NO_COLOR", "1");
+            .env("NO_COLOR", "1")
+            // A watcher slowed by the other tests running still answers (a save that
+            // gives up on it walks, and a test expecting a watched save would fail).
+            .env("GIT_CHECKPOINT_WATCH_ANSWER_MS", "5000");
         // No agent's hook run starts a watcher: a test that wants one starts it, and
         // stops it (tests/it/cmd_watch_auto.rs turns this back on with `-c`), so that
         // no test leaves a watcher process behind or races one over its temp dir.
