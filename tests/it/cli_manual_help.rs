@@ -113,6 +113,8 @@ fn listed_commands(help: &str) -> Vec<String> {
         .skip_while(|line| *line != "Commands:")
         .skip(1)
         .take_while(|line| line.starts_with("  "))
+        // A description too long for one line goes on under itself, indented further.
+        .filter(|line| !line.starts_with("   "))
         .filter_map(|line| line.split_whitespace().next())
         .filter(|name| *name != "help")
         .map(str::to_string)
