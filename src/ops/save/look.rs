@@ -50,7 +50,7 @@ pub(super) fn look_before_saving(
     };
     let scan = match scan_store(repo, read, request)? {
         ScanEnd::Scanned(scan) => scan,
-        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(walked))),
+        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(*walked))),
     };
     let current = {
         let _span = crate::trace::span("compare with the current checkpoint");

@@ -152,7 +152,7 @@ pub(super) enum ScanEnd<'s> {
     /// It scanned the worktree.
     Scanned(Box<Scan<'s>>),
     /// More files than its [`ReadLimit`] needed reading; it read none of them.
-    TooMuchToRead(Walked),
+    TooMuchToRead(Box<Walked>),
 }
 
 /// The scan of a [`scan_store`] given no read limit, which always ends scanned.
@@ -267,7 +267,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     if (request.read_limit)
         .is_some_and(|limit| to_read > limit.files || bytes_to_read > limit.bytes)
     {
-        return Ok(ScanEnd::TooMuchToRead(found.into_walked()));
+        return Ok(ScanEnd::TooMuchToRead(Box::new(found.into_walked())));
     }
     // The clock is needed only to judge files read now. A look at a store it may not
     // write (another user's, a read-only copy) has no clock: then no file counts as
