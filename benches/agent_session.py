@@ -38,7 +38,9 @@ env = dict(os.environ)
 extra = os.environ.get("HOOK_CONFIG", "").split()
 if extra:
     # GIT_CONFIG_PARAMETERS is how `git -c` hands settings to the commands it runs.
-    env["GIT_CONFIG_PARAMETERS"] = " ".join(shlex.quote(kv) for kv in extra)
+    # git reads each entry single-quoted whatever it holds (shlex.quote leaves a plain
+    # `key=value` bare, which git refuses as "bogus format").
+    env["GIT_CONFIG_PARAMETERS"] = " ".join("'" + kv.replace("'", "'\\''") + "'" for kv in extra)
 
 session = f"bench-{label}-{rng.randrange(1 << 32):08x}"
 transcript_dir = os.path.join(os.environ["HOME"], ".claude", "projects", "-bench")
