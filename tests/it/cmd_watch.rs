@@ -40,7 +40,7 @@ impl Drop for Watcher<'_> {
     }
 }
 
-fn pid_of(repo: &Repo) -> Option<u32> {
+pub(crate) fn pid_of(repo: &Repo) -> Option<u32> {
     std::fs::read_to_string(repo.git_dir().join("checkpoint/watch/pid"))
         .ok()?
         .trim()
@@ -49,7 +49,7 @@ fn pid_of(repo: &Repo) -> Option<u32> {
 }
 
 /// Whether the process runs (a zombie does not count).
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit(')')
             .next()
@@ -67,12 +67,18 @@ fn kill(pid: u32, signal: &str) {
 }
 
 #[track_caller]
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether a traced command's output shows it ran `phase`.
+pub(crate) fn ran(out: &common::Out, phase: &str) -> bool {
+    let suffix = format!("ms  {phase}");
+    out.stderr.lines().any(|line| line.ends_with(&suffix))
 }
 
 /// What a traced save says, and which phases it ran.
@@ -82,8 +88,7 @@ pub(crate) struct Traced {
 
 impl Traced {
     pub(crate) fn ran(&self, phase: &str) -> bool {
-        let suffix = format!("ms  {phase}");
-        self.out.stderr.lines().any(|line| line.ends_with(&suffix))
+        ran(&self.out, phase)
     }
     pub(crate) fn saved(&self) -> bool {
         self.out.stdout.contains("Saved checkpoint")

@@ -9,8 +9,9 @@ use crate::common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::cmd_watch::{alive, pid_of, ran, wait_until};
 use common::{Out, Repo};
 use serde_json::json;
 
@@ -76,23 +77,6 @@ fn ping(repo: &Repo) -> Option<String> {
     Some(reply)
 }
 
-fn pid_of(repo: &Repo) -> Option<u32> {
-    std::fs::read_to_string(repo.git_dir().join("checkpoint/watch/pid"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// Whether the process runs (a zombie does not count).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
-}
-
 /// The live processes of the binary under test that run `-C <root> watch`: the watchers
 /// hook runs started for the worktree at `root`.
 fn watchers_of(root: &Path) -> Vec<u32> {
@@ -120,15 +104,6 @@ fn watchers_of(root: &Path) -> Vec<u32> {
         }
     }
     found
-}
-
-#[track_caller]
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// One Claude Code tool step in `repo` through `hooks run claude`, traced, with hook runs
@@ -163,11 +138,6 @@ fn auto_start_said(out: &Out) -> &str {
         .lines()
         .find_map(|line| line.strip_prefix("trace: watch: auto-start: "))
         .unwrap_or_else(|| panic!("no auto-start trace line\n{out}"))
-}
-
-fn ran(out: &Out, phase: &str) -> bool {
-    let suffix = format!("ms  {phase}");
-    out.stderr.lines().any(|line| line.ends_with(&suffix))
 }
 
 #[test]
