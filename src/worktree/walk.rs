@@ -16,7 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -250,7 +250,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     rayon::scope(|scope| {
         for (dir, rules) in subtrees {
             let state = &state;
-            let rules = DirRules::uncached(rules);
+            let rules = DirRules::uncached(LazyRules::built(rules));
             scope.spawn(move |scope| walk_dir(scope, state, dir, rules));
         }
     });
@@ -461,12 +461,73 @@ struct CacheUse<'a> {
 /// matchers, and their fingerprint for the directory cache.
 #[derive(Clone)]
 struct DirRules {
-    /// The `.gitignore` matchers of this directory and those above it.
-    rules: Option<Arc<Rules>>,
+    /// The `.gitignore` matchers of this directory and those above it, built when a
+    /// directory under them is listed.
+    rules: LazyRules,
     /// The fingerprint of every ignore file that decides them.
     fingerprint: u128,
     /// Whether every one of those files is settled (see [`CacheUse::clock_ns`]).
     settled: bool,
+}
+
+/// `.gitignore` matchers that are built only when first asked for. A directory whose
+/// listing comes from the directory cache matches nothing against the rules, so the
+/// `.gitignore` files above it are read and compiled only if some directory below is
+/// listed afresh (which a save with nothing changed never does). The file is read then,
+/// after its metadata went into the listing's fingerprint: an edit in between leaves a
+/// fingerprint that no longer matches, so that listing is made again at the next walk.
+#[derive(Clone, Default)]
+enum LazyRules {
+    /// No `.gitignore` on the way down.
+    #[default]
+    None,
+    /// Matchers already built.
+    Built(Arc<Rules>),
+    /// A directory's `.gitignore`, on top of the rules above it, not read yet.
+    Pending(Arc<PendingRules>),
+}
+
+/// A `.gitignore` whose matcher [`LazyRules`] builds on first use.
+struct PendingRules {
+    /// The directory holding it.
+    dir: PathBuf,
+    /// Its worktree path's length plus the slash (0 at the top).
+    prefix: usize,
+    /// The rules of the directories above it.
+    parent: LazyRules,
+    /// The matchers, once built (`None`: none apply here).
+    built: OnceLock<Option<Arc<Rules>>>,
+}
+
+impl LazyRules {
+    /// Rules already built (or none).
+    fn built(rules: Option<Arc<Rules>>) -> Self {
+        rules.map_or(LazyRules::None, LazyRules::Built)
+    }
+
+    /// These rules with the `.gitignore` of the directory `dir` (whose worktree path
+    /// with its slash is `prefix` bytes long) on top, read when first asked for.
+    fn with_gitignore(&self, dir: PathBuf, prefix: usize) -> Self {
+        LazyRules::Pending(Arc::new(PendingRules {
+            dir,
+            prefix,
+            parent: self.clone(),
+            built: OnceLock::new(),
+        }))
+    }
+
+    /// The matchers, built now if they were not yet (each `.gitignore` at most once per
+    /// walk, whichever directory below asks first).
+    fn get(&self) -> Option<Arc<Rules>> {
+        match self {
+            LazyRules::None => None,
+            LazyRules::Built(rules) => Some(rules.clone()),
+            LazyRules::Pending(pending) => pending
+                .built
+                .get_or_init(|| dir_rules(&pending.dir, pending.prefix, pending.parent.get()))
+                .clone(),
+        }
+    }
 }
 
 impl WalkState<'_> {
@@ -491,6 +552,7 @@ impl WalkState<'_> {
 /// The rules of the directory `full` (worktree path length plus slash: `prefix`), which
 /// holds a `.gitignore`, on top of those of the directories above it.
 fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<Arc<Rules>> {
+    crate::trace::IGNORE_FILES_READ.add(1);
     let mut builder = GitignoreBuilder::new(full);
     // git warns about a `.gitignore` it cannot read (a symlink, no permission) and goes
     // on as if it were empty; so does the walk, which has no one to warn.
@@ -590,7 +652,7 @@ fn walk_tree(
 ) -> Result<Walk> {
     let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs, cache)?;
     let top = DirRules {
-        rules: None,
+        rules: LazyRules::None,
         fingerprint: state.cache.as_ref().map_or(0, |c| c.top_rules),
         settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
     };
@@ -633,7 +695,13 @@ impl<'a> WalkState<'a> {
             excludes: excludes
                 .build()
                 .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
-            found: Mutex::new(Walk::default()),
+            // About one entry per tracked file: the batches of every directory land in
+            // room reserved once, not in a list grown (and its pages touched) again and
+            // again while the walk's threads wait for its lock.
+            found: Mutex::new(Walk {
+                entries: Vec::with_capacity(tracked.len() + tracked.len() / 16),
+                ..Walk::default()
+            }),
             failed: Mutex::new(None),
             leftovers_possible,
             linked: LinkedWorktrees::of(repo),
@@ -654,9 +722,10 @@ impl<'a> WalkState<'a> {
         let mut found = self.found.into_inner().unwrap_or_else(|e| e.into_inner());
         if let Some(cache) = &self.cache {
             crate::trace::note(format_args!(
-                "walk: {} directories from the directory cache, {} listed",
+                "walk: {} directories from the directory cache, {} listed, {} .gitignore files read",
                 cache.used.load(Ordering::Relaxed),
-                cache.listed.load(Ordering::Relaxed)
+                cache.listed.load(Ordering::Relaxed),
+                crate::trace::IGNORE_FILES_READ.get()
             ));
         }
         if let Some(cache) = self.cache.filter(|c| c.clock_ns.is_some()) {
@@ -743,7 +812,7 @@ impl<'a> CacheUse<'a> {
 
 impl DirRules {
     /// Rules for a walk without the directory cache.
-    fn uncached(rules: Option<Arc<Rules>>) -> Self {
+    fn uncached(rules: LazyRules) -> Self {
         DirRules {
             rules,
             fingerprint: 0,
@@ -926,9 +995,10 @@ fn from_listing<'s>(
         }
     }
     if gitignore.is_some() {
+        // Read only if a directory below is listed afresh: the listing needs no matcher.
         let full = state.root.join(OsStr::from_bytes(dir));
         let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        here.rules = dir_rules(&full, prefix, here.rules);
+        here.rules = here.rules.with_gitignore(full, prefix);
     }
     for rel in subdirs {
         let rules = here.clone();
@@ -1002,8 +1072,11 @@ fn read_dir<'s>(
         state.cache.as_ref().and_then(|c| c.clock_ns),
     );
     if has_gitignore {
-        here.rules = dir_rules(&full, prefix, here.rules);
+        here.rules = here.rules.with_gitignore(full.clone(), prefix);
     }
+    // This listing is matched against the rules: they are built now, once per walk
+    // for each `.gitignore`, and the directories below share them.
+    let rules = here.rules.get();
     let tracked = tracked_in(state.tracked, dir);
     // A directory holding a `.git` file is a linked worktree or not by what that file
     // and the repository say, which its times do not follow: never recorded.
@@ -1023,7 +1096,7 @@ fn read_dir<'s>(
             kind => kind == rustix::fs::FileType::Directory,
         };
         let tracked_file = !is_dir && is_tracked(tracked, &name);
-        if !tracked_file && state.ignores(here.rules.as_deref(), &rel, is_dir) {
+        if !tracked_file && state.ignores(rules.as_deref(), &rel, is_dir) {
             state.ignored_any.store(true, Ordering::Relaxed);
             continue;
         }

@@ -46,6 +46,21 @@ fn walked(out: &Out) -> (usize, usize) {
     (numbers[0], numbers[1])
 }
 
+/// How many `.gitignore` files the save's walk read and compiled.
+#[track_caller]
+fn gitignores_read(out: &Out) -> usize {
+    let line = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("trace: walk: "))
+        .unwrap_or_else(|| panic!("no walk note in the trace\n{out}"));
+    let count = line
+        .strip_suffix(" .gitignore files read")
+        .and_then(|rest| rest.rsplit(' ').next())
+        .unwrap_or_else(|| panic!("no .gitignore count in the walk note\n{out}"));
+    count.parse().unwrap()
+}
+
 /// Asserts that a walk without the cache finds what the last cached save recorded.
 #[track_caller]
 fn assert_same_as_uncached(r: &Repo, what: &str) {
@@ -106,6 +121,35 @@ fn a_save_with_nothing_changed_lists_no_directory() {
     let out = save(&r, "added");
     assert_eq!(walked(&out), (4, 1), "{out}");
     assert_same_as_uncached(&r, "a file added");
+}
+
+#[test]
+fn a_directory_listed_below_cached_ones_obeys_their_gitignore_files() {
+    // A directory taken from the cache matches nothing, so the `.gitignore` files on the
+    // way down are read only once a directory below them is listed again; then every
+    // one of them must be, or what they ignore would be saved.
+    let r = Repo::new();
+    r.write(".gitignore", b"*.log\n");
+    r.write("d/.gitignore", b"*.tmp\n");
+    r.write("d/e/a.txt", b"a\n");
+    tick();
+    save(&r, "first");
+    let out = save(&r, "nothing changed");
+    assert_eq!(walked(&out), (3, 0), "{out}");
+    assert_eq!(gitignores_read(&out), 0, "{out}");
+    r.write("d/e/b.log", b"ignored by the top .gitignore\n");
+    r.write("d/e/c.tmp", b"ignored by d/.gitignore\n");
+    r.write("d/e/f.txt", b"kept\n");
+    let out = save(&r, "d/e listed");
+    assert_eq!(walked(&out), (2, 1), "{out}");
+    assert_eq!(gitignores_read(&out), 2, "{out}");
+    let files = r.json_of(&["show", "--stat", "@"]).to_string();
+    assert!(files.contains("d/e/f.txt"), "{files}");
+    assert!(
+        !files.contains("b.log") && !files.contains("c.tmp"),
+        "an ignored file was saved: {files}"
+    );
+    assert_same_as_uncached(&r, "a directory listed below cached ones");
 }
 
 #[test]
