@@ -10,7 +10,11 @@
 # Usage: benches/scaling.sh [files ...]      (default: 10000 100000 300000; 1000000 on request)
 # Options (environment): RUNS (default 3), BIN (default target/release/git-checkpoint),
 # TMPDIR (where the trees go), NICE (default 10: measured commands run under `nice`),
-# MEMORY_ONLY=1 (no timings: the store and the three peak memory figures, one save each).
+# MEMORY_ONLY=1 (no timings: the store and the three peak memory figures, one save each),
+# GENERATOR (default benches/synthetic_tree.py; benches/synthetic_tree_fast.py writes a tree
+# of the same shape in minutes rather than hours, for the 300k and 1M rows), TREES=dir (keep
+# each generated tree, committed, as dir/tree-<files> and measure it again on the next run:
+# its store is removed first; the edits of the earlier runs stay, a few files in 300,000).
 #
 # Disk: a generated file averages 10.8 KB, so a size needs about 18 KB a file while it is
 # measured (the files, their blocks, git's index and trees, our store): 5.4 GB at 300,000
@@ -27,6 +31,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 300000)
 
 scratch=$(mktemp -d)
+generator=${GENERATOR:-$here/benches/synthetic_tree.py}
+keep=${TREES:-}
 work=
 cleanup() {
   [ -n "$work" ] && [ -d "$work/.git" ] && "$bin" -C "$work" watch --stop >/dev/null 2>&1
@@ -55,16 +61,23 @@ for files in "${sizes[@]}"; do
     continue
   fi
   echo "$files files: about $((need >> 30)) GiB needed, $((free >> 30)) GiB free" >&2
-  work=$scratch/tree-$files
-  mkdir -p "$work"
-  python3 "$here/benches/synthetic_tree.py" "$work" "$files"
-  git -C "$work" init -q -b main
-  # Every file tracked and committed, so that `git status` lstat()s them all as a save
-  # must. The blobs are hashed into the index but not written (`--info-only`): status
-  # compares the index with HEAD's trees and never reads a blob, and that spares the
-  # disk a second, compressed copy of the tree.
-  (cd "$work" && git ls-files -z -o | git update-index -z --add --info-only --stdin)
-  git -C "$work" update-ref HEAD "$(git -C "$work" commit-tree -m tree "$(git -C "$work" write-tree --missing-ok)")"
+  work=${keep:-$scratch}/tree-$files
+  if [ -n "$keep" ] && [ -e "$work/.git/HEAD" ] && git -C "$work" rev-parse -q --verify HEAD >/dev/null; then
+    echo "measuring the kept tree $work again" >&2
+    "$bin" -C "$work" watch --stop >/dev/null 2>&1 || true
+    rm -rf "$work/.git/checkpoint"
+  else
+    rm -rf "$work"
+    mkdir -p "$work"
+    python3 "$generator" "$work" "$files"
+    git -C "$work" init -q -b main
+    # Every file tracked and committed, so that `git status` lstat()s them all as a save
+    # must. The blobs are hashed into the index but not written (`--info-only`): status
+    # compares the index with HEAD's trees and never reads a blob, and that spares the
+    # disk a second, compressed copy of the tree.
+    (cd "$work" && git ls-files -z -o | git update-index -z --add --info-only --stdin)
+    git -C "$work" update-ref HEAD "$(git -C "$work" commit-tree -m tree "$(git -C "$work" write-tree --missing-ok)")"
+  fi
   find "$work" -path "$work/.git" -prune -o -type f -print0 > "$scratch/regular"
   mb=$(xargs -0 -a "$scratch/regular" cat | wc -c | awk '{printf "%.0f", $1 / 1e6}')
   gc="$bin -C $work -q"
@@ -128,7 +141,7 @@ SH
   row="$files $mb $first $cat_all $unchanged $status $edits $edits_watched $one_watched $restore20 $full $store $peak_first $peak_unchanged $peak_one_watched"
   echo "$row" >> "$rows"
   echo "row: $row" >&2
-  rm -rf "$work"
+  [ -n "$keep" ] || rm -rf "$work"
   work=
 done
 

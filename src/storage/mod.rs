@@ -23,6 +23,6 @@ pub use records::ChangeSummary;
 pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
 pub(in crate::storage) use store::hold_read_only;
 pub use store::{OpenedStore, ReadStore, Store, StoreRead};
-pub use transaction::{ChunkSink, Packer, Transaction};
+pub use transaction::{CacheWriter, ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;
 pub use turn::{ChangeRange, Turn};

@@ -120,7 +120,14 @@ impl ReadStore {
         on_wait: &mut dyn FnMut(),
         on_repair: &mut dyn FnMut(),
     ) -> Result<ReadStore> {
-        let attempt = || Builder::new().open_read_only(path);
+        // Bounded as the write cache is: a save's look reads the whole stat cache once,
+        // and at redb's default (1 GiB) every page of it would stay in memory (8 MiB at
+        // 100,000 files, 80 at a million).
+        let attempt = || {
+            Builder::new()
+                .set_cache_size(STORE_CACHE_BYTES)
+                .open_read_only(path)
+        };
         let first = if path.exists() {
             wait_for_lock(timeout, on_wait, attempt)?
         } else {
@@ -165,7 +172,10 @@ impl ReadStore {
         if !path.exists() {
             return Ok(None);
         }
-        let db = match Builder::new().open_read_only(path) {
+        let db = match Builder::new()
+            .set_cache_size(STORE_CACHE_BYTES)
+            .open_read_only(path)
+        {
             Ok(db) => db,
             Err(DatabaseError::DatabaseAlreadyOpen | DatabaseError::RepairAborted) => {
                 return Ok(None)

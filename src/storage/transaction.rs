@@ -15,7 +15,7 @@ use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::dir_cache::DirCacheUpdates;
-use crate::model::stat_cache::CacheEntry;
+use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
 
@@ -237,6 +237,15 @@ impl<'s> Transaction<'s> {
         Ok(())
     }
 
+    /// A writer of stat cache entries that holds the table open: a save that read many
+    /// files records each as it gathers it, instead of holding a list of them all
+    /// until the commit (docs/design.md, "Save", memory).
+    pub fn cache_writer(&self) -> Result<CacheWriter<'_>> {
+        Ok(CacheWriter {
+            table: self.txn.open_table(STAT_CACHE)?,
+        })
+    }
+
     /// Writes a walk's changes to the directory cache ([`crate::model::dir_cache`]).
     pub fn update_dir_cache(&self, updates: &DirCacheUpdates) -> Result<()> {
         if updates.is_empty() {
@@ -391,5 +400,56 @@ impl ChunkSink<'_, '_> {
     /// and indexes its chunks, all in this transaction (docs/design.md invariant 15).
     pub fn add_sealed(&mut self, block: SealedBlock) -> Result<()> {
         self.writer.add_sealed(self.index, self.packs, block)
+    }
+}
+
+/// Writes stat cache entries into a [`Transaction`], the table held open between them
+/// ([`Transaction::cache_writer`]).
+pub struct CacheWriter<'t> {
+    table: redb::Table<'t, &'static [u8], &'static [u8]>,
+}
+
+/// A [`CacheEntry`] borrowed: encodes to the same bytes (postcard writes a slice as it
+/// writes a `Vec`), without copying the chunk list.
+#[derive(serde::Serialize)]
+struct CacheEntryRef<'a> {
+    stat: &'a FileStat,
+    chunks: &'a [ChunkId],
+}
+
+impl CacheWriter<'_> {
+    /// Records that `path`, with metadata `stat`, holds `chunks` (as
+    /// [`Transaction::cache`] records a [`CacheEntry`]).
+    pub fn put(&mut self, path: &[u8], stat: &FileStat, chunks: &[ChunkId]) -> Result<()> {
+        let entry = CacheEntryRef { stat, chunks };
+        self.table.insert(path, codec::encode(&entry).as_slice())?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod cache_writer_tests {
+    use super::*;
+
+    /// What the writer stores decodes as the entry [`Transaction::cache`] would store:
+    /// the same bytes.
+    #[test]
+    fn a_borrowed_entry_encodes_as_the_owned_one() {
+        let entry = CacheEntry {
+            stat: FileStat {
+                size: 12_345,
+                mtime_ns: 1_700_000_000_123_456_789,
+                ctime_ns: -5,
+                ino: 77,
+                dev: 2049,
+                mode: 0o100644,
+            },
+            chunks: vec![ChunkId(7), ChunkId(u128::MAX - 3)],
+        };
+        let borrowed = CacheEntryRef {
+            stat: &entry.stat,
+            chunks: &entry.chunks,
+        };
+        assert_eq!(codec::encode(&borrowed), codec::encode(&entry));
     }
 }

@@ -26,26 +26,35 @@ use crate::{ChunkId, Error, Result};
 const READ_ATTEMPTS: usize = 5;
 
 /// What scanning one walked entry found. The entry's path is joined when the results
-/// are gathered, which keeps this small: a tree of 200,000 files holds 200,000 of them.
+/// are gathered, which keeps this small: a tree of 200,000 files holds 200,000 of them
+/// (64 bytes each: what is rare, a changed stat or a problem, is boxed).
 pub(super) struct Scanned {
     /// The file or symlink as it goes into the tree; `None` when it is left out.
     pub(super) node: Option<Node>,
     /// What it does to its stat cache entry.
     pub(super) cache: CacheChange,
-    /// Rare: something to warn about, and why the file is left out, if it is.
-    pub(super) problem: Option<Box<Problem>>,
+    /// Rare: the file changed since the walk, or something to warn about.
+    pub(super) rare: Option<Box<Rare>>,
 }
 
 /// What a scanned entry does to its stat cache entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CacheChange {
     /// Nothing: the entry vouched for the file.
     Keep,
-    /// Record the file as read, with the metadata the walk saw.
+    /// Record the file as read, with the metadata the walk saw, or [`Rare::changed`]
+    /// when it changed since the walk.
     Put,
-    /// Record the file as read, with this metadata: it changed since the walk (rare).
-    PutChanged(Box<FileStat>),
     /// Forget the file: it was not read, or not settled.
     Remove,
+}
+
+/// The rare part of a [`Scanned`].
+pub(super) struct Rare {
+    /// The metadata the file was read under, when it changed since the walk.
+    pub(super) changed: Option<FileStat>,
+    /// Something to warn about, and why the file is left out, if it is.
+    pub(super) problem: Option<Problem>,
 }
 
 /// Why a scanned entry is not in the tree as it is, or what to say about it.
@@ -61,7 +70,7 @@ impl Scanned {
         Scanned {
             node: Some(node),
             cache,
-            problem: None,
+            rare: None,
         }
     }
 
@@ -69,7 +78,41 @@ impl Scanned {
         Scanned {
             node: None,
             cache: CacheChange::Remove,
-            problem: Some(Box::new(Problem { warning, skipped })),
+            rare: Some(Box::new(Rare {
+                changed: None,
+                problem: Some(Problem { warning, skipped }),
+            })),
+        }
+    }
+
+    /// The place of an entry whose scan failed: the scan as a whole fails with its error.
+    pub(super) fn failed() -> Scanned {
+        Scanned {
+            node: None,
+            cache: CacheChange::Keep,
+            rare: None,
+        }
+    }
+}
+
+/// A walked file's stat cache entry, reduced to what its scan uses: 32 bytes, where the
+/// entry with its stat takes 72, for every file of a tree (docs/design.md, "Save",
+/// memory).
+#[derive(Clone, Debug)]
+pub(super) struct Cached {
+    /// Whether the entry's metadata is the walk's: then it vouches for the file.
+    pub(super) vouches: bool,
+    /// Its chunk ids: the file's content when it vouches, else the version the last
+    /// save stored (whose chunks new ones may be deltas of).
+    pub(super) chunks: Vec<ChunkId>,
+}
+
+impl Cached {
+    /// The entry `entry` of the walked file `walked`.
+    pub(super) fn of(entry: CacheEntry, walked: &walk::WalkEntry) -> Cached {
+        Cached {
+            vouches: entry.stat == walked.stat,
+            chunks: entry.chunks,
         }
     }
 }
@@ -106,11 +149,11 @@ impl ScanContext<'_> {
     pub(super) fn scan_one(
         &self,
         entry: &walk::WalkEntry,
-        cached: Option<CacheEntry>,
+        cached: Option<Cached>,
         buf: &mut Vec<u8>,
     ) -> Result<Scanned> {
         let cached = match cached {
-            Some(hit) if hit.stat == entry.stat && entry.kind == Kind::File => {
+            Some(hit) if hit.vouches && entry.kind == Kind::File => {
                 return Ok(Scanned::node(
                     file_node(&entry.stat, hit.chunks, self.keep_permissions),
                     CacheChange::Keep,
@@ -166,15 +209,20 @@ impl ScanContext<'_> {
                 first_read = Some(chunk_ids);
                 continue;
             }
-            let cache = match settled {
-                true if stat == entry.stat => CacheChange::Put,
-                true => CacheChange::PutChanged(Box::new(stat)),
-                false => CacheChange::Remove,
-            };
-            return Ok(Scanned::node(
+            let mut scanned = Scanned::node(
                 file_node(&stat, chunk_ids, self.keep_permissions),
-                cache,
-            ));
+                match settled {
+                    true => CacheChange::Put,
+                    false => CacheChange::Remove,
+                },
+            );
+            if settled && stat != entry.stat {
+                scanned.rare = Some(Box::new(Rare {
+                    changed: Some(stat),
+                    problem: None,
+                }));
+            }
+            return Ok(scanned);
         }
         // Never store a torn mix: leave the file out of this checkpoint. Restore refuses
         // to overwrite a file that is not in the current checkpoint, so it is not lost.
@@ -236,6 +284,9 @@ impl ScanContext<'_> {
             }
         }
         let after = file.metadata().map_err(|e| Error::io(path, e))?;
+        // Held until the save commits, one list per file: pushing leaves room for four
+        // ids, where most files have one (docs/design.md, "Save", memory).
+        ids.shrink_to_fit();
         Ok((ids, FileStat::from_metadata(&after)))
     }
 
@@ -365,5 +416,26 @@ fn vanished(path: &[u8], e: std::io::Error) -> Result<Scanned> {
         ))
     } else {
         Err(Error::io(OsStr::from_bytes(path), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scan holds one of each per file of the tree at once (docs/design.md, "Save",
+    /// memory): growing one grows a save of a million files by a megabyte a byte. The
+    /// files are made in the buffer of the scans, so a file's place must fit in a scan's.
+    #[test]
+    fn the_per_file_places_of_a_scan_stay_small() {
+        assert!(std::mem::size_of::<Option<Cached>>() <= 32);
+        assert!(std::mem::size_of::<(Vec<u8>, Scanned)>() <= 96);
+        assert!(
+            std::mem::size_of::<(Vec<u8>, Node)>() <= std::mem::size_of::<(Vec<u8>, Scanned)>()
+        );
+        assert_eq!(
+            std::mem::align_of::<(Vec<u8>, Node)>(),
+            std::mem::align_of::<(Vec<u8>, Scanned)>()
+        );
     }
 }

@@ -11,20 +11,19 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::read::{CacheChange, ScanContext, Scanned};
+use super::read::{CacheChange, Cached, ScanContext, Scanned};
 use super::watched::{self, Listing, Partial, Watched};
 use super::writer::{write_chunks, ToWrite};
 use super::Warning;
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
 use crate::model::dir_cache::DirCacheUpdates;
-use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::tree::{self, Node, PendingTrees, Totals};
 use crate::model::{SkipReason, SkippedFile};
 use crate::progress::Progress;
 use crate::settings::{Settings, DEFAULT_MAX_FILE_SIZE};
 use crate::storage::pack::OpenBlock;
-use crate::storage::{Snapshot, Store, StoreRead, Transaction};
+use crate::storage::{CacheWriter, Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk::{self, Kind};
 use crate::{ChunkId, Error, Result, TreeId};
 
@@ -45,10 +44,10 @@ pub enum ScanMode {
 /// The stat cache changes a scan found.
 #[derive(Default)]
 struct CacheUpdates {
-    /// Files read and settled: their index in [`Scan::files`], and the metadata they
-    /// were read under. Encoded only when written, so a big first save does not hold a
-    /// second copy of every path and chunk list.
-    put: Vec<(usize, FileStat)>,
+    /// How many files read and settled a save already wrote into its final transaction
+    /// as it gathered them ([`gather`]): none is held until the commit, so that a big
+    /// first save does not hold a second list of every path, stat and chunk list.
+    put: usize,
     /// Paths to forget.
     remove: Vec<Vec<u8>>,
 }
@@ -67,7 +66,8 @@ pub struct Scan<'s> {
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
-    /// Every file and symlink, by path, sorted.
+    /// Every file and symlink, by path, sorted; kept only by a scan given a read limit
+    /// (to hand its walk back), let go once the trees are built otherwise.
     files: Files,
     /// The stat cache changes it found, written by [`Scan::record_cache`].
     cache_updates: CacheUpdates,
@@ -82,27 +82,17 @@ pub struct Scan<'s> {
 }
 
 impl Scan<'_> {
-    /// Writes the stat cache changes the scan found into `txn`: files read and settled
-    /// are vouched for from now on, paths gone or not settled are forgotten.
+    /// Writes the rest of the stat cache changes the scan found into `txn` (the files
+    /// read and settled, vouched for from now on, are already in it): paths gone or not
+    /// settled are forgotten.
     pub(super) fn record_cache(&self, txn: &Transaction) -> Result<()> {
-        for &(index, stat) in &self.cache_updates.put {
-            if let Some((path, Node::File { chunks, .. } | Node::FileWithMode { chunks, .. })) =
-                self.files.get(index)
-            {
-                let entry = CacheEntry {
-                    stat,
-                    chunks: chunks.clone(),
-                };
-                txn.cache(path, &entry)?;
-            }
-        }
         txn.forget_cached(&self.cache_updates.remove)?;
         txn.update_dir_cache(&self.dir_cache)
     }
 
     /// Whether the scan found anything to change in the stat cache.
     pub(super) fn changes_cache(&self) -> bool {
-        !self.cache_updates.put.is_empty()
+        self.cache_updates.put > 0
             || !self.cache_updates.remove.is_empty()
             || !self.dir_cache.is_empty()
     }
@@ -209,7 +199,7 @@ struct Found {
     /// Those files, as the checkpoint records them.
     skipped: Vec<SkippedFile>,
     /// Each entry's stat cache entry, if it has one that decodes (aligned with `walk`).
-    cached: Vec<Option<CacheEntry>>,
+    cached: Vec<Option<Cached>>,
     /// Cached paths the walk did not find.
     stale: Vec<Vec<u8>>,
     /// The store's generation the walk was made under.
@@ -229,7 +219,7 @@ impl Found {
             .iter()
             .zip(&self.cached)
             .filter(|(entry, cached)| {
-                entry.kind == Kind::File && !cached.as_ref().is_some_and(|c| c.stat == entry.stat)
+                entry.kind == Kind::File && !cached.as_ref().is_some_and(|c| c.vouches)
             })
             .fold((0, 0), |(files, bytes), (entry, _)| {
                 (files + 1, bytes + entry.stat.size)
@@ -260,6 +250,8 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     // One read view for the whole scan: the restore marker, the chunk index, the stat cache.
     let read = store.snapshot()?;
     let mut found = find(repo, store, &read, request.walked, &rules, &mut warnings)?;
+    // The walk's entries are held through the whole scan: not the room its pushes left.
+    found.walk.entries.shrink_to_fit();
     crate::fault::point("save-walked");
     let _span = crate::trace::span("read, hash, store new chunks, build trees");
     let mut skipped = std::mem::take(&mut found.skipped);
@@ -315,20 +307,46 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         writer: request.writer,
         progress: request.progress,
     };
-    let (scanned, written) = readers.run(&found.walk.entries, cached, rx)?;
+    let (scanned, mut written) = readers.run(&mut found.walk.entries, cached, rx)?;
     let _span = crate::trace::span("build trees");
+    // A save writes the files it read and settled into the stat cache as it gathers
+    // them, in the transaction that commits the checkpoint (the writer's last open one,
+    // or a new one); a look records nothing.
+    let records = matches!(mode, ScanMode::Store { .. })
+        && scanned
+            .iter()
+            .any(|(_, s)| s.cache == CacheChange::Put && s.node.is_some());
+    if let (true, None, Some(store)) = (records, &written, request.writer) {
+        written = Some(store.transaction()?);
+    }
+    let mut cache = match (records, &written) {
+        (true, Some(txn)) => Some(txn.cache_writer()?),
+        _ => None,
+    };
     let (files, mut cache_updates) = gather(
-        &mut found.walk.entries,
+        &found.walk.entries,
         scanned,
+        cache.as_mut(),
         &mut warnings,
         &mut skipped,
     )?;
+    drop(cache);
     cache_updates.remove.append(&mut found.stale);
+    if request.read_limit.is_none() {
+        // Nothing hands the walk back: what is left of its entries (their stats) goes
+        // before the trees are built.
+        found.walk.entries = Vec::new();
+    }
     let dir_cache = std::mem::take(&mut found.walk.dir_cache);
     let mut trees = PendingTrees::new();
     let (root, totals) = match &found.partial {
         Some(partial) => partial.build(&read, &files, &mut trees)?,
         None => tree::build(store.hasher(), &files, &mut trees),
+    };
+    // Only a scan that may hand its walk back needs the files once the trees are built.
+    let files = match request.read_limit {
+        Some(_) => files,
+        None => Files::new(),
     };
     let leftovers = std::mem::take(&mut found.walk.leftovers);
     let watched = found.watched.take();
@@ -479,15 +497,18 @@ struct Readers<'a, 's> {
     progress: Option<&'a dyn Progress>,
 }
 
-/// Each entry's scan, in walk order, and the writer's last open transaction.
-type ReadOutcome<'s> = (Vec<Result<Scanned>>, Option<Transaction<'s>>);
+/// Each entry's scan, in walk order, with its path when it is captured (taken from the
+/// walk; a file left out keeps its path in the walk), and the writer's last open
+/// transaction.
+type ReadOutcome<'s> = (Vec<(Vec<u8>, Scanned)>, Option<Transaction<'s>>);
 
 impl<'s> Readers<'_, 's> {
     /// Scans `entries` in parallel while the writer thread stores what arrives on `rx`.
+    /// Fails with the error of the first entry (in walk order) whose scan failed.
     fn run(
         self,
-        entries: &[walk::WalkEntry],
-        cached: Vec<Option<CacheEntry>>,
+        entries: &mut [walk::WalkEntry],
+        cached: Vec<Option<Cached>>,
         rx: crossbeam_channel::Receiver<ToWrite>,
     ) -> Result<ReadOutcome<'s>> {
         let Readers {
@@ -505,17 +526,36 @@ impl<'s> Readers<'_, 's> {
                 None => Ok(None),
             });
             // Collected in place, in walk order: a `Result` collect would gather pieces
-            // and copy them once more, doubling the peak on a big tree.
+            // and copy them once more, doubling the peak on a big tree. Errors are kept
+            // aside, so that each entry's place stays small (docs/design.md, "Save", memory).
+            let failed: Mutex<Option<(usize, Error)>> = Mutex::new(None);
             let mut scanned = Vec::with_capacity(entries.len());
             entries
-                .par_iter()
+                .par_iter_mut()
+                .enumerate()
                 .zip(cached)
-                .map_init(Vec::new, |buf, (entry, cached)| {
-                    let scanned = context.scan_one(entry, cached, buf);
+                .map_init(Vec::new, |buf, ((index, entry), cached)| {
+                    let scanned = match context.scan_one(entry, cached, buf) {
+                        Ok(scanned) => scanned,
+                        Err(error) => {
+                            if let Ok(mut failed) = failed.lock() {
+                                if failed.as_ref().is_none_or(|(first, _)| index < *first) {
+                                    *failed = Some((index, error));
+                                }
+                            }
+                            Scanned::failed()
+                        }
+                    };
                     if let Some(progress) = progress {
                         progress.file_done(entry.stat.size);
                     }
-                    scanned
+                    // The path goes with a captured file to become its place in the
+                    // files ([`gather`] makes them in this same buffer).
+                    let path = match scanned.node {
+                        Some(_) => std::mem::take(&mut entry.path),
+                        None => Vec::new(),
+                    };
+                    (path, scanned)
                 })
                 .collect_into_vec(&mut scanned);
             if let Some(progress) = progress {
@@ -530,6 +570,12 @@ impl<'s> Readers<'_, 's> {
             // A failed writer (a full disk, say) is why the scan stopped too, if it did.
             let written = written?;
             last_block?;
+            let failed = failed
+                .into_inner()
+                .map_err(|_| Error::Internal("a reader panicked".into()))?;
+            if let Some((_, error)) = failed {
+                return Err(error);
+            }
             Ok((scanned, written))
         })
     }
@@ -539,40 +585,69 @@ impl<'s> Readers<'_, 's> {
 type Files = Vec<(Vec<u8>, Node)>;
 
 /// The files and symlinks the scan captured, by path, and the stat cache changes; the
-/// problems met go to `warnings` and `skipped`. The paths move out of `entries` into the
-/// files; a scan that may hand its walk back keeps the rest of each entry, and
-/// [`Scan::into_walked`] puts the paths back.
+/// problems met go to `warnings` and `skipped`. Each captured file's path came from its
+/// walk entry with its scan; the files are made in the buffer of `scanned` (a collect
+/// that reuses its allocation), so that a big tree is not held twice. A scan that may
+/// hand its walk back keeps the rest of each entry, and [`Scan::into_walked`] puts the
+/// paths back. Files read and settled go to `cache`, when the scan records them.
 fn gather(
-    entries: &mut [walk::WalkEntry],
-    scanned: Vec<Result<Scanned>>,
+    entries: &[walk::WalkEntry],
+    scanned: Vec<(Vec<u8>, Scanned)>,
+    mut cache: Option<&mut CacheWriter<'_>>,
     warnings: &mut Vec<Warning>,
     skipped: &mut Vec<SkippedFile>,
 ) -> Result<(Files, CacheUpdates)> {
-    let mut files = Vec::with_capacity(scanned.len());
     let mut cache_updates = CacheUpdates::default();
-    for (entry, result) in entries.iter_mut().zip(scanned) {
-        let result = result?;
-        let index = files.len();
-        match (result.cache, &result.node) {
-            (CacheChange::Put, Some(_)) => cache_updates.put.push((index, entry.stat)),
-            (CacheChange::PutChanged(stat), Some(_)) => cache_updates.put.push((index, *stat)),
-            (CacheChange::Remove, _) => cache_updates.remove.push(entry.path.clone()),
-            // Nothing to record for a file the cache vouched for, or one left out.
-            _ => {}
-        }
-        if let Some(problem) = result.problem {
-            warnings.push(problem.warning);
-            skipped.extend(problem.skipped.map(|reason| SkippedFile {
-                path: entry.path.clone(),
-                size: entry.stat.size,
-                reason,
-            }));
-        }
-        if let Some(node) = result.node {
-            files.push((std::mem::take(&mut entry.path), node));
-        }
+    let mut failed = None;
+    let files: Files = scanned
+        .into_iter()
+        .zip(entries)
+        .filter_map(|((path, result), entry)| {
+            let Scanned {
+                node,
+                cache: change,
+                rare,
+            } = result;
+            let (changed, problem) = match rare {
+                Some(rare) => (rare.changed, rare.problem),
+                None => (None, None),
+            };
+            // A captured file's path came with it; one left out still has its own.
+            let path_of = |path: &Vec<u8>| match node {
+                Some(_) => path.clone(),
+                None => entry.path.clone(),
+            };
+            match (change, &node, cache.as_deref_mut()) {
+                (
+                    CacheChange::Put,
+                    Some(Node::File { chunks, .. } | Node::FileWithMode { chunks, .. }),
+                    Some(cache),
+                ) if failed.is_none() => {
+                    let stat = changed.unwrap_or(entry.stat);
+                    match cache.put(&path, &stat, chunks) {
+                        Ok(()) => cache_updates.put += 1,
+                        Err(error) => failed = Some(error),
+                    }
+                }
+                (CacheChange::Remove, _, _) => cache_updates.remove.push(path_of(&path)),
+                // Nothing to record for a file the cache vouched for, or in a look.
+                _ => {}
+            }
+            if let Some(problem) = problem {
+                skipped.extend(problem.skipped.map(|reason| SkippedFile {
+                    path: path_of(&path),
+                    size: entry.stat.size,
+                    reason,
+                }));
+                warnings.push(problem.warning);
+            }
+            node.map(|node| (path, node))
+        })
+        .collect();
+    match failed {
+        Some(error) => Err(error),
+        None => Ok((files, cache_updates)),
     }
-    Ok((files, cache_updates))
 }
 
 /// What a scan that may hand its walk back keeps of it besides the paths in
@@ -681,7 +756,7 @@ fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<S
         match walked.get(i) {
             Some(walked_entry) if walked_entry.path.as_slice() == key => {
                 if walked_entry.kind == Kind::File {
-                    cached[i] = entry.decode().ok();
+                    cached[i] = entry.decode().ok().map(|e| Cached::of(e, walked_entry));
                 }
             }
             _ => stale.push(key.to_vec()),
@@ -693,7 +768,7 @@ fn match_stat_cache(snapshot: &Snapshot, walked: &[walk::WalkEntry]) -> Result<S
 /// What [`match_stat_cache`] (or [`Partial::match_stat_cache`]) found.
 pub(super) struct StatCacheMatch {
     /// Each walked file's entry, if it has one that decodes.
-    pub(super) cached: Vec<Option<CacheEntry>>,
+    pub(super) cached: Vec<Option<Cached>>,
     /// Cached paths the walk did not find.
     pub(super) stale: Vec<Vec<u8>>,
 }

@@ -18,6 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use super::read::Cached;
 use super::scan::StatCacheMatch;
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
@@ -276,7 +277,9 @@ impl Partial {
         for path in &self.replaced {
             read.for_each_cached_at_or_below(path, |key, entry| {
                 match entries.binary_search_by(|e| e.path.as_slice().cmp(key)) {
-                    Ok(i) if entries[i].kind == Kind::File => cached[i] = entry.decode().ok(),
+                    Ok(i) if entries[i].kind == Kind::File => {
+                        cached[i] = entry.decode().ok().map(|e| Cached::of(e, &entries[i]))
+                    }
                     Ok(_) => {}
                     Err(_) => stale.push(key.to_vec()),
                 }
