@@ -68,8 +68,10 @@ const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
 const CODEC_DELTA: u8 = 2;
 const CODEC_BLOCK: u8 = 3;
-/// Chunks shorter than this are stored in solid blocks (whole small files, and the
-/// tails of larger ones: every other chunk is at least the chunking minimum, 16 KiB).
+/// Chunks shorter than this that gc repacks or attachments store go into solid blocks
+/// (whole small files, and the tails of larger ones: every other chunk is at least the
+/// chunking minimum, 16 KiB). A save puts every new chunk that is not a delta into one,
+/// large ones too (`ops::save`; docs/design.md, "Solid blocks").
 pub const SOLID_CHUNK_MAX: usize = 16 << 10;
 /// The most content one solid block holds: reading one chunk decompresses the whole
 /// block, which at 256 KiB is about as much work as reading one large chunk.
