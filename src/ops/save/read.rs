@@ -266,20 +266,30 @@ impl ScanContext<'_> {
         // of 14.1 (docs/performance.md, "Store size").
         let delta =
             delta.filter(|(stored, _)| stored.len() < chunk::encode_chunk(piece, level).len());
-        let item = match delta {
-            Some((stored, delta)) => ToWrite::Chunk(NewChunk {
+        // A chunk whose start zstd cannot shrink is stored alone (raw, mostly): in a block
+        // it would take
+        // a share of the others' compression, and the shares (what removing a checkpoint
+        // frees) would no longer say what it takes.
+        let alone = match delta {
+            Some(_) => None,
+            None if piece.len() > chunk::BLOCK_MAX => Some(chunk::encode_chunk(piece, level)),
+            None if chunk::looks_incompressible(piece) => Some(chunk::encode_chunk(piece, level)),
+            None => None,
+        };
+        let item = match (delta, alone) {
+            (Some((stored, delta)), _) => ToWrite::Chunk(NewChunk {
                 id,
                 raw_len: piece.len(),
                 stored,
                 delta: Some(delta),
             }),
-            None if piece.len() > chunk::BLOCK_MAX => ToWrite::Chunk(NewChunk {
+            (None, Some(stored)) => ToWrite::Chunk(NewChunk {
                 id,
                 raw_len: piece.len(),
-                stored: chunk::encode_chunk(piece, level),
+                stored,
                 delta: None,
             }),
-            None => match self.add_to_block(id, piece, level)? {
+            (None, None) => match self.add_to_block(id, piece, level)? {
                 Some(item) => item,
                 None => return Ok(id),
             },
