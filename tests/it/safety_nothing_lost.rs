@@ -144,9 +144,13 @@ fn gc_keeps_and_does_not_report_the_bases_a_kept_delta_needs() {
 fn the_automatic_gc_deletes_the_bases_once_no_kept_delta_needs_them() {
     let repo = Repo::new();
     repo.git(&["config", "checkpoint.gc.keep", "1"]);
-    // Versions 1 to 4 are deltas, version 5 starts a new chain: after its save, nothing
-    // needs versions 0 to 4, though each went while a kept delta still needed it.
-    let saved = delta_history(&repo, 5);
+    // Versions 1 to 4 are deltas; version 5, rewritten whole with bytes no delta
+    // shrinks, is stored whole: after its save, nothing needs versions 0 to 4, though
+    // each went while a kept delta still needed it.
+    let mut saved = delta_history(&repo, 4);
+    let rewritten = pseudo_random(12 << 10, 99);
+    repo.write("f.txt", &rewritten);
+    saved.push((save_settled(&repo, "rewritten"), rewritten));
     assert_eq!(repo.log_ids(true).len(), 1);
     assert_eq!(garbage(&repo), (0, 0), "the automatic gc left bases behind");
     assert_eq!(gc(&repo, &[]), (0, 0), "the automatic gc left bases behind");

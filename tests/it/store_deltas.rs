@@ -1,5 +1,6 @@
 //! Deltas: a new chunk of a file the last save stored is compressed against the chunk
-//! it was edited from (its base), in chains a read follows at most four deep; gc keeps
+//! it was edited from (its base), or that chunk's base when it is four deep, in chains a
+//! read follows at most four deep; gc keeps
 //! every base a kept chunk needs, also when it rewrites the pack that holds it; a missing
 //! base, or a chain that loops, is a clear error from verify and restore.
 
@@ -97,7 +98,9 @@ fn restores_exactly(r: &Repo, saved: &[(String, Vec<u8>)]) {
 #[test]
 fn small_edits_are_stored_as_short_delta_chains_and_restore_exactly() {
     let r = Repo::new();
-    let saved = edited(&r, 6);
+    // More edits than a chain is deep: past the fourth, each is a delta of the version
+    // below the deepest (a sibling at depth four), never a whole chunk again.
+    let saved = edited(&r, 7);
     let index = index(&r);
     let deltas: Vec<&Indexed> = index.values().filter(|e| e.delta.is_some()).collect();
     let full_len = index
@@ -106,8 +109,16 @@ fn small_edits_are_stored_as_short_delta_chains_and_restore_exactly() {
         .map(|e| e.stored_len)
         .max()
         .unwrap();
-    // Six edits: a chain of four, then a full chunk starts the next.
-    assert_eq!(deltas.len(), 5, "edits stored as deltas: {index:?}");
+    // Seven edits, seven deltas: one whole chunk (the first version) in all.
+    assert_eq!(deltas.len(), 7, "edits stored as deltas: {index:?}");
+    let at_four = deltas
+        .iter()
+        .filter(|e| e.delta.unwrap().0 == MAX_DEPTH)
+        .count();
+    assert_eq!(
+        at_four, 4,
+        "versions 4 to 7 are deltas four deep: {index:?}"
+    );
     for delta in &deltas {
         assert!(
             delta.stored_len * 10 < full_len,

@@ -1,7 +1,7 @@
 //! The per-file read of a scan: one walked entry read, hashed and cut into chunks, each
-//! new chunk compressed (as a delta of the file's previous version where that is
-//! smaller) and sent to the writer; a small one goes into the scan's open solid block
-//! instead, which the reader that fills it compresses and sends. A file that changes
+//! new chunk compressed as a delta of the file's previous version where that is smaller
+//! and sent to the writer; any other goes into the scan's open solid block instead,
+//! which the reader that fills it compresses and sends. A file that changes
 //! while it is read is read again, and left out rather than stored torn.
 
 use std::collections::HashSet;
@@ -292,7 +292,7 @@ impl ScanContext<'_> {
 
     /// Names a chunk and, if the store lacks it, sends it compressed to the writer: as a
     /// delta of `previous` (the chunk in its place in the file's last stored version)
-    /// where that is smaller, else a small one through the open solid block.
+    /// where that is smaller, else through the open solid block.
     fn keep_chunk(&self, piece: &[u8], previous: Option<ChunkId>) -> Result<ChunkId> {
         let id = self.hasher.chunk_id(piece);
         let Some((tx, level)) = &self.tx else {
@@ -310,26 +310,37 @@ impl ScanContext<'_> {
             Some(base) => self.encode_delta(piece, base, level).unwrap_or(None),
             None => None,
         };
-        let small = piece.len() < chunk::SOLID_CHUNK_MAX;
-        // A small chunk's delta is weighed against the chunk stored alone, as the block
-        // it would otherwise join is not known yet.
-        let full = (delta.is_some() || !small).then(|| chunk::encode_chunk(piece, level));
-        let item = match (delta, full) {
-            (Some((stored, delta)), Some(full)) if stored.len() < full.len() => {
-                ToWrite::Chunk(NewChunk {
-                    id,
-                    raw_len: piece.len(),
-                    stored,
-                    delta: Some(delta),
-                })
-            }
-            (_, Some(full)) if !small => ToWrite::Chunk(NewChunk {
+        // A delta is weighed against the chunk compressed alone, as the block it would
+        // otherwise join is not known yet. Every other chunk a block can hold goes into
+        // one, large ones too: on git's source, a block's neighbours (the next chunk of
+        // the same file, files of one directory) shrink a first save's chunks by 1.3 MB
+        // of 14.1 (docs/performance.md, "Store size").
+        let delta =
+            delta.filter(|(stored, _)| stored.len() < chunk::encode_chunk(piece, level).len());
+        // A chunk whose start zstd cannot shrink is stored alone (raw, mostly): in a block
+        // it would take
+        // a share of the others' compression, and the shares (what removing a checkpoint
+        // frees) would no longer say what it takes.
+        let alone = match delta {
+            Some(_) => None,
+            None if piece.len() > chunk::BLOCK_MAX => Some(chunk::encode_chunk(piece, level)),
+            None if chunk::looks_incompressible(piece) => Some(chunk::encode_chunk(piece, level)),
+            None => None,
+        };
+        let item = match (delta, alone) {
+            (Some((stored, delta)), _) => ToWrite::Chunk(NewChunk {
                 id,
                 raw_len: piece.len(),
-                stored: full,
+                stored,
+                delta: Some(delta),
+            }),
+            (None, Some(stored)) => ToWrite::Chunk(NewChunk {
+                id,
+                raw_len: piece.len(),
+                stored,
                 delta: None,
             }),
-            _ => match self.add_to_block(id, piece, level)? {
+            (None, None) => match self.add_to_block(id, piece, level)? {
                 Some(item) => item,
                 None => return Ok(id),
             },
@@ -339,7 +350,7 @@ impl ScanContext<'_> {
         Ok(id)
     }
 
-    /// Adds small chunk `id` to the open solid block; if it does not fit, the block is
+    /// Adds chunk `id` to the open solid block; if it does not fit, the block is
     /// taken, replaced by one holding the chunk, and returned compressed: compression
     /// happens outside the lock, on this reader's thread.
     fn add_to_block(&self, id: ChunkId, piece: &[u8], level: i32) -> Result<Option<ToWrite>> {
@@ -371,9 +382,12 @@ impl ScanContext<'_> {
             .map_err(|_| Error::Internal("the chunk writer stopped".into()))
     }
 
-    /// `piece` compressed against stored chunk `base`, unless the store lacks `base` or
-    /// its chain of bases is already as deep as a read may go (then the chunk is stored
-    /// whole and starts a new chain).
+    /// `piece` compressed against stored chunk `base`, unless the store lacks `base`.
+    /// When `base`'s chain of bases is already as deep as a read may go, the delta is
+    /// made against `base`'s own base instead (one version older, one step shallower):
+    /// restarting the chain with a whole chunk cost a long session of small edits a full
+    /// chunk every fifth version, most of its store's growth (docs/performance.md,
+    /// "Store size").
     fn encode_delta(
         &self,
         piece: &[u8],
@@ -383,7 +397,13 @@ impl ScanContext<'_> {
         if !self.chunks.contains(base)? {
             return Ok(None);
         }
-        let depth = self.chunks.delta_of(base)?.map_or(0, |d| d.depth) + 1;
+        let (base, below) = match self.chunks.delta_of(base)? {
+            Some(deep) if deep.depth >= chunk::MAX_DELTA_DEPTH => {
+                (deep.base, self.chunks.delta_of(deep.base)?)
+            }
+            below => (base, below),
+        };
+        let depth = below.map_or(0, |d| d.depth) + 1;
         if depth > chunk::MAX_DELTA_DEPTH {
             return Ok(None);
         }
