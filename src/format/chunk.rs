@@ -68,10 +68,8 @@ const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
 const CODEC_DELTA: u8 = 2;
 const CODEC_BLOCK: u8 = 3;
-/// Chunks shorter than this that gc repacks or attachments store go into solid blocks
-/// (whole small files, and the tails of larger ones: every other chunk is at least the
-/// chunking minimum, 16 KiB). A save puts every new chunk that is not a delta into one,
-/// large ones too (`ops::save`; docs/design.md, "Solid blocks").
+/// Chunks shorter than this are stored in solid blocks (whole small files, and the
+/// tails of larger ones: every other chunk is at least the chunking minimum, 16 KiB).
 pub const SOLID_CHUNK_MAX: usize = 16 << 10;
 /// The most content one solid block holds: reading one chunk decompresses the whole
 /// block, which at 256 KiB is about as much work as reading one large chunk.
@@ -155,8 +153,6 @@ impl Hasher {
 thread_local! {
     static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
-    /// Level 1, apart from [`COMPRESSOR`], whose level would otherwise switch back and forth.
-    static PROBE: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
 }
 
 /// The stored form of a chunk: zstd at `level` when that saves 3% or more, raw otherwise.
@@ -172,22 +168,6 @@ pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
 /// stored one by one, raw.
 pub fn encode_block(content: &[u8], level: i32) -> Option<Vec<u8>> {
     compress_if_it_pays(content, level).map(|c| stored(CODEC_BLOCK, &c))
-}
-
-/// Whether zstd at level 1 fails to shrink the first 4 KiB of `data` by 3%: a cheap
-/// guess (a sixteenth of a chunk's work) that the whole does not compress either.
-pub fn looks_incompressible(data: &[u8]) -> bool {
-    let sample = &data[..data.len().min(4 << 10)];
-    PROBE.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = zstd::bulk::Compressor::new(1).ok();
-        }
-        match slot.as_mut().and_then(|c| c.compress(sample).ok()) {
-            Some(c) => c.len() * 100 > sample.len() * (100 - MIN_SAVING_PERCENT),
-            None => false,
-        }
-    })
 }
 
 /// `[FORMAT_VERSION, codec, payload...]`.

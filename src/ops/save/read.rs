@@ -1,7 +1,7 @@
 //! The per-file read of a scan: one walked entry read, hashed and cut into chunks, each
-//! new chunk compressed as a delta of the file's previous version where that is smaller
-//! and sent to the writer; any other goes into the scan's open solid block instead,
-//! which the reader that fills it compresses and sends. A file that changes
+//! new chunk compressed (as a delta of the file's previous version where that is
+//! smaller) and sent to the writer; a small one goes into the scan's open solid block
+//! instead, which the reader that fills it compresses and sends. A file that changes
 //! while it is read is read again, and left out rather than stored torn.
 
 use std::collections::HashSet;
@@ -292,7 +292,7 @@ impl ScanContext<'_> {
 
     /// Names a chunk and, if the store lacks it, sends it compressed to the writer: as a
     /// delta of `previous` (the chunk in its place in the file's last stored version)
-    /// where that is smaller, else through the open solid block.
+    /// where that is smaller, else a small one through the open solid block.
     fn keep_chunk(&self, piece: &[u8], previous: Option<ChunkId>) -> Result<ChunkId> {
         let id = self.hasher.chunk_id(piece);
         let Some((tx, level)) = &self.tx else {
@@ -310,37 +310,26 @@ impl ScanContext<'_> {
             Some(base) => self.encode_delta(piece, base, level).unwrap_or(None),
             None => None,
         };
-        // A delta is weighed against the chunk compressed alone, as the block it would
-        // otherwise join is not known yet. Every other chunk a block can hold goes into
-        // one, large ones too: on git's source, a block's neighbours (the next chunk of
-        // the same file, files of one directory) shrink a first save's chunks by 1.3 MB
-        // of 14.1 (docs/performance.md, "Store size").
-        let delta =
-            delta.filter(|(stored, _)| stored.len() < chunk::encode_chunk(piece, level).len());
-        // A chunk whose start zstd cannot shrink is stored alone (raw, mostly): in a block
-        // it would take
-        // a share of the others' compression, and the shares (what removing a checkpoint
-        // frees) would no longer say what it takes.
-        let alone = match delta {
-            Some(_) => None,
-            None if piece.len() > chunk::BLOCK_MAX => Some(chunk::encode_chunk(piece, level)),
-            None if chunk::looks_incompressible(piece) => Some(chunk::encode_chunk(piece, level)),
-            None => None,
-        };
-        let item = match (delta, alone) {
-            (Some((stored, delta)), _) => ToWrite::Chunk(NewChunk {
+        let small = piece.len() < chunk::SOLID_CHUNK_MAX;
+        // A small chunk's delta is weighed against the chunk stored alone, as the block
+        // it would otherwise join is not known yet.
+        let full = (delta.is_some() || !small).then(|| chunk::encode_chunk(piece, level));
+        let item = match (delta, full) {
+            (Some((stored, delta)), Some(full)) if stored.len() < full.len() => {
+                ToWrite::Chunk(NewChunk {
+                    id,
+                    raw_len: piece.len(),
+                    stored,
+                    delta: Some(delta),
+                })
+            }
+            (_, Some(full)) if !small => ToWrite::Chunk(NewChunk {
                 id,
                 raw_len: piece.len(),
-                stored,
-                delta: Some(delta),
-            }),
-            (None, Some(stored)) => ToWrite::Chunk(NewChunk {
-                id,
-                raw_len: piece.len(),
-                stored,
+                stored: full,
                 delta: None,
             }),
-            (None, None) => match self.add_to_block(id, piece, level)? {
+            _ => match self.add_to_block(id, piece, level)? {
                 Some(item) => item,
                 None => return Ok(id),
             },
@@ -350,7 +339,7 @@ impl ScanContext<'_> {
         Ok(id)
     }
 
-    /// Adds chunk `id` to the open solid block; if it does not fit, the block is
+    /// Adds small chunk `id` to the open solid block; if it does not fit, the block is
     /// taken, replaced by one holding the chunk, and returned compressed: compression
     /// happens outside the lock, on this reader's thread.
     fn add_to_block(&self, id: ChunkId, piece: &[u8], level: i32) -> Result<Option<ToWrite>> {
