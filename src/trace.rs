@@ -70,6 +70,8 @@ pub static PATHS_LOOKED_AT: Count = Count::new();
 pub static CACHE_ENTRIES_READ: Count = Count::new();
 /// Trees read (from the store or from memory) through the checked tree reader.
 pub static TREES_READ: Count = Count::new();
+/// Checkpoint records decoded from the store: a hook run reads a few, not the history.
+pub static RECORDS_READ: Count = Count::new();
 /// `.gitignore` files read and compiled into matchers by a walk (reported in the walk's
 /// own note): a walk that takes every listing from the directory cache needs none.
 pub static IGNORE_FILES_READ: Count = Count::new();
@@ -77,9 +79,10 @@ pub static IGNORE_FILES_READ: Count = Count::new();
 /// Prints the counts so far in one line, when tracing is on.
 pub fn note_counts() {
     note(format_args!(
-        "counts: paths looked at {}, stat cache entries read {}, trees read {}",
+        "counts: paths looked at {}, stat cache entries read {}, trees read {}, checkpoint records read {}",
         PATHS_LOOKED_AT.get(),
         CACHE_ENTRIES_READ.get(),
-        TREES_READ.get()
+        TREES_READ.get(),
+        RECORDS_READ.get()
     ));
 }

@@ -340,14 +340,22 @@ fn transcript_to_keep(
     })
 }
 
-/// The number of the prompt `event` belongs to: one more than the session's prompts so
-/// far for a prompt, the last of them for any other step; `None` without a session (or
-/// before any prompt of it).
+/// The number of the prompt `event` belongs to: one more than the session's last prompt
+/// number for a prompt, that number for any other step; `None` without a session (or
+/// before any prompt of it). Read from the store's index of prompt numbers, so that a
+/// hook's cost does not grow with the history; a store without one counts its records.
 fn prompt_number(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<u64>> {
     let Some(session) = event.session.as_deref() else {
         return Ok(None);
     };
-    let earlier = Session::prompts_in(&snapshot.checkpoints()?, session);
+    let earlier = match snapshot.last_prompt(session)? {
+        Some(last) => last,
+        None => {
+            let records = snapshot.checkpoints()?;
+            let last = Session::last_prompt(&records, session).unwrap_or(0);
+            last.max(Session::prompts_in(&records, session))
+        }
+    };
     Ok(match (event.step, earlier) {
         (Step::Prompt, n) => Some(n + 1),
         (_, 0) => None,

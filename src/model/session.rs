@@ -50,6 +50,17 @@ fn is_prompt_of(record: &Checkpoint, session: &str) -> bool {
     meta(record, "session") == Some(session) && meta(record, "kind") == Some(PROMPT_KIND)
 }
 
+/// The session and prompt number `record` was saved for, when it is a prompt's
+/// checkpoint that carries its number: what the store's per-session index of prompt
+/// numbers is kept from.
+pub fn numbered_prompt(record: &Checkpoint) -> Option<(&str, u64)> {
+    if meta(record, "kind") != Some(PROMPT_KIND) {
+        return None;
+    }
+    let number = meta(record, "prompt")?.parse().ok()?;
+    Some((meta(record, "session")?, number))
+}
+
 /// The first characters of session id `id` that a message shows when it has no list of
 /// sessions to make it unique against ([`Session::short_id`] grows it until it is).
 pub fn abbreviate(id: &str) -> &str {

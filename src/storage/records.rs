@@ -35,6 +35,7 @@ pub(super) fn load(
 /// Decodes checkpoint `id`'s record. The id goes into the error's text only when there
 /// is an error: formatting it for every record showed in the profile of a long `log`.
 fn decode_checkpoint(id: CheckpointId, bytes: &[u8]) -> Result<Checkpoint> {
+    crate::trace::RECORDS_READ.add(1);
     codec::decode(bytes, "checkpoint")
         .or_else(|_| codec::decode(bytes, &format!("checkpoint {id}")))
 }

@@ -65,6 +65,17 @@ impl<'s> Snapshot<'s> {
         Ok(self.txn.open_table(CHECKPOINTS)?.len()?)
     }
 
+    /// The highest prompt number `session`'s prompt checkpoints have carried (0 for a
+    /// session without one), read from the store's index; `None` when the store has no
+    /// index yet (no prompt saved since it was made), and the records must be counted.
+    pub fn last_prompt(&self, session: &str) -> Result<Option<u64>> {
+        let Some(index) = self.optional(SESSION_PROMPTS)? else {
+            return Ok(None);
+        };
+        let found = index.get(session)?;
+        Ok(Some(found.map_or(0, |number| number.value())))
+    }
+
     /// What HEAD names.
     pub fn head(&self) -> Result<Head> {
         records::head(&self.txn.open_table(STATE)?)

@@ -42,3 +42,10 @@ pub(super) const REMOTE_BRANCHES: TableDefinition<&str, u128> =
 /// id); a checkpoint without a row (older stores, imports, one gc re-parented) has its
 /// summary computed when needed. Made by the first save that writes one.
 pub(super) const SUMMARIES: TableDefinition<u128, &[u8]> = TableDefinition::new("summaries");
+/// Session id to the highest prompt number a prompt checkpoint of it has carried, so
+/// that a hook numbers the next prompt without reading every record. Complete from the
+/// moment it exists: the transaction that makes it fills it from every record
+/// (docs/design.md, invariant 17). Rows outlive the checkpoints gc and `drop` remove,
+/// so a prompt number is never given twice in one session.
+pub(super) const SESSION_PROMPTS: TableDefinition<&str, u64> =
+    TableDefinition::new("session_prompts");

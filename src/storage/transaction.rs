@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use redb::{ReadableTable, WriteTransaction};
+use redb::{ReadableTable, TableHandle, WriteTransaction};
 
 use super::pack::{self, Delta, PackWriter, SealedBlock};
 use super::records::{self, ChangeSummary};
@@ -15,6 +15,7 @@ use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::dir_cache::DirCacheUpdates;
+use crate::model::session::numbered_prompt;
 use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Error, Result, TreeId};
@@ -117,7 +118,32 @@ impl<'s> Transaction<'s> {
             record.time_ns += 1;
         };
         checkpoints.insert(id.0, codec::encode(record).as_slice())?;
+        drop(checkpoints);
+        self.index_prompt(record)?;
         Ok(id)
+    }
+
+    /// Keeps [`SESSION_PROMPTS`] up to date with a record just added. The transaction
+    /// that makes the table fills it from every record (this one included), so that a
+    /// missing row always means a session without numbered prompts.
+    fn index_prompt(&self, record: &Checkpoint) -> Result<()> {
+        let Some((session, number)) = numbered_prompt(record) else {
+            return Ok(());
+        };
+        let exists = self
+            .txn
+            .list_tables()?
+            .any(|table| table.name() == SESSION_PROMPTS.name());
+        let mut index = self.txn.open_table(SESSION_PROMPTS)?;
+        if !exists {
+            let all = records::load_all(&self.txn.open_table(CHECKPOINTS)?)?;
+            for (_, earlier) in &all {
+                if let Some((session, number)) = numbered_prompt(earlier) {
+                    raise(&mut index, session, number)?;
+                }
+            }
+        }
+        raise(&mut index, session, number)
     }
 
     /// Keeps what checkpoint `id` changed against its first parent, for `log`.
@@ -425,6 +451,15 @@ impl CacheWriter<'_> {
         self.table.insert(path, codec::encode(&entry).as_slice())?;
         Ok(())
     }
+}
+
+/// Sets `session`'s row of [`SESSION_PROMPTS`] to `number` unless it holds more.
+fn raise(index: &mut redb::Table<&str, u64>, session: &str, number: u64) -> Result<()> {
+    let held = index.get(session)?.map_or(0, |held| held.value());
+    if number > held {
+        index.insert(session, number)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod agent_codex;
 mod agent_copilot;
 mod agent_cursor;
 mod agent_gemini;
+mod agent_prompt_numbers;
 mod agent_transcripts;
 
 mod cli_exit_codes;
