@@ -4,6 +4,7 @@
 //! [`Transaction`], which keep the invariants of docs/design.md sections 2 and 3.
 
 mod engine_errors;
+mod file;
 pub mod pack;
 pub mod reach;
 mod records;

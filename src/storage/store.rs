@@ -8,11 +8,13 @@
 //! turns that into a bounded wait (docs/design.md invariant 4).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::RngCore;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable};
 
+use super::file::{StoreFile, SyncCounts};
 use super::tables::*;
 use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
@@ -45,6 +47,23 @@ pub struct Store {
     pub path: PathBuf,
     /// Names and cuts content with this store's key and parameters.
     pub hasher: Hasher,
+    /// The file's syncs, told when the store closes. After `db`, so dropped after it: the
+    /// close's own syncs are counted.
+    _syncs: SyncNote,
+}
+
+/// Tells the trace, once the store file is closed, how many syncs redb asked of it and how
+/// many reached the disk ([`StoreFile`]).
+struct SyncNote(Arc<SyncCounts>);
+
+impl Drop for SyncNote {
+    fn drop(&mut self) {
+        crate::trace::note(format_args!(
+            "store: {} file syncs made, of {} asked",
+            self.0.made(),
+            self.0.asked()
+        ));
+    }
 }
 
 impl Store {
@@ -54,12 +73,16 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
+        let mut counts = None;
         let db = wait_for_lock(timeout, on_wait, || {
+            let file = StoreFile::open(path)?;
+            counts = Some(file.counts());
             Database::builder()
                 .set_cache_size(STORE_CACHE_BYTES)
-                .create(path)
+                .create_with_backend(file)
         })?
         .map_err(|e| open_error(path, e))?;
+        let syncs = SyncNote(counts.unwrap_or_default());
         let (hasher, format) = init_meta(&db, path)?;
         if format < STORE_FORMAT {
             let txn = db.begin_write()?;
@@ -73,6 +96,7 @@ impl Store {
             db,
             path: path.to_path_buf(),
             hasher,
+            _syncs: syncs,
         })
     }
 }
