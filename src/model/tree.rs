@@ -193,6 +193,31 @@ fn build_dir(
     id
 }
 
+/// Keeps in `pending` only the trees reachable from `root` through trees of `pending`
+/// (a tree not in it is one the store holds, and so are those below it): after a splice
+/// over trees that were themselves pending, the ones it replaced are no part of the new
+/// tree and must not be stored with it. An iterative walk, each tree decoded once.
+pub fn keep_reachable(pending: &mut PendingTrees, root: TreeId) -> Result<()> {
+    let mut kept = PendingTrees::with_capacity(pending.len());
+    let mut to_visit = vec![root];
+    while let Some(id) = to_visit.pop() {
+        if kept.contains_key(&id) {
+            continue;
+        }
+        let Some(encoded) = pending.remove(&id) else {
+            continue;
+        };
+        let tree: Tree = codec::decode(&encoded, "tree")?;
+        to_visit.extend(tree.entries.iter().filter_map(|entry| match entry.node {
+            Node::Dir { tree } => Some(tree),
+            _ => None,
+        }));
+        kept.insert(id, encoded);
+    }
+    *pending = kept;
+    Ok(())
+}
+
 /// The deepest a checked walk goes. A worktree path is at most `PATH_MAX` (4096) bytes,
 /// so no save records more nested directories than this; a crafted store can chain
 /// more, and the walks recurse.
@@ -397,6 +422,54 @@ mod tests {
     }
 
     use super::test_file as file;
+
+    /// After a splice over pending trees, only the trees the new root reaches stay:
+    /// the ones it replaced go, a tree two directories share stays once, and a tree
+    /// the store holds (not pending) ends the walk there.
+    #[test]
+    fn keep_reachable_drops_the_trees_a_splice_replaced() {
+        let hasher = Hasher::new([7; 32], ChunkParams::default());
+        let path = |p: &str| p.as_bytes().to_vec();
+        let files = vec![
+            (path("a/x"), file(1)),
+            (path("b/x"), file(1)),
+            (path("c/y"), file(2)),
+        ];
+        let mut pending = PendingTrees::new();
+        let (root, _) = build(&hasher, &files, &mut pending);
+        // root, a/ = b/, c/
+        assert_eq!(pending.len(), 3);
+        let read = |pending: &PendingTrees, id: TreeId| -> Result<Tree> {
+            codec::decode(&pending[&id], "tree")
+        };
+        let mut made = PendingTrees::new();
+        let spliced = {
+            let before = pending.clone();
+            splice(
+                &hasher,
+                root,
+                &mut |id| read(&before, id),
+                &[path("c/y")],
+                &[(path("c/y"), file(3))],
+                &mut made,
+            )
+            .unwrap()
+        };
+        pending.extend(made);
+        assert_eq!(pending.len(), 5);
+        keep_reachable(&mut pending, spliced.root).unwrap();
+        let mut expected = PendingTrees::new();
+        let new_files = vec![
+            (path("a/x"), file(1)),
+            (path("b/x"), file(1)),
+            (path("c/y"), file(3)),
+        ];
+        assert_eq!(build(&hasher, &new_files, &mut expected).0, spliced.root);
+        assert_eq!(pending, expected);
+        // A root the store holds keeps nothing.
+        keep_reachable(&mut pending, TreeId(1)).unwrap();
+        assert!(pending.is_empty());
+    }
 
     #[test]
     fn names_that_escape_the_worktree_are_unsafe() {
