@@ -137,9 +137,11 @@ pub type PendingTrees = HashMap<TreeId, Vec<u8>>;
 /// Builds the trees for a flat list of `(path, node)` (paths relative to the root,
 /// `/`-separated, sorted by bytes, no `Dir` nodes) and returns the root tree id.
 /// Every tree goes into `pending`; the caller stores the ones the store lacks.
+/// The list is used up: each entry's path and node are moved into its tree (no copy
+/// per file, docs/performance.md), and what is left in `files` is of no use.
 pub fn build(
     hasher: &Hasher,
-    files: &[(Vec<u8>, Node)],
+    files: &mut [(Vec<u8>, Node)],
     pending: &mut PendingTrees,
 ) -> (TreeId, Totals) {
     let mut totals = Totals::default();
@@ -149,7 +151,7 @@ pub fn build(
 
 fn build_dir(
     hasher: &Hasher,
-    files: &[(Vec<u8>, Node)],
+    files: &mut [(Vec<u8>, Node)],
     prefix_len: usize,
     pending: &mut PendingTrees,
     totals: &mut Totals,
@@ -157,29 +159,33 @@ fn build_dir(
     let mut entries = Vec::new();
     let mut i = 0;
     while i < files.len() {
-        let rest = &files[i].0[prefix_len..];
-        match rest.iter().position(|&b| b == b'/') {
+        match files[i].0[prefix_len..].iter().position(|&b| b == b'/') {
             None => {
-                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = files[i].1 {
-                    totals.bytes += size;
+                let (path, node) = &mut files[i];
+                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = node {
+                    totals.bytes += *size;
                 }
                 totals.files += 1;
-                entries.push(Entry {
-                    name: rest.to_vec(),
-                    node: files[i].1.clone(),
-                });
+                // The entry is read no more: its path becomes the name in place, its
+                // node moves (an empty symlink, which allocates nothing, left behind).
+                let mut name = std::mem::take(path);
+                name.drain(..prefix_len);
+                let node = std::mem::replace(node, Node::Symlink { target: Vec::new() });
+                entries.push(Entry { name, node });
                 i += 1;
             }
             Some(slash) => {
                 // Sorted input keeps every path under `name/` in one contiguous run.
-                let dir_prefix = &files[i].0[..prefix_len + slash + 1];
+                let dir_len = prefix_len + slash + 1;
+                let dir_prefix = &files[i].0[..dir_len];
                 let end = i + files[i..]
                     .iter()
                     .position(|(p, _)| !p.starts_with(dir_prefix))
                     .unwrap_or(files.len() - i);
-                let child = build_dir(hasher, &files[i..end], dir_prefix.len(), pending, totals);
+                let name = files[i].0[prefix_len..dir_len - 1].to_vec();
+                let child = build_dir(hasher, &mut files[i..end], dir_len, pending, totals);
                 entries.push(Entry {
-                    name: rest[..slash].to_vec(),
+                    name,
                     node: Node::Dir { tree: child },
                 });
                 i = end;
@@ -436,7 +442,7 @@ mod tests {
             (path("c/y"), file(2)),
         ];
         let mut pending = PendingTrees::new();
-        let (root, _) = build(&hasher, &files, &mut pending);
+        let (root, _) = build(&hasher, &mut files.clone(), &mut pending);
         // root, a/ = b/, c/
         assert_eq!(pending.len(), 3);
         let read = |pending: &PendingTrees, id: TreeId| -> Result<Tree> {
@@ -464,7 +470,7 @@ mod tests {
             (path("b/x"), file(1)),
             (path("c/y"), file(3)),
         ];
-        assert_eq!(build(&hasher, &new_files, &mut expected).0, spliced.root);
+        assert_eq!(build(&hasher, &mut new_files.clone(), &mut expected).0, spliced.root);
         assert_eq!(pending, expected);
         // A root the store holds keeps nothing.
         keep_reachable(&mut pending, TreeId(1)).unwrap();
@@ -508,7 +514,7 @@ mod tests {
             (b"b/x".to_vec(), file(3)),
         ];
         let mut pending = PendingTrees::new();
-        let (root, totals) = build(&hasher, &files, &mut pending);
+        let (root, totals) = build(&hasher, &mut files.clone(), &mut pending);
         assert_eq!(totals.files, 5);
         // root + one shared tree for a/ and b/
         assert_eq!(pending.len(), 2);
@@ -548,7 +554,7 @@ mod tests {
             (b"c".to_vec(), node(b"c")),
         ];
         let mut pending = PendingTrees::new();
-        build(&hasher, &files, &mut pending);
+        build(&hasher, &mut files.clone(), &mut pending);
         for bytes in pending.values() {
             let tree: Tree = codec::decode(bytes, "tree").unwrap();
             assert_eq!(tree_problem(&tree, &params), None, "{tree:?}");

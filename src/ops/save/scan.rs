@@ -287,7 +287,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     });
     let found_warnings = warnings.len();
     let found_skipped = skipped.len();
-    let (files, mut cache_updates, written) = read_and_gather(
+    let (mut files, mut cache_updates, written) = read_and_gather(
         repo,
         store,
         &read,
@@ -321,7 +321,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     let mut trees = PendingTrees::new();
     let (root, totals) = match &found.partial {
         Some(partial) => partial.build(&read, &files, &mut trees)?,
-        None => tree::build(store.hasher(), &files, &mut trees),
+        None => tree::build(store.hasher(), &mut files, &mut trees),
     };
     drop(files);
     let leftovers = std::mem::take(&mut found.walk.leftovers);
