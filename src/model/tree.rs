@@ -470,7 +470,10 @@ mod tests {
             (path("b/x"), file(1)),
             (path("c/y"), file(3)),
         ];
-        assert_eq!(build(&hasher, &mut new_files.clone(), &mut expected).0, spliced.root);
+        assert_eq!(
+            build(&hasher, &mut new_files.clone(), &mut expected).0,
+            spliced.root
+        );
         assert_eq!(pending, expected);
         // A root the store holds keeps nothing.
         keep_reachable(&mut pending, TreeId(1)).unwrap();

@@ -29,7 +29,10 @@ fn save_afresh(repo: &Repo, dir: &Path, msg: &str) -> common::Out {
         .env("GIT_CHECKPOINT_TRACE", "1");
     let out = common::run_cmd(cmd, Duration::from_secs(60));
     assert_eq!(out.code, 0, "{out}");
-    assert!(!ran(&out, AFTER_LOOK), "the hook did not turn it off\n{out}");
+    assert!(
+        !ran(&out, AFTER_LOOK),
+        "the hook did not turn it off\n{out}"
+    );
     out
 }
 
@@ -146,7 +149,11 @@ fn a_file_changed_between_the_look_and_the_save_is_recorded_as_it_then_is() {
     }
     // The look read both; one now changes again, with another size, the other goes.
     for dir in [repo.dir.as_path(), copy.as_path()] {
-        common::write_file(&dir.join("a/one.txt"), b"one, edited again: longer\n", false);
+        common::write_file(
+            &dir.join("a/one.txt"),
+            b"one, edited again: longer\n",
+            false,
+        );
         common::remove_any(&dir.join("new.txt"));
     }
     let out = save.wait_with_output().unwrap();

@@ -13,6 +13,8 @@ use crate::storage::{ReadStore, Snapshot, StoreRead};
 use crate::Result;
 
 /// What [`look_before_saving`] found.
+// One per save, moved once: the size of the larger variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Looked {
     /// Nothing changed: the save's report.
     Unchanged(SaveReport),
@@ -23,7 +25,7 @@ pub(super) enum Looked {
 /// What a save's look hands its write path.
 pub(super) enum Handed {
     /// The look stopped before reading (more to read than it reads itself): its walk.
-    Walked(Walked),
+    Walked(Box<Walked>),
     /// The look scanned the worktree: its findings, so that the write path reads again
     /// only what the look read ([`super::after_look`]).
     Scanned(Box<LookedScan>),
@@ -60,9 +62,7 @@ pub(super) fn look_before_saving(
     };
     let scan = match scan_store(repo, read, request)? {
         ScanEnd::Scanned(scan) => scan,
-        ScanEnd::TooMuchToRead(walked) => {
-            return Ok(Looked::Changed(Some(Handed::Walked(*walked))))
-        }
+        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(Handed::Walked(walked)))),
     };
     let current = {
         let _span = crate::trace::span("compare with the current checkpoint");

@@ -188,7 +188,7 @@ pub fn save_before_change(
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
     if options.walk {
         let walked = Walked::by_walking(repo, store)?;
-        return save_walked(repo, store, options, Some(Handed::Walked(walked)));
+        return save_walked(repo, store, options, Some(Handed::Walked(Box::new(walked))));
     }
     if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
         return Ok(report);
@@ -205,7 +205,7 @@ fn save_walked(
 ) -> Result<SaveReport> {
     let attachments = content::read_attachments(options)?;
     let (walked, looked) = match handed {
-        Some(Handed::Walked(walked)) => (Some(walked), None),
+        Some(Handed::Walked(walked)) => (Some(*walked), None),
         Some(Handed::Scanned(looked)) => (None, Some(looked)),
         None => (None, None),
     };
