@@ -137,9 +137,11 @@ pub type PendingTrees = HashMap<TreeId, Vec<u8>>;
 /// Builds the trees for a flat list of `(path, node)` (paths relative to the root,
 /// `/`-separated, sorted by bytes, no `Dir` nodes) and returns the root tree id.
 /// Every tree goes into `pending`; the caller stores the ones the store lacks.
+/// The list is used up: each entry's path and node are moved into its tree (no copy
+/// per file, docs/performance.md), and what is left in `files` is of no use.
 pub fn build(
     hasher: &Hasher,
-    files: &[(Vec<u8>, Node)],
+    files: &mut [(Vec<u8>, Node)],
     pending: &mut PendingTrees,
 ) -> (TreeId, Totals) {
     let mut totals = Totals::default();
@@ -149,7 +151,7 @@ pub fn build(
 
 fn build_dir(
     hasher: &Hasher,
-    files: &[(Vec<u8>, Node)],
+    files: &mut [(Vec<u8>, Node)],
     prefix_len: usize,
     pending: &mut PendingTrees,
     totals: &mut Totals,
@@ -157,29 +159,33 @@ fn build_dir(
     let mut entries = Vec::new();
     let mut i = 0;
     while i < files.len() {
-        let rest = &files[i].0[prefix_len..];
-        match rest.iter().position(|&b| b == b'/') {
+        match files[i].0[prefix_len..].iter().position(|&b| b == b'/') {
             None => {
-                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = files[i].1 {
-                    totals.bytes += size;
+                let (path, node) = &mut files[i];
+                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = node {
+                    totals.bytes += *size;
                 }
                 totals.files += 1;
-                entries.push(Entry {
-                    name: rest.to_vec(),
-                    node: files[i].1.clone(),
-                });
+                // The entry is read no more: its path becomes the name in place, its
+                // node moves (an empty symlink, which allocates nothing, left behind).
+                let mut name = std::mem::take(path);
+                name.drain(..prefix_len);
+                let node = std::mem::replace(node, Node::Symlink { target: Vec::new() });
+                entries.push(Entry { name, node });
                 i += 1;
             }
             Some(slash) => {
                 // Sorted input keeps every path under `name/` in one contiguous run.
-                let dir_prefix = &files[i].0[..prefix_len + slash + 1];
+                let dir_len = prefix_len + slash + 1;
+                let dir_prefix = &files[i].0[..dir_len];
                 let end = i + files[i..]
                     .iter()
                     .position(|(p, _)| !p.starts_with(dir_prefix))
                     .unwrap_or(files.len() - i);
-                let child = build_dir(hasher, &files[i..end], dir_prefix.len(), pending, totals);
+                let name = files[i].0[prefix_len..dir_len - 1].to_vec();
+                let child = build_dir(hasher, &mut files[i..end], dir_len, pending, totals);
                 entries.push(Entry {
-                    name: rest[..slash].to_vec(),
+                    name,
                     node: Node::Dir { tree: child },
                 });
                 i = end;
@@ -191,6 +197,31 @@ fn build_dir(
     let id = hasher.tree_id(&encoded);
     pending.entry(id).or_insert(encoded);
     id
+}
+
+/// Keeps in `pending` only the trees reachable from `root` through trees of `pending`
+/// (a tree not in it is one the store holds, and so are those below it): after a splice
+/// over trees that were themselves pending, the ones it replaced are no part of the new
+/// tree and must not be stored with it. An iterative walk, each tree decoded once.
+pub fn keep_reachable(pending: &mut PendingTrees, root: TreeId) -> Result<()> {
+    let mut kept = PendingTrees::with_capacity(pending.len());
+    let mut to_visit = vec![root];
+    while let Some(id) = to_visit.pop() {
+        if kept.contains_key(&id) {
+            continue;
+        }
+        let Some(encoded) = pending.remove(&id) else {
+            continue;
+        };
+        let tree: Tree = codec::decode(&encoded, "tree")?;
+        to_visit.extend(tree.entries.iter().filter_map(|entry| match entry.node {
+            Node::Dir { tree } => Some(tree),
+            _ => None,
+        }));
+        kept.insert(id, encoded);
+    }
+    *pending = kept;
+    Ok(())
 }
 
 /// The deepest a checked walk goes. A worktree path is at most `PATH_MAX` (4096) bytes,
@@ -398,6 +429,57 @@ mod tests {
 
     use super::test_file as file;
 
+    /// After a splice over pending trees, only the trees the new root reaches stay:
+    /// the ones it replaced go, a tree two directories share stays once, and a tree
+    /// the store holds (not pending) ends the walk there.
+    #[test]
+    fn keep_reachable_drops_the_trees_a_splice_replaced() {
+        let hasher = Hasher::new([7; 32], ChunkParams::default());
+        let path = |p: &str| p.as_bytes().to_vec();
+        let files = vec![
+            (path("a/x"), file(1)),
+            (path("b/x"), file(1)),
+            (path("c/y"), file(2)),
+        ];
+        let mut pending = PendingTrees::new();
+        let (root, _) = build(&hasher, &mut files.clone(), &mut pending);
+        // root, a/ = b/, c/
+        assert_eq!(pending.len(), 3);
+        let read = |pending: &PendingTrees, id: TreeId| -> Result<Tree> {
+            codec::decode(&pending[&id], "tree")
+        };
+        let mut made = PendingTrees::new();
+        let spliced = {
+            let before = pending.clone();
+            splice(
+                &hasher,
+                root,
+                &mut |id| read(&before, id),
+                &[path("c/y")],
+                &[(path("c/y"), file(3))],
+                &mut made,
+            )
+            .unwrap()
+        };
+        pending.extend(made);
+        assert_eq!(pending.len(), 5);
+        keep_reachable(&mut pending, spliced.root).unwrap();
+        let mut expected = PendingTrees::new();
+        let new_files = vec![
+            (path("a/x"), file(1)),
+            (path("b/x"), file(1)),
+            (path("c/y"), file(3)),
+        ];
+        assert_eq!(
+            build(&hasher, &mut new_files.clone(), &mut expected).0,
+            spliced.root
+        );
+        assert_eq!(pending, expected);
+        // A root the store holds keeps nothing.
+        keep_reachable(&mut pending, TreeId(1)).unwrap();
+        assert!(pending.is_empty());
+    }
+
     #[test]
     fn names_that_escape_the_worktree_are_unsafe() {
         for bad in [
@@ -435,7 +517,7 @@ mod tests {
             (b"b/x".to_vec(), file(3)),
         ];
         let mut pending = PendingTrees::new();
-        let (root, totals) = build(&hasher, &files, &mut pending);
+        let (root, totals) = build(&hasher, &mut files.clone(), &mut pending);
         assert_eq!(totals.files, 5);
         // root + one shared tree for a/ and b/
         assert_eq!(pending.len(), 2);
@@ -475,7 +557,7 @@ mod tests {
             (b"c".to_vec(), node(b"c")),
         ];
         let mut pending = PendingTrees::new();
-        build(&hasher, &files, &mut pending);
+        build(&hasher, &mut files.clone(), &mut pending);
         for bytes in pending.values() {
             let tree: Tree = codec::decode(bytes, "tree").unwrap();
             assert_eq!(tree_problem(&tree, &params), None, "{tree:?}");

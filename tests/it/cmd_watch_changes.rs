@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// A copy of the repository (worktree and store) without its watcher, in the same
 /// sandbox: a save there walks, from the same parent checkpoint.
-fn copy_without_watcher(repo: &Repo, name: &str) -> PathBuf {
+pub(crate) fn copy_without_watcher(repo: &Repo, name: &str) -> PathBuf {
     let copy = repo.sb.root.join(name);
     let status = Command::new("cp")
         .arg("-a")
@@ -30,7 +30,7 @@ fn copy_without_watcher(repo: &Repo, name: &str) -> PathBuf {
 
 /// What a save recorded, as `show --json` and `log` tell it, without what differs
 /// between two saves of the same worktree (ids, times).
-fn recorded(repo: &Repo, dir: &Path) -> Value {
+pub(crate) fn recorded(repo: &Repo, dir: &Path) -> Value {
     let out = repo.sb.ok_in(dir, &["show", "--json", "@"]);
     let mut show = common::parse_json(&out, "show --json");
     for key in ["id", "short_id", "time"] {
@@ -85,11 +85,11 @@ fn assert_watched_save_matches_a_walk(repo: &Repo, step: &str) {
 }
 
 /// A change made to the worktree.
-type Change = Box<dyn Fn(&Repo)>;
+pub(crate) type Change = Box<dyn Fn(&Repo)>;
 
-#[test]
-fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
-    let repo = Repo::new();
+/// The worktree the changes of [`every_kind_of_change`] apply to (unsaved), with a
+/// size limit of 1 KiB.
+pub(crate) fn start_for_every_kind_of_change(repo: &Repo) {
     repo.git(&["config", "checkpoint.maxFileSize", "1k"]);
     repo.write("top.txt", b"top\n");
     repo.write("a/one.txt", b"one\n");
@@ -103,12 +103,12 @@ fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
     );
     repo.write("grows.txt", b"small\n");
     repo.write(".gitignore", b"*.log\n");
-    repo.save("start");
-    let watcher = Watcher::start(&repo, &[]);
-    repo.write("primer.txt", b"primer\n");
-    assert!(traced_save(&repo, "primer").ran("walk"));
+}
 
-    let steps: Vec<(&str, Change)> = vec![
+/// Every kind of change a save must record, in an order that applies to the worktree
+/// [`start_for_every_kind_of_change`] makes: each step named.
+pub(crate) fn every_kind_of_change() -> Vec<(&'static str, Change)> {
+    vec![
         ("edit", Box::new(|r| r.write("a/one.txt", b"ONE, longer\n"))),
         ("add", Box::new(|r| r.write("new.txt", b"new\n"))),
         ("delete", Box::new(|r| r.remove("top.txt"))),
@@ -168,7 +168,19 @@ fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
             "shrunk below it",
             Box::new(|r| r.write("grows.txt", b"small again\n")),
         ),
-    ];
+    ]
+}
+
+#[test]
+fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
+    let repo = Repo::new();
+    start_for_every_kind_of_change(&repo);
+    repo.save("start");
+    let watcher = Watcher::start(&repo, &[]);
+    repo.write("primer.txt", b"primer\n");
+    assert!(traced_save(&repo, "primer").ran("walk"));
+
+    let steps = every_kind_of_change();
     for (step, change) in &steps {
         change(&repo);
         assert_watched_save_matches_a_walk(&repo, step);
@@ -231,7 +243,7 @@ fn a_watched_save_after_one_edit_looks_at_the_changed_path_only() {
 
 /// One random edit of a small worktree, for the model-based test.
 #[derive(Clone, Debug)]
-enum Edit {
+pub(crate) enum Edit {
     /// Writes a file (directories on the way made, a file in their place removed).
     Write(&'static str, u8),
     /// Removes a file, symlink or directory.
@@ -246,9 +258,9 @@ enum Edit {
     Ignore(u8),
 }
 
-const PATHS: [&str; 8] = ["top", "a", "a/f", "a/b", "a/b/g", "a.x", "c/h", "c"];
+pub(crate) const PATHS: [&str; 8] = ["top", "a", "a/f", "a/b", "a/b/g", "a.x", "c/h", "c"];
 
-fn edit() -> impl Strategy<Value = Edit> {
+pub(crate) fn edit() -> impl Strategy<Value = Edit> {
     let path = || prop::sample::select(PATHS.to_vec());
     prop_oneof![
         3 => (path(), 0u8..3).prop_map(|(p, n)| Edit::Write(p, n)),
@@ -276,7 +288,7 @@ fn make_room(repo: &Repo, path: &str) {
     common::remove_any(&repo.p(path));
 }
 
-fn apply(repo: &Repo, edit: &Edit) {
+pub(crate) fn apply(repo: &Repo, edit: &Edit) {
     match *edit {
         Edit::Write(path, n) => {
             make_room(repo, path);

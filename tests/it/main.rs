@@ -61,6 +61,7 @@ mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
 mod cmd_save;
+mod cmd_save_after_look;
 mod cmd_save_unchanged;
 mod cmd_show_diff_turns;
 mod cmd_status;

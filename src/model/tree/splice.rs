@@ -141,9 +141,11 @@ impl Splicer<'_> {
                 } else if files_below.is_empty() {
                     None
                 } else {
+                    // Only the new files below one replaced path: copied, since
+                    // `build_dir` uses up what it is given.
                     let id = build_dir(
                         self.hasher,
-                        files_below,
+                        &mut files_below.to_vec(),
                         path.len() + 1,
                         self.pending,
                         &mut self.added,
@@ -239,10 +241,10 @@ mod tests {
 
     /// A worktree as its flat list of files, and the trees `build` makes of it.
     fn built(files: &BTreeMap<Vec<u8>, Node>, hasher: &Hasher) -> (TreeId, Totals, PendingTrees) {
-        let flat: Vec<(Vec<u8>, Node)> =
+        let mut flat: Vec<(Vec<u8>, Node)> =
             files.iter().map(|(p, n)| (p.clone(), n.clone())).collect();
         let mut pending = PendingTrees::new();
-        let (root, totals) = build(hasher, &flat, &mut pending);
+        let (root, totals) = build(hasher, &mut flat, &mut pending);
         (root, totals, pending)
     }
 
@@ -359,7 +361,7 @@ mod tests {
     fn a_file_no_replaced_path_covers_is_refused() {
         let hasher = Hasher::new([4; 32], ChunkParams::default());
         let mut stored = PendingTrees::new();
-        let (base, _) = build(&hasher, &[(b"a".to_vec(), test_file(1))], &mut stored);
+        let (base, _) = build(&hasher, &mut [(b"a".to_vec(), test_file(1))], &mut stored);
         let mut read = |id: TreeId| -> Result<Tree> { codec::decode(&stored[&id], "tree") };
         let err = splice(
             &hasher,

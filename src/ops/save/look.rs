@@ -3,6 +3,7 @@
 //! open only for reading, which ends the save when nothing changed
 //! ([`look_before_saving`]).
 
+use super::after_look::LookedScan;
 use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanMode, ScanRequest, Walked};
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
@@ -12,11 +13,22 @@ use crate::storage::{ReadStore, Snapshot, StoreRead};
 use crate::Result;
 
 /// What [`look_before_saving`] found.
+// One per save, moved once: the size of the larger variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Looked {
     /// Nothing changed: the save's report.
     Unchanged(SaveReport),
-    /// Something changed, or may have: the walk, for the save to go on from.
-    Changed(Option<Walked>),
+    /// Something changed, or may have: what the look found, for the save to go on from.
+    Changed(Option<Handed>),
+}
+
+/// What a save's look hands its write path.
+pub(super) enum Handed {
+    /// The look stopped before reading (more to read than it reads itself): its walk.
+    Walked(Box<Walked>),
+    /// The look scanned the worktree: its findings, so that the write path reads again
+    /// only what the look read ([`super::after_look`]).
+    Scanned(Box<LookedScan>),
 }
 
 /// Files and bytes a save that holds the store read-only reads itself to decide that
@@ -50,7 +62,7 @@ pub(super) fn look_before_saving(
     };
     let scan = match scan_store(repo, read, request)? {
         ScanEnd::Scanned(scan) => scan,
-        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(*walked))),
+        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(Handed::Walked(walked)))),
     };
     let current = {
         let _span = crate::trace::span("compare with the current checkpoint");
@@ -73,7 +85,10 @@ pub(super) fn look_before_saving(
             skipped: scan.skipped,
             gc: None,
         }),
-        None => Looked::Changed(scan.into_walked()),
+        None => Looked::Changed(
+            scan.into_handed()
+                .map(|looked| Handed::Scanned(Box::new(looked))),
+        ),
     })
 }
 

@@ -21,6 +21,7 @@
 //! everything that makes the checkpoint visible commits in one final transaction. A
 //! crash before that commit leaves at most unreferenced chunks, which gc sweeps.
 
+mod after_look;
 mod content;
 mod look;
 mod read;
@@ -43,7 +44,7 @@ use crate::{CheckpointId, Result};
 
 pub(crate) use content::store_content;
 pub use look::{look, look_by_walking};
-use look::{look_before_saving, save_mode, watched_unchanged, Looked};
+use look::{look_before_saving, save_mode, watched_unchanged, Handed, Looked};
 use scan::{complete, scan_store, ScanRequest};
 pub use scan::{Scan, ScanMode, Walked};
 pub use warning::Warning;
@@ -187,7 +188,7 @@ pub fn save_before_change(
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
     if options.walk {
         let walked = Walked::by_walking(repo, store)?;
-        return save_walked(repo, store, options, Some(walked));
+        return save_walked(repo, store, options, Some(Handed::Walked(Box::new(walked))));
     }
     if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
         return Ok(report);
@@ -195,18 +196,24 @@ pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveRep
     save_walked(repo, store, options, None)
 }
 
-/// [`save`], over the walk `walked` when a read-only look already made one.
+/// [`save`], going on from `handed` when a walk or a read-only look was made already.
 fn save_walked(
     repo: &Repo,
     store: &Store,
     options: &SaveOptions,
-    walked: Option<Walked>,
+    handed: Option<Handed>,
 ) -> Result<SaveReport> {
     let attachments = content::read_attachments(options)?;
+    let (walked, looked) = match handed {
+        Some(Handed::Walked(walked)) => (Some(*walked), None),
+        Some(Handed::Scanned(looked)) => (None, Some(looked)),
+        None => (None, None),
+    };
     let request = ScanRequest {
         writer: Some(store),
         progress: options.progress.as_deref(),
         walked,
+        looked,
         ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
     let mut scan = complete(scan_store(repo, store, request)?)?;

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::after_look::{self, LookedScan};
 use super::read::{CacheChange, Cached, ScanContext, Scanned};
 use super::watched::{self, Listing, Partial, Watched};
 use super::writer::{write_chunks, ToWrite};
@@ -43,13 +44,13 @@ pub enum ScanMode {
 
 /// The stat cache changes a scan found.
 #[derive(Default)]
-struct CacheUpdates {
+pub(super) struct CacheUpdates {
     /// How many files read and settled a save already wrote into its final transaction
     /// as it gathered them ([`gather`]): none is held until the commit, so that a big
     /// first save does not hold a second list of every path, stat and chunk list.
-    put: usize,
+    pub(super) put: usize,
     /// Paths to forget.
-    remove: Vec<Vec<u8>>,
+    pub(super) remove: Vec<Vec<u8>>,
 }
 
 /// The worktree as a scan found it.
@@ -66,17 +67,15 @@ pub struct Scan<'s> {
     pub leftovers: Vec<Vec<u8>>,
     /// Files left out for being larger than `checkpoint.maxFileSize`.
     pub skipped: Vec<SkippedFile>,
-    /// Every file and symlink, by path, sorted; kept only by a scan given a read limit
-    /// (to hand its walk back), let go once the trees are built otherwise.
-    files: Files,
     /// The stat cache changes it found, written by [`Scan::record_cache`].
-    cache_updates: CacheUpdates,
+    pub(super) cache_updates: CacheUpdates,
     /// The directory cache changes its walk found, written with them.
-    dir_cache: DirCacheUpdates,
+    pub(super) dir_cache: DirCacheUpdates,
     /// The write transaction holding the last chunks, not yet committed.
     pub(super) chunk_txn: Option<Transaction<'s>>,
-    /// The rest of the walk, kept by a scan given a read limit.
-    walk_rest: Option<WalkRest>,
+    /// What a scan given a read limit (a save's look) keeps to hand to the save's write
+    /// path ([`Scan::into_handed`]).
+    pub(super) handing: Option<Handing>,
     /// The watcher's token to record once the save commits, when a watcher answered.
     pub(super) watched: Option<Watched>,
 }
@@ -172,6 +171,9 @@ pub(super) struct ScanRequest<'a, 's> {
     pub(super) walked: Option<Walked>,
     /// A scan that would read more than this reads nothing and hands its walk back.
     pub(super) read_limit: Option<ReadLimit>,
+    /// What the save's look found, used unless something was committed to the store
+    /// since: then only what the look read is read again.
+    pub(super) looked: Option<Box<LookedScan>>,
 }
 
 impl<'a> ScanRequest<'a, '_> {
@@ -185,6 +187,7 @@ impl<'a> ScanRequest<'a, '_> {
             progress: None,
             walked: None,
             read_limit: None,
+            looked: None,
         }
     }
 }
@@ -242,8 +245,16 @@ impl Found {
 pub(super) fn scan_store<'s, S: StoreRead>(
     repo: &Repo,
     store: &'s S,
-    request: ScanRequest<'_, 's>,
+    mut request: ScanRequest<'_, 's>,
 ) -> Result<ScanEnd<'s>> {
+    if let Some(looked) = request.looked.take() {
+        // The look's findings hold only while nothing was committed since it was made
+        // (another save, a restore); else the worktree is looked at afresh.
+        if looked.generation == store.generation()? && !after_look::disabled() {
+            let scan = after_look::scan(repo, store, request, *looked)?;
+            return Ok(ScanEnd::Scanned(Box::new(scan)));
+        }
+    }
     let mode = request.mode;
     let mut warnings = Vec::new();
     let rules = FileRules::read(request.settings, mode, &mut warnings)?;
@@ -261,6 +272,130 @@ pub(super) fn scan_store<'s, S: StoreRead>(
     {
         return Ok(ScanEnd::TooMuchToRead(Box::new(found.into_walked())));
     }
+    let cached = std::mem::take(&mut found.cached);
+    // A look (a scan given a read limit) keeps the entries it reads, to hand them to
+    // the save's write path, which reads only them again (`after_look`).
+    let reread: Option<Vec<(walk::WalkEntry, Option<Cached>)>> = request.read_limit.map(|_| {
+        found
+            .walk
+            .entries
+            .iter()
+            .zip(&cached)
+            .filter(|(entry, cached)| !vouched(entry, cached.as_ref()))
+            .map(|(entry, cached)| (entry.clone(), cached.clone()))
+            .collect()
+    });
+    let found_warnings = warnings.len();
+    let found_skipped = skipped.len();
+    let (mut files, mut cache_updates, written) = read_and_gather(
+        repo,
+        store,
+        &read,
+        Reading {
+            mode,
+            rules: &rules,
+            writer: request.writer,
+            progress: request.progress,
+            to_read,
+        },
+        &mut found.walk.entries,
+        cached,
+        &mut warnings,
+        &mut skipped,
+    )?;
+    let handing = reread.map(|reread| {
+        let looked = files_at(&files, &reread);
+        Handing {
+            generation: found.generation,
+            reread,
+            looked,
+            found_warnings,
+            found_skipped,
+            stale: found.stale.clone(),
+        }
+    });
+    cache_updates.remove.append(&mut found.stale);
+    // What is left of the walk's entries (their stats) goes before the trees are built.
+    found.walk.entries = Vec::new();
+    let dir_cache = std::mem::take(&mut found.walk.dir_cache);
+    let mut trees = PendingTrees::new();
+    let (root, totals) = match &found.partial {
+        Some(partial) => partial.build(&read, &files, &mut trees)?,
+        None => tree::build(store.hasher(), &mut files, &mut trees),
+    };
+    drop(files);
+    let leftovers = std::mem::take(&mut found.walk.leftovers);
+    Ok(ScanEnd::Scanned(Box::new(Scan {
+        root,
+        totals,
+        trees,
+        warnings,
+        leftovers,
+        skipped,
+        cache_updates,
+        dir_cache,
+        chunk_txn: written,
+        handing,
+        watched: found.watched.take(),
+    })))
+}
+
+/// Whether the stat cache entry `cached` vouches for the walked `entry`: a file whose
+/// metadata is the one its entry records, taken from the cache without a read.
+fn vouched(entry: &walk::WalkEntry, cached: Option<&Cached>) -> bool {
+    entry.kind == Kind::File && cached.is_some_and(|c| c.vouches)
+}
+
+/// The files of `files` (sorted) at the paths of `entries` (sorted): both in one pass.
+fn files_at(files: &Files, entries: &[(walk::WalkEntry, Option<Cached>)]) -> Files {
+    let mut at = Vec::with_capacity(entries.len());
+    let mut i = 0;
+    for (entry, _) in entries {
+        i += files[i..].partition_point(|(path, _)| path < &entry.path);
+        if let Some((path, node)) = files.get(i).filter(|(path, _)| *path == entry.path) {
+            at.push((path.clone(), node.clone()));
+        }
+    }
+    at
+}
+
+/// How [`read_and_gather`] reads.
+pub(super) struct Reading<'a, 's> {
+    /// Whether it stores what it reads.
+    pub(super) mode: ScanMode,
+    /// What it captures.
+    pub(super) rules: &'a FileRules,
+    /// The store that takes the new chunks, if any.
+    pub(super) writer: Option<&'s Store>,
+    /// Where to report each file, if anywhere.
+    pub(super) progress: Option<&'a dyn Progress>,
+    /// How many files the stat cache cannot vouch for (none: no clock is needed).
+    pub(super) to_read: usize,
+}
+
+/// Scans `entries` (each with its stat cache entry in `cached`): reads what the cache
+/// cannot vouch for while the writer stores new chunks, then gathers the files captured
+/// (sorted by path), the stat cache changes (a save writes the files read and settled
+/// into its final transaction as it gathers them) and the writer's last open
+/// transaction. Each captured entry's path is taken from `entries`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn read_and_gather<'s, S: StoreRead>(
+    repo: &Repo,
+    store: &'s S,
+    read: &Snapshot<'_>,
+    how: Reading<'_, 's>,
+    entries: &mut [walk::WalkEntry],
+    cached: Vec<Option<Cached>>,
+    warnings: &mut Vec<Warning>,
+    skipped: &mut Vec<SkippedFile>,
+) -> Result<(Files, CacheUpdates, Option<Transaction<'s>>)> {
+    let Reading {
+        mode,
+        rules,
+        writer,
+        progress,
+        to_read,
+    } = how;
     // The clock is needed only to judge files read now. A look at a store it may not
     // write (another user's, a read-only copy) has no clock: then no file counts as
     // settled, and each changed one is read twice.
@@ -268,7 +403,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         i64::MIN
     } else {
         let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
-        needed(mode, clock, i64::MIN, None, &mut warnings)?
+        needed(mode, clock, i64::MIN, None, warnings)?
     };
     let chunks = read.chunks()?;
     let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
@@ -283,7 +418,7 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         sent: &sent,
         block: &block,
         // Without a writer no sender exists, so the writer sees the channel closed at once.
-        tx: match (mode, request.writer) {
+        tx: match (mode, writer) {
             (ScanMode::Store { level, .. }, Some(_)) => Some((tx, level)),
             _ => {
                 drop(tx);
@@ -301,13 +436,12 @@ pub(super) fn scan_store<'s, S: StoreRead>(
             ScanMode::HashOnly => true,
         },
     };
-    let cached = std::mem::take(&mut found.cached);
     let readers = Readers {
         context,
-        writer: request.writer,
-        progress: request.progress,
+        writer,
+        progress,
     };
-    let (scanned, mut written) = readers.run(&mut found.walk.entries, cached, rx)?;
+    let (scanned, mut written) = readers.run(entries, cached, rx)?;
     let _span = crate::trace::span("build trees");
     // A save writes the files it read and settled into the stat cache as it gathers
     // them, in the transaction that commits the checkpoint (the writer's last open one,
@@ -316,64 +450,20 @@ pub(super) fn scan_store<'s, S: StoreRead>(
         && scanned
             .iter()
             .any(|(_, s)| s.cache == CacheChange::Put && s.node.is_some());
-    if let (true, None, Some(store)) = (records, &written, request.writer) {
+    if let (true, None, Some(store)) = (records, &written, writer) {
         written = Some(store.transaction()?);
     }
     let mut cache = match (records, &written) {
         (true, Some(txn)) => Some(txn.cache_writer()?),
         _ => None,
     };
-    let (files, mut cache_updates) = gather(
-        &found.walk.entries,
-        scanned,
-        cache.as_mut(),
-        &mut warnings,
-        &mut skipped,
-    )?;
+    let (files, cache_updates) = gather(entries, scanned, cache.as_mut(), warnings, skipped)?;
     drop(cache);
-    cache_updates.remove.append(&mut found.stale);
-    if request.read_limit.is_none() {
-        // Nothing hands the walk back: what is left of its entries (their stats) goes
-        // before the trees are built.
-        found.walk.entries = Vec::new();
-    }
-    let dir_cache = std::mem::take(&mut found.walk.dir_cache);
-    let mut trees = PendingTrees::new();
-    let (root, totals) = match &found.partial {
-        Some(partial) => partial.build(&read, &files, &mut trees)?,
-        None => tree::build(store.hasher(), &files, &mut trees),
-    };
-    // Only a scan that may hand its walk back needs the files once the trees are built.
-    let files = match request.read_limit {
-        Some(_) => files,
-        None => Files::new(),
-    };
-    let leftovers = std::mem::take(&mut found.walk.leftovers);
-    let watched = found.watched.take();
-    let walk_rest = request.read_limit.map(|_| WalkRest {
-        found: found.walk,
-        large: found.large,
-        generation: found.generation,
-        partial: found.partial,
-    });
-    Ok(ScanEnd::Scanned(Box::new(Scan {
-        root,
-        totals,
-        trees,
-        warnings,
-        leftovers,
-        skipped,
-        files,
-        cache_updates,
-        dir_cache,
-        chunk_txn: written,
-        walk_rest,
-        watched,
-    })))
+    Ok((files, cache_updates, written))
 }
 
 /// The settings that decide what a scan captures, read once per scan.
-struct FileRules {
+pub(super) struct FileRules {
     /// `checkpoint.maxFileSize`: larger files are left out.
     max_file_size: Option<u64>,
     /// `checkpoint.keepPermissions`: record every permission bit, not only git's one.
@@ -383,7 +473,11 @@ struct FileRules {
 impl FileRules {
     /// Reads the rules; a save refuses a value it cannot use, a look goes on with the
     /// default and says so in `warnings`.
-    fn read(settings: &Settings, mode: ScanMode, warnings: &mut Vec<Warning>) -> Result<FileRules> {
+    pub(super) fn read(
+        settings: &Settings,
+        mode: ScanMode,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<FileRules> {
         let limit = DEFAULT_MAX_FILE_SIZE;
         let max_file_size = needed(
             mode,
@@ -582,7 +676,7 @@ impl<'s> Readers<'_, 's> {
 }
 
 /// Every file and symlink a scan captured, by path, sorted.
-type Files = Vec<(Vec<u8>, Node)>;
+pub(super) type Files = Vec<(Vec<u8>, Node)>;
 
 /// The files and symlinks the scan captured, by path, and the stat cache changes; the
 /// problems met go to `warnings` and `skipped`. Each captured file's path came from its
@@ -650,41 +744,54 @@ fn gather(
     }
 }
 
-/// What a scan that may hand its walk back keeps of it besides the paths in
-/// [`Scan::files`] and [`Scan::leftovers`].
-struct WalkRest {
-    /// The walk, its captured entries' paths taken (empty).
-    found: walk::Walk,
-    /// The entries left out as too large.
-    large: Vec<walk::WalkEntry>,
-    /// See [`Walked::generation`].
+/// What a scan given a read limit (a save's look) keeps besides its trees, to hand to
+/// the save's write path.
+pub(super) struct Handing {
+    /// The store's generation its walk was made under.
     generation: u64,
-    /// See [`Walked::partial`].
-    partial: Option<Partial>,
+    /// The entries it read (files the stat cache could not vouch for, symlinks), sorted,
+    /// with their stat cache entries.
+    reread: Vec<(walk::WalkEntry, Option<Cached>)>,
+    /// What it captured of them, by path, sorted.
+    looked: Files,
+    /// How many of the scan's warnings came before any read (special files, files too
+    /// large): the write path keeps those and finds the others again.
+    found_warnings: usize,
+    /// How many of its skipped files came before any read (too large).
+    found_skipped: usize,
+    /// Cached paths the walk did not find.
+    stale: Vec<Vec<u8>>,
 }
 
 impl Scan<'_> {
-    /// The walk this scan was made from, for a save to go on from; `None` unless the scan
-    /// was given a read limit.
-    pub(super) fn into_walked(self) -> Option<Walked> {
-        let WalkRest {
-            mut found,
-            large,
+    /// What this scan found, for the save's write path to go on from
+    /// ([`after_look::scan`]); `None` unless the scan was given a read limit.
+    pub(super) fn into_handed(self) -> Option<LookedScan> {
+        let Handing {
             generation,
-            partial,
-        } = self.walk_rest?;
-        let mut paths = self.files.into_iter().map(|(path, _)| path);
-        for entry in found.entries.iter_mut().filter(|e| e.path.is_empty()) {
-            entry.path = paths.next()?;
-        }
-        found.entries = merge_sorted(std::mem::take(&mut found.entries), large);
-        found.leftovers = self.leftovers;
-        found.dir_cache = self.dir_cache;
-        Some(Walked {
-            found,
+            reread,
+            looked,
+            found_warnings,
+            found_skipped,
+            stale,
+        } = self.handing?;
+        let mut warnings = self.warnings;
+        warnings.truncate(found_warnings);
+        let mut skipped = self.skipped;
+        skipped.truncate(found_skipped);
+        Some(LookedScan {
             generation,
+            reread,
+            looked,
+            root: self.root,
+            totals: self.totals,
+            trees: self.trees,
+            warnings,
+            skipped,
+            stale,
+            leftovers: self.leftovers,
+            dir_cache: self.dir_cache,
             watched: self.watched,
-            partial,
         })
     }
 }
