@@ -30,14 +30,7 @@ fn traced_tool_call(r: &Repo, id: &str) -> Out {
 
 /// The `checkpoint records read` count of a traced run.
 fn records_read(out: &Out) -> u64 {
-    let line = out
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("trace: counts: "))
-        .unwrap_or_else(|| panic!("the trace reports no counts\n{out}"));
-    line.rsplit_once("checkpoint records read ")
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or_else(|| panic!("no record count in {line:?}"))
+    trace_count(out, "checkpoint records read")
 }
 
 /// The newest checkpoint's metadata.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::cmd_watch::{ran, traced_save};
 use crate::cmd_watch_changes::{
-    apply, copy_without_watcher, edit, every_kind_of_change, recorded,
+    apply, copy_without_watcher, counts, edit, every_kind_of_change, recorded,
     start_for_every_kind_of_change,
 };
 use crate::common;
@@ -71,21 +71,6 @@ fn every_kind_of_change_saved_after_the_look_matches_a_fresh_look() {
         assert_save_matches_a_fresh_look(&repo, step);
     }
     assert_eq!(repo.json(&["status", "--json"])["clean"], true);
-}
-
-/// The counts a traced save reports: paths looked at, stat cache entries read, trees
-/// read.
-fn counts(out: &common::Out) -> [u64; 3] {
-    let line = out
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("trace: counts: "))
-        .unwrap_or_else(|| panic!("the trace reports no counts\n{out}"));
-    let numbers: Vec<u64> = line
-        .split(", ")
-        .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect();
-    numbers.try_into().unwrap()
 }
 
 /// After one edit in a tree of 300 files, the save reads each file's stat cache entry

@@ -188,19 +188,11 @@ fn every_kind_of_change_saved_through_the_watcher_matches_a_walk() {
     assert_walk_agrees(&repo, watcher);
 }
 
-/// The first counts a traced save reports: paths looked at, stat cache entries read,
-/// trees read.
-fn counts(out: &common::Out) -> [u64; 3] {
-    let line = out
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("trace: counts: "))
-        .unwrap_or_else(|| panic!("the trace reports no counts\n{out}"));
-    let numbers: Vec<u64> = line
-        .split(", ")
-        .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect();
-    numbers[..3].try_into().unwrap()
+/// The counts a traced save reports: paths looked at, stat cache entries read, trees
+/// read.
+pub(crate) fn counts(out: &common::Out) -> [u64; 3] {
+    ["paths looked at", "stat cache entries read", "trees read"]
+        .map(|name| common::trace_count(out, name))
 }
 
 /// A watched save after one edit in a tree of 2,000 files looks at that file alone,

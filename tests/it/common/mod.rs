@@ -929,6 +929,21 @@ pub fn path_with_bin() -> String {
     )
 }
 
+/// The count called `name` ("paths looked at", "stat cache entries read", "trees read",
+/// "checkpoint records read") on the `trace: counts:` line of a run traced with
+/// `GIT_CHECKPOINT_TRACE=1`.
+#[track_caller]
+pub fn trace_count(out: &Out, name: &str) -> u64 {
+    let line = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("trace: counts: "))
+        .unwrap_or_else(|| panic!("the trace reports no counts\n{out}"));
+    line.split(", ")
+        .find_map(|part| part.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of {name:?} in {line:?}"))
+}
+
 /// Runs `hooks run claude` in `cwd` with `input` on stdin.
 pub fn run_hook(sb: &Sandbox, cwd: &Path, input: &[u8]) -> Out {
     run_agent_hook(sb, cwd, "claude", input)
