@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::cmd_watch::{ran, traced_save};
 use crate::cmd_watch_changes::{
-    apply, copy_without_watcher, counts, edit, every_kind_of_change, recorded,
+    apply, copy_without_watcher, counts, edit, every_kind_of_change, recorded, small_tree_saved,
     start_for_every_kind_of_change,
 };
 use crate::common;
@@ -170,12 +170,7 @@ fn random_change_sequences_saved_after_the_look_match_a_fresh_look() {
     };
     let mut runner = proptest::test_runner::TestRunner::new(config);
     let result = runner.run(&prop::collection::vec(edit(), 1..10), |edits| {
-        let repo = Repo::new();
-        repo.write("top", b"top\n");
-        repo.write("a/f", b"f\n");
-        repo.write("a/b/g", b"g\n");
-        repo.write("c/h", b"h\n");
-        repo.save("start");
+        let repo = small_tree_saved();
         for (i, edit) in edits.iter().enumerate() {
             apply(&repo, edit);
             assert_save_matches_a_fresh_look(&repo, &format!("step {i}"));

@@ -323,6 +323,18 @@ pub(crate) fn apply(repo: &Repo, edit: &Edit) {
     }
 }
 
+/// A repository of four files in nested directories, saved: where the random edit
+/// sequences start.
+pub(crate) fn small_tree_saved() -> Repo {
+    let repo = Repo::new();
+    repo.write("top", b"top\n");
+    repo.write("a/f", b"f\n");
+    repo.write("a/b/g", b"g\n");
+    repo.write("c/h", b"h\n");
+    repo.save("start");
+    repo
+}
+
 /// Random sequences of edits, each followed by a watched save that must record what a
 /// walking save of the same worktree records.
 #[test]
@@ -335,12 +347,7 @@ fn random_edit_sequences_saved_through_the_watcher_match_a_walk() {
     };
     let mut runner = proptest::test_runner::TestRunner::new(config);
     let result = runner.run(&prop::collection::vec(edit(), 1..10), |edits| {
-        let repo = Repo::new();
-        repo.write("top", b"top\n");
-        repo.write("a/f", b"f\n");
-        repo.write("a/b/g", b"g\n");
-        repo.write("c/h", b"h\n");
-        repo.save("start");
+        let repo = small_tree_saved();
         let watcher = Watcher::start(&repo, &[]);
         repo.write("primer", b"primer\n");
         assert!(traced_save(&repo, "primer").ran("walk"));
