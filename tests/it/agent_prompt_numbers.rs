@@ -33,6 +33,14 @@ fn records_read(out: &Out) -> u64 {
     trace_count(out, "checkpoint records read")
 }
 
+/// A repository of one file with the Claude Code hooks installed (which saves it).
+fn installed() -> Repo {
+    let r = Repo::new();
+    r.write("a.txt", b"start\n");
+    r.ok(&["hooks", "install", "claude"]);
+    r
+}
+
 /// The newest checkpoint's metadata.
 fn newest_meta(r: &Repo) -> Value {
     r.log_json(true)[0]["meta"].clone()
@@ -40,9 +48,7 @@ fn newest_meta(r: &Repo) -> Value {
 
 #[test]
 fn a_hook_run_reads_as_many_records_with_a_long_history_as_with_a_short_one() {
-    let r = Repo::new();
-    r.write("a.txt", b"start\n");
-    r.ok(&["hooks", "install", "claude"]);
+    let r = installed();
     prompt(&r, "first");
     r.write("a.txt", b"one\n");
     let short = records_read(&traced_tool_call(&r, "t1"));
@@ -66,9 +72,7 @@ fn a_hook_run_reads_as_many_records_with_a_long_history_as_with_a_short_one() {
 
 #[test]
 fn a_prompt_number_is_never_given_twice_in_a_session() {
-    let r = Repo::new();
-    r.write("a.txt", b"start\n");
-    r.ok(&["hooks", "install", "claude"]);
+    let r = installed();
     prompt(&r, "first");
     let first = r.log_ids(true)[0].clone();
     r.write("a.txt", b"one\n");
@@ -88,9 +92,7 @@ fn a_prompt_number_is_never_given_twice_in_a_session() {
 
 #[test]
 fn prompts_saved_before_the_index_existed_are_counted_once_then_indexed() {
-    let r = Repo::new();
-    r.write("a.txt", b"start\n");
-    r.ok(&["hooks", "install", "claude"]);
+    let r = installed();
     // Prompt checkpoints without a number (saved by hand, as a script or an older build
     // may have) make no index: the first hook prompt counts them.
     for n in 1..=2 {
