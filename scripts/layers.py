@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The layering rules of docs/design.md section 6, checked over the source (run by .ci/run).
 
-Three rules, each a function below; every broken one is reported, then the exit status
+Four rules, each a function below; every broken one is reported, then the exit status
 is 1. Comments are not code: a rule reads only what `code()` leaves of a file.
 
 1. `linux_only_outside_seam`: no Linux-only call, file or crate is named outside the
    platform seams (`src/watch/platform/`, `src/worktree/platform.rs`), and Cargo.toml
    declares Linux-only crates and features only under a Linux target section. A build
    for macOS must not depend on anything this rule names.
+4. `linux_crates_used_elsewhere`: the other direction of rule 1: a crate Cargo.toml
+   declares only for Linux is used only inside the platform seams, so that a build for
+   another system, which does not get the crate, still compiles.
 2. `lower_layers_import_upper`: nothing below the operations (storage, git, worktree,
    watch, model, format, settings, the ground floor) imports `ops`, `remote` or `agents`.
 3. `redb_outside_storage`: nothing outside `src/storage/` names redb; inside it, no item
@@ -133,6 +136,45 @@ def linux_only_outside_seam():
     return None
 
 
+def linux_only_crates():
+    """The crates Cargo.toml declares under a Linux target section, as Rust names them."""
+    crates, section = set(), None
+    for line in (ROOT / "Cargo.toml").read_text().split("\n"):
+        stripped = line.split("#", 1)[0].strip()
+        if stripped.startswith("["):
+            section = stripped
+            continue
+        if section and 'target_os = "linux"' in section and "dependencies" in section:
+            if "=" in stripped:
+                crates.add(stripped.split("=", 1)[0].strip().strip('"').replace("-", "_"))
+    return crates
+
+
+def linux_crates_used_elsewhere():
+    """Rule 4: a crate only Linux builds get is named only inside the platform seams."""
+    crates = linux_only_crates()
+    if not crates:
+        return None
+    names = "|".join(sorted(map(re.escape, crates)))
+    pattern = re.compile(
+        rf"(?<![\w:.])(?:{names})\s*::|\b(?:use|extern\s+crate)\s+(?:{names})\b"
+    )
+    found = []
+    for path in rust_files():
+        if rel(path).startswith(PLATFORM_SEAMS):
+            continue
+        for number, line in lines_matching(path, pattern, strings=False):
+            found.append(f"{rel(path)}:{number}: {line}")
+    if found:
+        return (
+            "a crate Cargo.toml declares for Linux only is used outside the platform seams "
+            f"({', '.join(PLATFORM_SEAMS)}); a build for macOS or Windows does not get it: "
+            "declare it for every system, or use it behind the seam:",
+            found,
+        )
+    return None
+
+
 def lower_layers_import_upper():
     """Rule 2: a module below the operations imports none of them."""
     names = "|".join(UPPER_IMPORTED)
@@ -218,7 +260,12 @@ def redb_outside_storage():
 
 def main():
     failed = False
-    for rule in (linux_only_outside_seam, lower_layers_import_upper, redb_outside_storage):
+    for rule in (
+        linux_only_outside_seam,
+        linux_crates_used_elsewhere,
+        lower_layers_import_upper,
+        redb_outside_storage,
+    ):
         broken = rule()
         if broken:
             failed = True
