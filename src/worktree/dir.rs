@@ -20,6 +20,8 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -30,6 +32,10 @@ use crate::{Error, Result};
 pub struct Worktree {
     top: OwnedFd,
     path: PathBuf,
+    /// The first changed directory whose entries could not be pushed to the drive where
+    /// the barrier needs that ([`super::platform::BARRIER_NEEDS_PUSHES`]): [`Worktree::sync`]
+    /// reports it, since the barrier cannot make those entries durable.
+    push_failure: Mutex<Option<Error>>,
 }
 
 /// One directory of the worktree, held open, with its worktree path for messages.
@@ -38,6 +44,9 @@ pub struct Dir<'w> {
     /// Its path relative to the top (empty for the top itself).
     rel: Vec<u8>,
     worktree: &'w Worktree,
+    /// Whether an entry was made, renamed or removed here through this handle: on a
+    /// system whose barrier covers only what was pushed, it is pushed when dropped.
+    changed: AtomicBool,
 }
 
 impl Worktree {
@@ -53,6 +62,7 @@ impl Worktree {
         Ok(Worktree {
             top,
             path: path.to_path_buf(),
+            push_failure: Mutex::new(None),
         })
     }
 
@@ -89,7 +99,9 @@ impl Worktree {
                 Ok(child) => child,
                 Err(Errno::NOENT) if create => {
                     match rustix::fs::mkdirat(&fd, OsStr::from_bytes(name), Mode::from(0o777)) {
-                        Ok(()) | Err(Errno::EXIST) => {}
+                        Ok(()) => super::platform::push_to_device(&fd)
+                            .map_err(|e| Error::io(self.display(here), e))?,
+                        Err(Errno::EXIST) => {}
                         Err(e) => return Err(Error::io(self.display(here), e.into())),
                     }
                     open(&fd).map_err(|e| self.refusal(here, e))?
@@ -102,6 +114,7 @@ impl Worktree {
             fd,
             rel: rel.to_vec(),
             worktree: self,
+            changed: AtomicBool::new(false),
         }))
     }
 
@@ -133,8 +146,19 @@ impl Worktree {
     }
 
     /// Flushes everything written to the filesystem holding the worktree: one call that
-    /// costs about one fsync, instead of one fsync per file.
+    /// costs about one fsync, instead of one fsync per file (on Apple systems, one drive
+    /// flush after each file and changed directory was pushed: see
+    /// [`super::platform::sync_filesystem`]). Fails if a changed directory could not be
+    /// pushed.
     pub fn sync(&self) -> Result<()> {
+        let failed = self
+            .push_failure
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(e) = failed {
+            return Err(e);
+        }
         super::platform::sync_filesystem(&self.top).map_err(|e| Error::io(&self.path, e))
     }
 }
@@ -159,6 +183,13 @@ impl Dir<'_> {
         Error::io(self.display(name), e.into())
     }
 
+    /// Records that an entry here changed, for the push when this handle is dropped.
+    fn mark_changed(&self) {
+        if super::platform::BARRIER_NEEDS_PUSHES {
+            self.changed.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// The device and inode of this directory: which directory the handle holds,
     /// wherever it has been moved to since it was opened.
     pub fn identity(&self) -> Result<(u64, u64)> {
@@ -178,6 +209,7 @@ impl Dir<'_> {
 
     /// Removes the file or symlink `name`; nothing there is fine.
     pub fn remove_file(&self, name: &[u8]) -> Result<()> {
+        self.mark_changed();
         match rustix::fs::unlinkat(&self.fd, OsStr::from_bytes(name), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(self.io(name, e)),
@@ -187,6 +219,7 @@ impl Dir<'_> {
     /// Removes the directory `name` if it is empty; a directory that still holds
     /// something (an ignored file, say), or nothing there, is left alone.
     pub fn remove_dir_if_empty(&self, name: &[u8]) {
+        self.mark_changed();
         let _ = rustix::fs::unlinkat(&self.fd, OsStr::from_bytes(name), AtFlags::REMOVEDIR);
     }
 
@@ -205,6 +238,7 @@ impl Dir<'_> {
             fd: child,
             rel: self.rel(name),
             worktree: self.worktree,
+            changed: AtomicBool::new(false),
         };
         let mut below = Vec::new();
         for entry in rustix::fs::Dir::read_from(&child.fd).map_err(|e| self.io(name, e))? {
@@ -217,6 +251,7 @@ impl Dir<'_> {
         for entry_name in below {
             child.remove_empty_tree(&entry_name)?;
         }
+        self.mark_changed();
         rustix::fs::unlinkat(&self.fd, OsStr::from_bytes(name), AtFlags::REMOVEDIR)
             .map_err(|e| self.io(name, e))
     }
@@ -225,6 +260,7 @@ impl Dir<'_> {
     /// file); `Ok(None)` if anything is there already, so that the caller can look at
     /// what it is instead of failing.
     pub fn create_file(&self, name: &[u8], mode: u32) -> Result<Option<File>> {
+        self.mark_changed();
         match rustix::fs::openat(
             &self.fd,
             OsStr::from_bytes(name),
@@ -240,6 +276,7 @@ impl Dir<'_> {
     /// Creates the symlink `name` pointing at `target`; `Ok(false)` if anything is there
     /// already.
     pub fn symlink(&self, target: &[u8], name: &[u8]) -> Result<bool> {
+        self.mark_changed();
         match rustix::fs::symlinkat(OsStr::from_bytes(target), &self.fd, OsStr::from_bytes(name)) {
             Ok(()) => Ok(true),
             Err(Errno::EXIST) => Ok(false),
@@ -250,6 +287,7 @@ impl Dir<'_> {
     /// Renames `from` over `to`, both in this directory, atomically replacing a file or
     /// symlink at `to`.
     pub fn rename(&self, from: &[u8], to: &[u8]) -> Result<()> {
+        self.mark_changed();
         rustix::fs::renameat(
             &self.fd,
             OsStr::from_bytes(from),
@@ -257,5 +295,23 @@ impl Dir<'_> {
             OsStr::from_bytes(to),
         )
         .map_err(|e| self.io(to, e))
+    }
+}
+
+/// Pushes a changed directory's entries to the drive where the barrier needs it (see
+/// [`Dir::mark_changed`]); a failure is kept for [`Worktree::sync`] to report.
+impl Drop for Dir<'_> {
+    fn drop(&mut self) {
+        if !self.changed.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Err(e) = super::platform::push_to_device(&self.fd) {
+            let mut failure = self
+                .worktree
+                .push_failure
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            failure.get_or_insert_with(|| Error::io(self.worktree.display(&self.rel), e));
+        }
     }
 }

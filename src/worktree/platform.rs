@@ -5,18 +5,43 @@
 use std::os::fd::AsFd;
 use std::path::Path;
 
-/// Makes everything written to the filesystem holding `fd` durable. Linux flushes just
-/// that filesystem (`syncfs`, about the cost of one fsync); elsewhere the fallback is
-/// `sync`, which flushes every filesystem.
+/// Makes everything written to the filesystem holding `fd` durable: the barrier a restore
+/// passes before it records itself done.
+///
+/// - Linux flushes just that filesystem (`syncfs`, about the cost of one fsync), every
+///   dirty page of it, so nothing needs doing as each file is written.
+/// - Apple systems: `sync` may return before the data is on disk, and even `fsync` leaves
+///   it in the drive's cache. So each written file and each changed directory is pushed
+///   to the drive as it is finished ([`push_to_device`]), and the barrier is one
+///   `F_FULLFSYNC`, which flushes the drive's cache of everything pushed before it.
+/// - Elsewhere the fallback is `sync`, which schedules every filesystem's dirty data.
 pub fn sync_filesystem(fd: impl AsFd) -> std::io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         rustix::fs::syncfs(fd)?;
     }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    #[cfg(target_vendor = "apple")]
+    {
+        rustix::fs::fcntl_fullfsync(fd)?;
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
     {
         let _ = fd;
         rustix::fs::sync();
+    }
+    Ok(())
+}
+
+/// Whether [`sync_filesystem`] covers only what was pushed with [`push_to_device`] first
+/// (Apple systems), so that every written file and changed directory must be.
+pub const BARRIER_NEEDS_PUSHES: bool = cfg!(target_vendor = "apple");
+
+/// Pushes a finished file's data, or a changed directory's entries, to the drive, so that
+/// the next [`sync_filesystem`] makes them durable. Nothing where that barrier covers all
+/// dirty data by itself ([`BARRIER_NEEDS_PUSHES`]).
+pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
+    if BARRIER_NEEDS_PUSHES {
+        rustix::fs::fsync(fd)?;
     }
     Ok(())
 }

@@ -422,6 +422,10 @@ fn write_new<'a>(
                         .set_permissions(std::fs::Permissions::from_mode(mode))
                         .map_err(|e| Error::io(dir.display(at), e)),
                     None => Ok(()),
+                })
+                .and_then(|()| {
+                    worktree::platform::push_to_device(&file)
+                        .map_err(|e| Error::io(dir.display(at), e))
                 });
             if let Err(e) = written {
                 drop(file);
