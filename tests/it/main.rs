@@ -92,6 +92,7 @@ mod roundtrip_big_file;
 mod roundtrip_permissions;
 mod roundtrip_trees;
 
+mod safety_agent_files;
 mod safety_changing_files;
 mod safety_concurrency;
 mod safety_crafted_store;

@@ -324,7 +324,7 @@ fn open(directory: &Path) -> anyhow::Result<Context> {
     // Not quiet: warnings go to stderr, the server's log. Nothing reaches stdout (see
     // `protocol_stdout`).
     Ok(Context {
-        workspace: Workspace::new(repo),
+        workspace: Workspace::new(repo, git_checkpoint::agents::worktree_files()),
         quiet: false,
         json: false,
     })
