@@ -19,7 +19,8 @@ use super::hooks::AgentArg;
 ///
 /// The worktree is the one around -C, else around the client's first root (MCP
 /// roots/list), else around the working directory; each tool also takes `repo`, a path
-/// inside the worktree. The store is opened for each call and closed after it, so an
+/// inside that worktree or inside one of the client's roots, and nothing else. A read
+/// never creates a store. The store is opened for each call and closed after it, so an
 /// idle server never keeps a hook or another command waiting. stdout carries only the
 /// protocol; logs go to stderr.
 ///
