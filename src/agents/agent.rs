@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
+use super::mcp_registration::McpConfig;
 use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
 
@@ -87,7 +88,9 @@ impl HookRun {
 }
 
 /// An AI coding agent (or git itself) that git-checkpoint hooks into. The registry,
-/// [`super::AGENTS`], holds one of each; adding an agent is one module and one line there.
+/// [`super::AGENTS`], holds one of each, and it is the only list of agents: what
+/// `hooks install` and `mcp install` do for one, and which of their files a checkpoint
+/// leaves out, all come from here. Adding an agent is one module and one line there.
 pub trait Agent: Sync {
     /// Its name on the command line (`hooks install <name>`), and in `agent=<name>`.
     fn name(&self) -> &'static str;
@@ -114,6 +117,17 @@ pub trait Agent: Sync {
     /// created for them once it holds nothing else. Returns false if there was nothing
     /// to remove.
     fn uninstall(&self, path: &Path) -> Result<bool>;
+
+    /// Every file [`install`](Agent::install) may write inside a worktree, whatever the
+    /// scope, as a path from its top: the agent's set-up, which no checkpoint holds and
+    /// no restore takes away ([`super::worktree_files`]). Empty for a hook that lives
+    /// outside the worktree (git's, in the git dir).
+    fn worktree_hook_files(&self) -> Vec<String>;
+
+    /// Where the agent keeps its MCP servers and how an entry of ours is shaped, for
+    /// `mcp install` (`super::mcp_registration`); `None` for one that takes no MCP
+    /// server (git's post-commit hook).
+    fn mcp(&self) -> Option<McpConfig>;
 
     /// Whether the file `scope` names is the user's own, to be kept out of
     /// `git status` (`agents::exclude`).

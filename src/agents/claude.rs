@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
 use crate::Result;
 
@@ -57,6 +58,11 @@ const CLAUDE_HOOKS: HookGroups = HookGroups {
 /// ([`Scope::Global`]).
 pub struct Claude;
 
+/// The worktree's (and the home directory's) shared settings file.
+const SHARED_SETTINGS: &str = ".claude/settings.json";
+/// The worktree's personal settings file, not committed.
+const PERSONAL_SETTINGS: &str = ".claude/settings.local.json";
+
 impl Agent for Claude {
     fn name(&self) -> &'static str {
         "claude"
@@ -67,11 +73,33 @@ impl Agent for Claude {
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
-        let name = match scope {
-            Scope::Personal => "settings.local.json",
-            Scope::Shared | Scope::Global => "settings.json",
+        let file = match scope {
+            Scope::Personal => PERSONAL_SETTINGS,
+            Scope::Shared | Scope::Global => SHARED_SETTINGS,
         };
-        worktree_or_home_file(scope, start, &Path::new(".claude").join(name))
+        worktree_or_home_file(scope, start, Path::new(file))
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        vec![SHARED_SETTINGS.to_string(), PERSONAL_SETTINGS.to_string()]
+    }
+
+    /// `.mcp.json` in the project, `~/.claude.json` for the user
+    /// (code.claude.com/docs/en/mcp).
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: Some(".mcp.json"),
+            user: UserFile {
+                env: None,
+                home: "",
+                file: ".claude.json",
+            },
+            format: Format::Json {
+                fixed: &[("type", "\"stdio\"")],
+                after: &[],
+            },
+            directory: Directory::Project,
+        })
     }
 
     fn install(&self, path: &Path) -> Result<Installed> {

@@ -40,6 +40,7 @@ use serde_json::{Map, Value};
 
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
 use crate::{Error, Result};
 
@@ -93,6 +94,31 @@ impl Agent for Cline {
 
     fn about(&self) -> &'static str {
         "Cline"
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        CLINE_EVENTS
+            .iter()
+            .map(|event| format!("{CLINE_HOOKS_DIR}/{event}"))
+            .collect()
+    }
+
+    /// Only the user's `cline_mcp_settings.json`; Cline starts servers in `/`, so the
+    /// entry names the worktree with `-C`.
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: None,
+            user: UserFile {
+                env: None,
+                home: ".cline/data/settings",
+                file: "cline_mcp_settings.json",
+            },
+            format: Format::Json {
+                fixed: &[("type", "\"stdio\"")],
+                after: &[],
+            },
+            directory: Directory::Elsewhere,
+        })
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {

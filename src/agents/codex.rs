@@ -24,8 +24,12 @@ use serde_json::Value;
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
 use crate::Result;
+
+/// The hooks file, from the worktree's top or the home directory.
+const CODEX_HOOKS_FILE: &str = ".codex/hooks.json";
 
 /// The command the Codex hooks run.
 pub const CODEX_HOOK_COMMAND: &str = "git checkpoint hooks run codex";
@@ -71,7 +75,25 @@ impl Agent for Codex {
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
-        worktree_or_home_file(scope, start, Path::new(".codex/hooks.json"))
+        worktree_or_home_file(scope, start, Path::new(CODEX_HOOKS_FILE))
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        vec![CODEX_HOOKS_FILE.to_string()]
+    }
+
+    /// `[mcp_servers.<name>]` in `.codex/config.toml`, or `$CODEX_HOME/config.toml`.
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: Some(".codex/config.toml"),
+            user: UserFile {
+                env: Some("CODEX_HOME"),
+                home: ".codex",
+                file: "config.toml",
+            },
+            format: Format::CodexToml,
+            directory: Directory::Project,
+        })
     }
 
     fn install(&self, path: &Path) -> Result<Installed> {

@@ -31,6 +31,7 @@ use serde_json::Value;
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
 use crate::Result;
 
@@ -38,6 +39,8 @@ use crate::Result;
 pub const COPILOT_HOOK_COMMAND: &str = "git checkpoint hooks run copilot";
 /// Our hooks file, in `.github/hooks/` or the user's hooks directory.
 pub const COPILOT_HOOKS_FILE: &str = "git-checkpoint.json";
+/// The project's hooks directory, from the worktree's top.
+const COPILOT_PROJECT_HOOKS_DIR: &str = ".github/hooks";
 /// The seconds Copilot CLI gives our hook (its default, said out loud). A hook run waits
 /// for the store at most `checkpoint.hookLockTimeout` (5 s by default), far less.
 const COPILOT_HOOK_TIMEOUT_SECONDS: u64 = 30;
@@ -79,9 +82,33 @@ impl Agent for Copilot {
                 Some(home) => (PathBuf::from(home), Path::new("hooks")),
                 None => (home_dir()?, Path::new(".copilot/hooks")),
             },
-            Scope::Personal | Scope::Shared => (worktree_top(start)?, Path::new(".github/hooks")),
+            Scope::Personal | Scope::Shared => {
+                (worktree_top(start)?, Path::new(COPILOT_PROJECT_HOOKS_DIR))
+            }
         };
         settings_path_under(&base, &dir.join(COPILOT_HOOKS_FILE))
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        vec![format!("{COPILOT_PROJECT_HOOKS_DIR}/{COPILOT_HOOKS_FILE}")]
+    }
+
+    /// `.github/mcp.json`, or `~/.copilot/mcp-config.json` (`$COPILOT_HOME`); its
+    /// entries name their type `local` and the tools offered.
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: Some(".github/mcp.json"),
+            user: UserFile {
+                env: Some("COPILOT_HOME"),
+                home: ".copilot",
+                file: "mcp-config.json",
+            },
+            format: Format::Json {
+                fixed: &[("type", "\"local\"")],
+                after: &[("tools", "[\"*\"]")],
+            },
+            directory: Directory::Project,
+        })
     }
 
     fn install(&self, path: &Path) -> Result<Installed> {

@@ -25,8 +25,12 @@ use serde::Deserialize;
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::hook_list::HookList;
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{home_dir, worktree_or_home_file};
 use crate::Result;
+
+/// The hooks file, from the worktree's top or the home directory.
+const CURSOR_HOOKS_FILE: &str = ".cursor/hooks.json";
 
 /// The command the Cursor hooks run.
 pub const CURSOR_HOOK_COMMAND: &str = "git checkpoint hooks run cursor";
@@ -57,7 +61,29 @@ impl Agent for Cursor {
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
-        worktree_or_home_file(scope, start, Path::new(".cursor/hooks.json"))
+        worktree_or_home_file(scope, start, Path::new(CURSOR_HOOKS_FILE))
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        vec![CURSOR_HOOKS_FILE.to_string()]
+    }
+
+    /// `.cursor/mcp.json`, or `~/.cursor/mcp.json`; Cursor starts servers anywhere but
+    /// expands `${workspaceFolder}`, which the entry hands to `-C`.
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: Some(".cursor/mcp.json"),
+            user: UserFile {
+                env: None,
+                home: ".cursor",
+                file: "mcp.json",
+            },
+            format: Format::Json {
+                fixed: &[("type", "\"stdio\"")],
+                after: &[],
+            },
+            directory: Directory::WorkspaceFolder,
+        })
     }
 
     fn install(&self, path: &Path) -> Result<Installed> {

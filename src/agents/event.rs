@@ -219,7 +219,7 @@ pub fn run(
         .ok()
         .and_then(|e| e.cwd.clone())
         .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let workspace = match Workspace::discover(&dir) {
+    let workspace = match Workspace::discover(&dir, super::worktree_files()) {
         Ok(workspace) => workspace,
         Err(e) => return (None, Err(e)),
     };
@@ -233,7 +233,7 @@ pub fn run(
 /// Saves the worktree as the hooks are installed: the state before the agent's first
 /// prompt, always a checkpoint (also when nothing changed since the last one).
 pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId> {
-    let workspace = Workspace::new(repo.clone());
+    let workspace = Workspace::new(repo.clone(), super::worktree_files());
     let store = workspace.open_store(&mut || {})?;
     let options = SaveOptions {
         message: "before the agent's first prompt (hooks installed)".to_string(),
@@ -245,7 +245,8 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId
         settings: workspace.settings,
         ..SaveOptions::default()
     };
-    match save::save(repo, &store, &options)?.outcome {
+    // The workspace's repository, which knows the agents' files to leave out.
+    match save::save(&workspace.repo, &store, &options)?.outcome {
         SaveOutcome::Saved { id, .. } => Ok(id),
         SaveOutcome::Unchanged { current } => Ok(current),
     }

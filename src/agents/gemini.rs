@@ -27,8 +27,12 @@ use serde_json::Value;
 use super::agent::{Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
+use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
 use crate::Result;
+
+/// The settings file, from the worktree's top or the home directory.
+const GEMINI_SETTINGS: &str = ".gemini/settings.json";
 
 /// The command the Gemini CLI hooks run.
 pub const GEMINI_HOOK_COMMAND: &str = "git checkpoint hooks run gemini";
@@ -78,7 +82,29 @@ impl Agent for Gemini {
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
-        worktree_or_home_file(scope, start, Path::new(".gemini/settings.json"))
+        worktree_or_home_file(scope, start, Path::new(GEMINI_SETTINGS))
+    }
+
+    fn worktree_hook_files(&self) -> Vec<String> {
+        vec![GEMINI_SETTINGS.to_string()]
+    }
+
+    /// `mcpServers` in the same settings file as the hooks (`.gemini/settings.json`, or
+    /// `~/.gemini/settings.json`).
+    fn mcp(&self) -> Option<McpConfig> {
+        Some(McpConfig {
+            project: Some(GEMINI_SETTINGS),
+            user: UserFile {
+                env: None,
+                home: ".gemini",
+                file: "settings.json",
+            },
+            format: Format::Json {
+                fixed: &[],
+                after: &[],
+            },
+            directory: Directory::Project,
+        })
     }
 
     fn install(&self, path: &Path) -> Result<Installed> {

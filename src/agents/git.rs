@@ -20,6 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::agent::{Agent, HookKind, HookRun, Installed, Scope};
+use super::mcp_registration::McpConfig;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 
@@ -51,6 +52,16 @@ impl Agent for Git {
 
     fn kind(&self) -> HookKind {
         HookKind::GitCommit
+    }
+
+    /// The hook lives in the git dir, outside the worktree.
+    fn worktree_hook_files(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// git runs no MCP server.
+    fn mcp(&self) -> Option<McpConfig> {
+        None
     }
 
     /// The hook goes where git looks for it; only [`Scope::Personal`] (no flag) names it.

@@ -16,6 +16,12 @@
 //! ([`log_failure`]) instead of being reported. Beside the agents, `git` installs a
 //! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
 //! keeps a personal settings file an install writes out of `git status`.
+//! [`mcp_registration`] registers `git checkpoint mcp` in an agent's configuration
+//! (`mcp_json` for JSON files, `mcp_toml` for Codex's), as the agent's
+//! [`Agent::mcp`] says. Every file either install may write in a worktree is listed by
+//! [`worktree_files`], from the registry alone: the layers below are handed that list
+//! (through `ops::workspace::Workspace::new`) and never checkpoint or restore those
+//! files.
 
 mod agent;
 mod claude;
@@ -29,7 +35,9 @@ mod gemini;
 mod git;
 mod hook_groups;
 mod hook_list;
+mod mcp_json;
 pub mod mcp_registration;
+mod mcp_toml;
 mod paths;
 mod settings_file;
 mod transcript;
@@ -41,7 +49,9 @@ pub use agent::{Agent, HookKind, HookRun, Installed, Scope};
 use crate::git::repo::Repo;
 
 /// Every agent git-checkpoint hooks into, in the order `hooks install --help` lists
-/// them: adding an agent is its module and one line here.
+/// them: the only list of agents. Adding an agent is its module (an [`Agent`], which
+/// also says where its MCP servers go and which of its files a checkpoint leaves out)
+/// and one line here.
 pub static AGENTS: &[&dyn Agent] = &[
     &claude::Claude,
     &cline::Cline,
@@ -55,6 +65,23 @@ pub static AGENTS: &[&dyn Agent] = &[
 /// The agent called `name` on the command line (`claude`, …, `git`).
 pub fn find(name: &str) -> Option<&'static dyn Agent> {
     AGENTS.iter().copied().find(|agent| agent.name() == name)
+}
+
+/// Every file that `hooks install` or `mcp install` may write inside a worktree, for
+/// every agent, as paths from its top: the agents' set-up, which no checkpoint holds
+/// and no restore changes. Handed to `ops::workspace::Workspace::new` by whoever makes
+/// one, since the layers below the agents cannot ask them (docs/design.md invariant 16).
+pub fn worktree_files() -> Vec<Vec<u8>> {
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    for agent in AGENTS {
+        let project_mcp = agent.mcp().and_then(|mcp| mcp.project).map(str::to_string);
+        for file in agent.worktree_hook_files().into_iter().chain(project_mcp) {
+            if !files.iter().any(|known| *known == file.as_bytes()) {
+                files.push(file.into_bytes());
+            }
+        }
+    }
+    files
 }
 
 /// Where failed hook runs are logged, inside `<git-dir>/checkpoint`.

@@ -107,21 +107,7 @@ impl SettingsFile {
         if self.trailing_newline {
             text.push(b'\n');
         }
-        let dir = self.target.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-        tmp.write_all(&text)
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| Error::io(&self.target, e))?;
-        let mode = self.mode.unwrap_or(0o644) & 0o7777;
-        std::fs::set_permissions(
-            tmp.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(mode),
-        )
-        .map_err(|e| Error::io(&self.target, e))?;
-        tmp.persist(&self.target)
-            .map_err(|e| Error::io(&self.target, e.error))?;
-        Ok(())
+        replace_file(&self.target, &text, self.mode)
     }
 
     /// Deletes the file, once nothing is left in it, and its directory if that is then
@@ -134,6 +120,27 @@ impl SettingsFile {
         }
         Ok(())
     }
+}
+
+/// Makes `target` hold `text`, atomically (a temporary file beside it, synced, then
+/// renamed over it), with permissions `mode` (a new file's: `0644`), creating its
+/// directory if needed. A reader sees the old file or the new one, never half of one.
+pub(super) fn replace_file(target: &Path, text: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(text)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(target, e))?;
+    let mode = mode.unwrap_or(0o644) & 0o7777;
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(mode),
+    )
+    .map_err(|e| Error::io(target, e))?;
+    tmp.persist(target)
+        .map_err(|e| Error::io(target, e.error))?;
+    Ok(())
 }
 
 /// Adds our hooks to the settings file at `path`, creating it if needed: `add` edits the

@@ -1,13 +1,16 @@
 //! Text from people and agents (messages, metadata, names), made safe to print on a
-//! terminal: a control character in it is shown, never obeyed, so an `ESC [2J` in an
-//! agent's command line cannot clear the screen or retitle the window.
+//! terminal or hand to a model: a control character in it is shown, never obeyed, so an
+//! `ESC [2J` in an agent's command line cannot clear the screen or retitle the window,
+//! and a bidi control cannot reorder what a reader sees. Every front end (the CLI,
+//! `browse`, `blame`, the MCP server) escapes through these functions.
 
 use std::borrow::Cow;
 
-/// `text` with each control character (C0, DEL and C1) escaped as git escapes bytes in
-/// a quoted path: `\a \b \t \n \v \f \r` by name, any other as the octal of its UTF-8
-/// bytes (ESC is `\033`, U+009B is `\302\233`). Everything else, backslashes included,
-/// stays as written, so ordinary text reads unchanged; `--json` keeps the exact text.
+/// `text` with each control character (C0, DEL and C1) and each bidi control escaped as
+/// git escapes bytes in a quoted path: `\a \b \t \n \v \f \r` by name, any other as
+/// the octal of its UTF-8 bytes (ESC is `\033`, U+009B is `\302\233`, U+202E is
+/// `\342\200\256`). Everything else, backslashes included, stays as written, so
+/// ordinary text reads unchanged; `--json` keeps the exact text.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     escape_except(text, &[])
 }
@@ -20,8 +23,16 @@ pub fn escape_controls_keeping_lines(text: &str) -> Cow<'_, str> {
     escape_except(text, &['\n', '\t'])
 }
 
+/// Whether `c` is a bidi control: an embedding, override or isolate (U+202A to U+202E,
+/// U+2066 to U+2069), which makes a terminal show the text around it in another order
+/// than it is ("Trojan Source"). The marks (U+200E, U+200F) only affect neutral
+/// characters beside them and stay.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 fn escape_except<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    let escaped = |c: char| c.is_control() && !keep.contains(&c);
+    let escaped = |c: char| (c.is_control() || is_bidi_control(c)) && !keep.contains(&c);
     if !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
@@ -72,6 +83,14 @@ mod tests {
         assert_eq!(escape_controls("\x1b]0;title\x07"), "\\033]0;title\\a");
         assert_eq!(escape_controls("a\tb\nc\r\0\x7f"), "a\\tb\\nc\\r\\000\\177");
         assert_eq!(escape_controls("\u{9b}2J"), "\\302\\2332J");
+        assert_eq!(
+            escape_controls("a\u{202e}b\u{2066}c\u{2069}\u{200f}"),
+            "a\\342\\200\\256b\\342\\201\\246c\\342\\201\\251\u{200f}"
+        );
+        assert_eq!(
+            escape_controls_keeping_lines("x\u{202a}\ny"),
+            "x\\342\\200\\252\ny"
+        );
         assert_eq!(
             escape_controls_keeping_lines("one\x1b\ntwo\r\n\tthree"),
             "one\\033\ntwo\\r\n\tthree"

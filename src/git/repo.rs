@@ -27,6 +27,12 @@ pub struct Repo {
     /// `core.pager`, `extensions.objectformat`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
+    /// Files inside the worktree that are the agents' set-up, not the worktree's own
+    /// (what `hooks install` and `mcp install` write), as paths from its top: no
+    /// checkpoint holds them and no restore changes them (docs/design.md invariant 16).
+    /// Only the agents know them: empty here, filled by `ops::workspace::Workspace::new`
+    /// from what its caller hands it (`agents::worktree_files`).
+    pub agent_files: Vec<Vec<u8>>,
 }
 
 /// Where the real repository's HEAD pointed when a checkpoint was saved.
@@ -111,6 +117,7 @@ impl Repo {
                 common_dir: found.common_dir,
                 prefix: found.prefix,
                 config,
+                agent_files: Vec::new(),
             };
             trace_found("in-process", how, &repo);
             return Ok(repo);
@@ -185,6 +192,7 @@ impl Repo {
             common_dir,
             prefix,
             config,
+            agent_files: Vec::new(),
         })
     }
 

@@ -26,13 +26,18 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// Finds the worktree containing `dir` ([`Repo::discover`]) and reads its settings.
-    pub fn discover(dir: &Path) -> Result<Workspace> {
-        Ok(Workspace::new(Repo::discover(dir)?))
+    /// Finds the worktree containing `dir` ([`Repo::discover`]) and reads its settings;
+    /// `agent_files` as for [`Workspace::new`].
+    pub fn discover(dir: &Path, agent_files: Vec<Vec<u8>>) -> Result<Workspace> {
+        Ok(Workspace::new(Repo::discover(dir)?, agent_files))
     }
 
-    /// The workspace of a worktree already found.
-    pub fn new(repo: Repo) -> Workspace {
+    /// The workspace of a worktree already found. `agent_files` are the files the
+    /// agents' installs write in a worktree, which no checkpoint holds and no restore
+    /// changes ([`Repo::agent_files`]): `agents::worktree_files()`, handed down by the
+    /// caller because only the agents layer, above this one, knows them.
+    pub fn new(mut repo: Repo, agent_files: Vec<Vec<u8>>) -> Workspace {
+        repo.agent_files = agent_files;
         let settings = Settings::of(&repo);
         Workspace { repo, settings }
     }

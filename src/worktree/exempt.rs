@@ -5,8 +5,9 @@
 //!   `claude --worktree` makes them under `.claude/worktrees/`). Their files belong to
 //!   that worktree, which has its own git dir and its own checkpoints; restoring this
 //!   worktree must never rewind another one's work.
-//! - the agent's settings files at the top, which `hooks install` writes: restoring a
-//!   checkpoint from before the install must not take the hooks away.
+//! - the agents' files that `hooks install` and `mcp install` write (`Repo::agent_files`,
+//!   which the agents layer supplies): restoring a checkpoint from before the install
+//!   must not take the hooks or the MCP server away.
 //! - the repository's own git dir, its common dir and the store, where they lie inside
 //!   the worktree under a name other than `.git` (a dotfiles repository's `~/.dotfiles`,
 //!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
@@ -24,22 +25,10 @@ use std::path::{Path, PathBuf};
 
 use crate::git::repo::Repo;
 
-/// The agent settings files, as worktree paths: only these, at the top of the worktree.
-pub const AGENT_SETTINGS: &[&[u8]] = &[
-    b".claude/settings.json",
-    b".claude/settings.local.json",
-    // Cline's hooks are files named after their events; these are the ones we write.
-    b".clinerules/hooks/PostToolUse",
-    b".clinerules/hooks/UserPromptSubmit",
-    b".codex/hooks.json",
-    b".cursor/hooks.json",
-    b".gemini/settings.json",
-    b".github/hooks/git-checkpoint.json",
-];
-
-/// Whether the worktree path `path` is one of [`AGENT_SETTINGS`].
-pub fn is_agent_settings(path: &[u8]) -> bool {
-    AGENT_SETTINGS.contains(&path)
+/// Whether the worktree path `path` is one of the agents' files of `repo`
+/// ([`Repo::agent_files`]).
+pub fn is_agent_file(repo: &Repo, path: &[u8]) -> bool {
+    repo.agent_files.iter().any(|file| file == path)
 }
 
 /// A `.git` file is one line naming a directory; anything longer is not one git wrote.
@@ -151,11 +140,12 @@ enum DirKind {
     NotADirectory,
 }
 
-/// Decides, for many worktree paths in turn, which are exempt: an agent settings file, a
+/// Decides, for many worktree paths in turn, which are exempt: an agent's file, a
 /// linked worktree or inside one, the repository's own git dirs or inside one. Each
 /// directory is looked at once.
 #[derive(Debug)]
 pub struct ExemptPaths<'r> {
+    repo: &'r Repo,
     root: &'r Path,
     git_dirs: GitDirs,
     linked: LinkedWorktrees,
@@ -166,6 +156,7 @@ impl<'r> ExemptPaths<'r> {
     /// The exempt paths of `repo`'s worktree, as the filesystem shows them now.
     pub fn of(repo: &'r Repo) -> ExemptPaths<'r> {
         ExemptPaths {
+            repo,
             root: &repo.root,
             git_dirs: GitDirs::of(repo),
             linked: LinkedWorktrees::of(repo),
@@ -179,7 +170,7 @@ impl<'r> ExemptPaths<'r> {
     /// are looked into: below a symlink or a file nothing is the worktree's, so nothing
     /// there is a linked worktree of it either.
     pub fn contains(&mut self, path: &[u8]) -> bool {
-        if is_agent_settings(path) || self.git_dirs.contains(path) {
+        if is_agent_file(self.repo, path) || self.git_dirs.contains(path) {
             return true;
         }
         if self.linked.admin.is_none() {

@@ -23,7 +23,7 @@ use ignore::Match;
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::exempt::{is_agent_settings, GitDirs, LinkedWorktrees};
+use super::exempt::{is_agent_file, GitDirs, LinkedWorktrees};
 use crate::git::repo::Repo;
 use crate::model::dir_cache::{
     may_record, rule_settled, rules_fingerprint, DirCache, DirCacheUpdates, DirListing,
@@ -157,7 +157,7 @@ fn add_tracked(
             || !path
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
-            || is_agent_settings(&path)
+            || is_agent_file(repo, &path)
             || git_dirs.contains(&path)
             || inside_any(&found.linked_worktrees, &path)
         {
@@ -242,7 +242,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
             } else {
                 subtrees.push((path.clone(), rules));
             }
-        } else if !is_agent_settings(path) {
+        } else if !is_agent_file(repo, path) {
             classify(path.clone(), &meta, leftovers_possible, &mut found);
         }
     }
@@ -427,6 +427,8 @@ struct WalkState<'a> {
     linked: LinkedWorktrees,
     /// The repository's own directories inside the worktree, never entered.
     git_dirs: &'a GitDirs,
+    /// The agents' files ([`Repo::agent_files`]), never captured.
+    agent_files: &'a [Vec<u8>],
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
     /// Whether an ignore rule left anything out: only then can a tracked file lie where
@@ -706,6 +708,7 @@ impl<'a> WalkState<'a> {
             leftovers_possible,
             linked: LinkedWorktrees::of(repo),
             git_dirs,
+            agent_files: &repo.agent_files,
             tracked,
             ignored_any: AtomicBool::new(false),
             cache,
@@ -981,7 +984,7 @@ fn from_listing<'s>(
             }
             continue;
         }
-        if is_agent_settings(&rel) {
+        if state.agent_files.contains(&rel) {
             continue;
         }
         match stat_at(fd, &entry.name) {
@@ -1118,7 +1121,7 @@ fn read_dir<'s>(
             scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
             continue;
         }
-        if is_agent_settings(&rel) {
+        if state.agent_files.contains(&rel) {
             continue;
         }
         let stat = match stat {

@@ -6,11 +6,9 @@ use crate::common;
 use std::path::Path;
 
 use common::claude::ClaudeSession;
+use common::mcp::*;
 use common::*;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{json, Value};
 
 /// Every tool the server offers, and the ones `--read-only` keeps.
@@ -25,65 +23,6 @@ const ALL_TOOLS: [&str; 8] = [
     "pin",
 ];
 const READING_TOOLS: [&str; 4] = ["list_checkpoints", "list_sessions", "show", "diff"];
-
-type Client = RunningService<RoleClient, ()>;
-
-/// A tokio runtime for one test: the binary's server is async, the tests are not.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Starts `git checkpoint <args>` in `cwd` (args end with `mcp …`) and completes the
-/// MCP handshake with it.
-async fn connect(sb: &Sandbox, cwd: &Path, args: &[&str]) -> Client {
-    let command = tokio::process::Command::from(sb.bin_cmd(cwd, args));
-    let transport = TokioChildProcess::new(command).expect("spawn the server");
-    ().serve(transport).await.expect("the handshake")
-}
-
-/// Calls tool `name` with `arguments` (a JSON object).
-async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    let arguments: JsonObject = serde_json::from_value(arguments).unwrap();
-    client
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
-}
-
-/// The text of a result.
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A successful result's structured content.
-#[track_caller]
-fn ok(result: &CallToolResult) -> Value {
-    assert_eq!(result.is_error, Some(false), "{}", text(result));
-    result
-        .structured_content
-        .clone()
-        .expect("structured content")
-}
-
-/// A tool error's text.
-#[track_caller]
-fn tool_error(result: &CallToolResult) -> String {
-    assert_eq!(
-        result.is_error,
-        Some(true),
-        "not an error: {}",
-        text(result)
-    );
-    text(result)
-}
 
 /// A repository with three checkpoints: a.txt is 1, then 2, then 3.
 fn three_steps() -> Repo {
@@ -390,32 +329,6 @@ fn a_diff_over_the_budget_is_cut_with_a_note() {
 }
 
 #[test]
-fn outside_a_worktree_every_call_is_a_tool_error_until_repo_names_one() {
-    let r = three_steps();
-    let elsewhere = r.sb.root.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    runtime().block_on(async {
-        let client = connect(&r.sb, &elsewhere, &["mcp"]).await;
-        let refused = tool_error(&call(&client, "list_checkpoints", json!({})).await);
-        assert!(refused.contains("not a git repository"), "{refused}");
-        assert!(refused.contains("repo"), "{refused}");
-        let listed = ok(&call(
-            &client,
-            "list_checkpoints",
-            json!({"repo": r.dir.join("step1.txt").parent().unwrap()}),
-        )
-        .await);
-        assert_eq!(listed["checkpoints"].as_array().unwrap().len(), 3);
-        client.cancel().await.unwrap();
-        // -C names it for every call.
-        let dir = r.dir.to_str().unwrap();
-        let client = connect(&r.sb, &elsewhere, &["-C", dir, "mcp"]).await;
-        ok(&call(&client, "list_checkpoints", json!({})).await);
-        client.cancel().await.unwrap();
-    });
-}
-
-#[test]
 fn an_idle_server_never_keeps_a_hook_waiting() {
     let r = three_steps();
     // A hook that cannot have the store at once gives up and logs it.
@@ -580,62 +493,25 @@ fn restore_only_session_puts_back_the_sessions_files_and_keeps_the_users() {
     assert_eq!(r.snapshot(), before);
 }
 
-/// A client that advertises roots, as agents that start servers elsewhere do.
-struct WithRoots(Vec<String>);
-
-// Roots are deprecated by the newest protocol, but agents still send them.
-#[allow(deprecated)]
-impl rmcp::ClientHandler for WithRoots {
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        rmcp::model::ClientConfig::new(
-            rmcp::model::ClientCapabilities::builder()
-                .enable_roots()
-                .build(),
-            rmcp::model::Implementation::new("roots-test", "1"),
-        )
-    }
-
-    async fn list_roots(
-        &self,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        Ok(rmcp::model::ListRootsResult::new(
-            self.0
-                .iter()
-                .map(|uri| rmcp::model::Root::new(uri.clone()))
-                .collect(),
-        ))
-    }
-}
-
 #[test]
 fn a_server_started_in_the_root_directory_works_on_the_clients_root() {
     let r = three_steps();
     std::fs::create_dir_all(r.p("my dir")).unwrap();
     let root = format!("file://{}/my%20dir", r.dir.display());
     runtime().block_on(async {
-        let command = tokio::process::Command::from(r.sb.bin_cmd(Path::new("/"), &["mcp"]));
-        let transport = TokioChildProcess::new(command).unwrap();
-        let client = WithRoots(vec![root]).serve(transport).await.unwrap();
-        let arguments: JsonObject = serde_json::from_value(json!({"limit": 5})).unwrap();
-        let listed = client
-            .call_tool(CallToolRequestParams::new("list_checkpoints").with_arguments(arguments))
-            .await
-            .unwrap();
+        let client = connect_with_roots(&r.sb, Path::new("/"), &["mcp"], &[root]).await;
+        let listed = call(&client, "list_checkpoints", json!({"limit": 5})).await;
         assert_eq!(ok(&listed)["checkpoints"].as_array().unwrap().len(), 3);
         r.write("a.txt", b"4\n");
-        let arguments: JsonObject =
-            serde_json::from_value(json!({"message": "through the root"})).unwrap();
-        let saved = client
-            .call_tool(CallToolRequestParams::new("save").with_arguments(arguments))
-            .await
-            .unwrap();
-        ok(&saved);
+        ok(&call(&client, "save", json!({"message": "through the root"})).await);
         client.cancel().await.unwrap();
         // Without roots and outside any worktree: a tool error that names the fix.
         let client = connect(&r.sb, Path::new("/"), &["mcp"]).await;
         let refused = tool_error(&call(&client, "list_checkpoints", json!({})).await);
-        assert!(refused.contains("pass repo"), "{refused}");
+        assert!(
+            refused.contains("not a git repository") && refused.contains("-C"),
+            "{refused}"
+        );
         client.cancel().await.unwrap();
     });
     assert_eq!(r.log_json(false)[0]["message"], "through the root");

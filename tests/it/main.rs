@@ -56,7 +56,9 @@ mod cmd_log_query;
 mod cmd_log_stream;
 mod cmd_log_summary;
 mod cmd_mcp;
+mod cmd_mcp_escaping;
 mod cmd_mcp_install;
+mod cmd_mcp_scope;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
@@ -92,6 +94,7 @@ mod roundtrip_big_file;
 mod roundtrip_permissions;
 mod roundtrip_trees;
 
+mod safety_agent_files;
 mod safety_changing_files;
 mod safety_concurrency;
 mod safety_crafted_store;

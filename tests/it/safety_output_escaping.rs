@@ -137,3 +137,55 @@ fn on_a_terminal_only_the_tools_own_colours_are_sent() {
         );
     }
 }
+
+/// The bidirectional controls that reorder what a terminal shows (U+202A–U+202E,
+/// U+2066–U+2069: "Trojan Source"), one of each.
+const BIDI: [char; 9] = [
+    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
+    '\u{2069}',
+];
+
+#[test]
+fn bidi_controls_are_escaped_in_log_show_and_blame() {
+    let repo = Repo::new();
+    let hidden: String = BIDI.iter().collect();
+    let message = format!("fix {hidden} done");
+    repo.write(
+        "access.rs",
+        format!("let admin = false; /*{hidden} }} if is_admin {{ */\n").as_bytes(),
+    );
+    let meta = format!("tool=edit{}", '\u{202e}');
+    repo.ok(&["save", "-m", &message, "--meta", &meta]);
+    // (`show` without `--stat` and `diff` print the file's own lines as git does; the
+    // message and metadata above them are escaped as `--stat` shows.)
+    for args in [
+        vec!["log"],
+        vec!["log", "--all", "--graph"],
+        vec!["show", "@", "--stat"],
+        vec!["blame", "access.rs"],
+    ] {
+        let out = repo.ok(&args);
+        for (name, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            assert!(
+                !text.chars().any(|c| BIDI.contains(&c)),
+                "{args:?}: a raw bidi control on {name}:\n{text:?}"
+            );
+        }
+        // U+202E, RIGHT-TO-LEFT OVERRIDE, is the UTF-8 bytes E2 80 AE.
+        assert!(
+            out.stdout.contains("\\342\\200\\256"),
+            "{args:?}: the control is shown escaped:\n{}",
+            out.stdout
+        );
+    }
+    // The porcelain format keeps the file's lines as they are, as git's does, but its
+    // header lines are text for people too.
+    let porcelain = repo.ok(&["blame", "--porcelain", "access.rs"]).stdout;
+    let header = porcelain
+        .lines()
+        .find(|l| l.starts_with("message "))
+        .unwrap();
+    assert!(!header.chars().any(|c| BIDI.contains(&c)), "{header:?}");
+    // --json keeps the exact text.
+    assert_eq!(repo.log_json(false)[0]["message"], message.as_str());
+}

@@ -128,7 +128,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let workspace = {
         let _span = git_checkpoint::trace::span("discover");
-        Workspace::discover(start)?
+        Workspace::discover(start, git_checkpoint::agents::worktree_files())?
     };
     let context = Context {
         workspace,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod claude;
+pub mod mcp;
 pub mod raw_store;
 
 use std::collections::BTreeMap;

@@ -19,7 +19,8 @@ use super::hooks::AgentArg;
 ///
 /// The worktree is the one around -C, else around the client's first root (MCP
 /// roots/list), else around the working directory; each tool also takes `repo`, a path
-/// inside the worktree. The store is opened for each call and closed after it, so an
+/// inside that worktree or inside one of the client's roots, and nothing else. A read
+/// never creates a store. The store is opened for each call and closed after it, so an
 /// idle server never keeps a hook or another command waiting. stdout carries only the
 /// protocol; logs go to stderr.
 ///
@@ -54,8 +55,10 @@ pub enum Action {
 /// Register `git checkpoint mcp` as an MCP server, named `checkpoint`, in an agent's
 /// configuration.
 ///
-/// The entry runs this git-checkpoint (its absolute path) with `mcp`. Files and shapes,
-/// per agent (docs/mcp.md gives each one's documentation):
+/// The entry runs `git-checkpoint mcp`: in the project's file, `git-checkpoint` as the
+/// agent finds it on its PATH (as the hooks' `git checkpoint` is), so the file can be
+/// committed; in the user's file (--scope user), this git-checkpoint's absolute path.
+/// Files and shapes, per agent (docs/mcp.md gives each one's documentation):
 ///
 /// claude: .mcp.json at the top of the worktree (--scope user: ~/.claude.json),
 /// `mcpServers.checkpoint = {type: "stdio", command, args}`.
@@ -75,9 +78,12 @@ pub enum Action {
 /// Cline is user). Cline starts servers in `/`, so the entry names this worktree with
 /// -C.
 ///
-/// Every other setting and server in the file is kept. A server named `checkpoint`
-/// that this install did not write is never replaced: install refuses. Installing twice
-/// changes nothing.
+/// Only our entry changes: every other byte of the file is kept (other servers,
+/// comments, layout, numbers as written). A server named `checkpoint` that this install
+/// did not write is never replaced: install refuses; so it does for a symlink, a
+/// read-only file, or a JSON file with a key written twice. Installing twice changes
+/// nothing. The project's file is the agent's set-up: no checkpoint holds it and no
+/// restore changes it.
 ///
 /// Examples:
 ///
@@ -137,14 +143,13 @@ pub fn register(start: &Path, quiet: bool, action: Action) -> anyhow::Result<()>
     let scope = match scope {
         Some(ScopeArg::Project) => McpScope::Project,
         Some(ScopeArg::User) => McpScope::User,
-        None if target.project.is_some() => McpScope::Project,
-        None => McpScope::User,
+        None => target.default_scope(),
     };
     let path = target.path(scope, start)?;
     let program = std::env::current_exe()?;
-    let entry = target.entry(&program, start)?;
+    let (entry, older) = target.entries(scope, &program, start)?;
     let line = if install {
-        match target.install(&path, &entry)? {
+        match target.install(&path, &entry, &older)? {
             Registered::Added => format!(
                 "Registered the MCP server '{SERVER_NAME}' for {} in {}",
                 agent.0.name(),
@@ -157,7 +162,7 @@ pub fn register(start: &Path, quiet: bool, action: Action) -> anyhow::Result<()>
             ),
         }
     } else {
-        match target.uninstall(&path, &entry)? {
+        match target.uninstall(&path, &entry, &older)? {
             true => format!(
                 "Removed the MCP server '{SERVER_NAME}' from {}",
                 path.display()

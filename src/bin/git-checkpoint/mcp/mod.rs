@@ -3,11 +3,15 @@
 //!
 //! This is the only async part of the binary: a tokio runtime is built for this
 //! command alone. Each tool call runs on a blocking thread through the same functions
-//! the CLI commands use (`tools`), and opens the store for that call only, so an idle
-//! server never keeps a hook or another command waiting. stdout carries the protocol
-//! and nothing else; logs go to stderr.
+//! the CLI commands use (`tools`, `reading`, `writing`), on a worktree its `scope`
+//! allows, and opens the store for that call only, so an idle server never keeps a hook
+//! or another command waiting. stdout carries the protocol and nothing else; logs go to
+//! stderr.
 
+mod reading;
+mod scope;
 mod tools;
+mod writing;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,13 +23,15 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
+use scope::Scope;
+
 /// How long a tool call waits for the client's answer to `roots/list` before it falls
 /// back to the server's working directory: a client that announces roots but never
 /// answers must not hang every call.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the model reads once, at the start: how the tools fit together.
-const INSTRUCTIONS: &str = "git-checkpoint keeps save points (checkpoints) of this git worktree, outside git's history; agent hooks save one around every prompt and tool call. To undo your last N steps: list_checkpoints with limit N+1 to see them, then restore with rev \"@~N\" (or the id of the checkpoint to go back to); restore first saves any unsaved changes as a safety checkpoint, so it can itself be undone, and dry_run shows what it would change. To undo one step or one prompt's turn but keep later work, use revert. Revisions: a full id or unique prefix, a branch name, @ (the current checkpoint), <session>:prompt<N>, each optionally followed by ~N; <session>:turn<N> is everything prompt N's turn changed. Every tool takes an optional `repo`: a path inside the worktree to work on.";
+const INSTRUCTIONS: &str = "git-checkpoint keeps save points (checkpoints) of this git worktree, outside git's history; agent hooks save one around every prompt and tool call. To undo your last N steps: list_checkpoints with limit N+1 to see them, then restore with rev \"@~N\" (or the id of the checkpoint to go back to); restore first saves any unsaved changes as a safety checkpoint, so it can itself be undone, and dry_run shows what it would change. To undo one step or one prompt's turn but keep later work, use revert. Revisions: a full id or unique prefix, a branch name, @ (the current checkpoint), <session>:prompt<N>, each optionally followed by ~N; <session>:turn<N> is everything prompt N's turn changed. Every tool takes an optional `repo`: a path inside the worktree this server serves or inside one of the client's roots, nothing else.";
 
 /// The server: which tools it offers and where it looks for the worktree.
 #[derive(Clone)]
@@ -45,17 +51,16 @@ impl Server {
             .collect()
     }
 
-    /// The directory a call starts from: `-C`, else the client's first root (a
-    /// `file://` URI), else the working directory. Agents start servers in all sorts of
-    /// places (some in `/`), so the roots come before the working directory.
+    /// Where a call may work: from `-C`, else the client's first root (a `file://`
+    /// URI), else the working directory; and in the client's roots. Agents start
+    /// servers in all sorts of places (some in `/`), so the roots come before the
+    /// working directory.
     // Roots are deprecated by the 2026-07-28 protocol (SEP-2577), but the agents still
     // handshake with 2025-11-25 and send them; they are the only way to learn where the
     // agent works when it starts the server elsewhere.
     #[allow(deprecated)]
-    async fn base_directory(&self, context: &RequestContext<RoleServer>) -> PathBuf {
-        if let Some(directory) = &self.directory {
-            return directory.clone();
-        }
+    async fn scope(&self, context: &RequestContext<RoleServer>) -> Scope {
+        let mut roots = Vec::new();
         let has_roots = context
             .peer
             .peer_info()
@@ -63,15 +68,22 @@ impl Server {
         if has_roots {
             match tokio::time::timeout(ROOTS_TIMEOUT, context.peer.list_roots()).await {
                 Ok(Ok(list)) => {
-                    if let Some(path) = list.roots.iter().find_map(|r| file_uri_path(&r.uri)) {
-                        return path;
-                    }
+                    roots = list
+                        .roots
+                        .iter()
+                        .filter_map(|r| file_uri_path(&r.uri))
+                        .collect();
                 }
                 Ok(Err(error)) => log(&format!("roots/list failed: {error}")),
                 Err(_) => log("the client did not answer roots/list; using the working directory"),
             }
         }
-        PathBuf::from(".")
+        let base = match (&self.directory, roots.first()) {
+            (Some(directory), _) => directory.clone(),
+            (None, Some(root)) => root.clone(),
+            (None, None) => PathBuf::from("."),
+        };
+        Scope { base, roots }
     }
 }
 
@@ -111,8 +123,8 @@ impl ServerHandler for Server {
             return Err(McpError::invalid_params(why, None));
         }
         let arguments = request.arguments.unwrap_or_default();
-        let base = self.base_directory(&context).await;
-        let call = tokio::task::spawn_blocking(move || tools::call(&name, arguments, &base));
+        let scope = self.scope(&context).await;
+        let call = tokio::task::spawn_blocking(move || tools::call(&name, arguments, &scope));
         let result = match call.await {
             Ok(result) => result,
             // The panic was logged on stderr by the hook `serve` installs; the server
