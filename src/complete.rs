@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::session::Session;
+use crate::model::session::{Session, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::storage::Snapshot;
 use crate::{CheckpointId, Result};
@@ -46,8 +46,8 @@ impl Candidate {
 /// Revisions that start with `current`: `@`, local branches, fetched
 /// `<remote>/<branch>`es, `<session>:` for the recently active sessions and the short
 /// ids of the [`RECENT_CHECKPOINTS`] newest checkpoints (their message as help). A word
-/// with a `:` completes the session revisions `<session>:prompt<N>` of the sessions its
-/// part before the `:` begins.
+/// with a `:` completes the session revisions (`<session>:prompt<N>`, `turn<N>`, tool
+/// call ids) of the session its part before the `:` begins.
 pub fn revisions(snapshot: &Snapshot, current: &str) -> Result<Vec<Candidate>> {
     let records = snapshot.checkpoints()?;
     if let Some((session, _)) = current.split_once(':') {
@@ -121,11 +121,14 @@ pub fn attachments(snapshot: &Snapshot, rev: &str, current: &str) -> Result<Vec<
         .collect())
 }
 
-/// `<session>:prompt<N>` for every prompt of the session whose id starts with
-/// `typed` (spelled with `typed`, as the user began it), the prompt's text as help; none
-/// when `typed` begins more than one session's id.
+/// The session revisions of the session whose id starts with `typed` (spelled with
+/// `typed`, as the user began it): `<typed>:prompt<N>` and `<typed>:turn<N>` for every
+/// prompt (the prompt's text as help), then `<typed>:<tool call id>` for its
+/// [`RECENT_CHECKPOINTS`] latest tool calls (the checkpoint's message as help); none when
+/// `typed` begins more than one session's id.
 fn session_revisions(records: &[(CheckpointId, Checkpoint)], typed: &str) -> Vec<Candidate> {
     let mut prompts: BTreeMap<(&str, u64), &str> = BTreeMap::new();
+    let mut calls: BTreeMap<&str, (i128, &str, &str)> = BTreeMap::new();
     for (_, record) in records {
         let meta = |key: &str| {
             record
@@ -134,31 +137,57 @@ fn session_revisions(records: &[(CheckpointId, Checkpoint)], typed: &str) -> Vec
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
-        let (Some(session), Some("prompt"), Some(n)) =
-            (meta("session"), meta("kind"), meta("prompt"))
-        else {
+        let Some(session) = meta("session").filter(|s| s.starts_with(typed)) else {
             continue;
         };
-        if !session.starts_with(typed) {
-            continue;
-        }
-        if let Ok(n) = n.parse::<u64>() {
-            prompts.entry((session, n)).or_insert(&record.message);
+        match (meta("kind"), meta("prompt"), meta("tool_use_id")) {
+            (Some("prompt"), Some(n), _) => {
+                if let Ok(n) = n.parse::<u64>() {
+                    prompts.entry((session, n)).or_insert(&record.message);
+                }
+            }
+            (Some(TOOL_KIND), _, Some(call)) => {
+                calls
+                    .entry(call)
+                    .or_insert((record.time_ns, session, &record.message));
+            }
+            _ => {}
         }
     }
-    let mut sessions = prompts.keys().map(|(session, _)| *session);
+    let mut sessions = prompts
+        .keys()
+        .map(|(session, _)| *session)
+        .chain(calls.values().map(|(_, session, _)| *session));
     let first = sessions.next();
     if sessions.any(|other| Some(other) != first) {
         // What was typed begins several sessions' ids: the revision would be ambiguous.
         return Vec::new();
     }
-    prompts
-        .into_iter()
-        .map(|((_, n), message)| {
-            let text = message.split_once(": ").map_or(message, |(_, text)| text);
-            Candidate::new(format!("{typed}:prompt{n}"), text)
-        })
-        .collect()
+    let prompt_text = |message: &str| -> String {
+        message
+            .split_once(": ")
+            .map_or(message, |(_, text)| text)
+            .to_string()
+    };
+    let mut out: Vec<Candidate> = prompts
+        .iter()
+        .map(|((_, n), message)| Candidate::new(format!("{typed}:prompt{n}"), prompt_text(message)))
+        .collect();
+    out.extend(prompts.iter().map(|((_, n), message)| {
+        Candidate::new(
+            format!("{typed}:turn{n}"),
+            format!("turn of prompt {n}: {}", prompt_text(message)),
+        )
+    }));
+    let mut calls: Vec<(&str, (i128, &str, &str))> = calls.into_iter().collect();
+    calls.sort_by_key(|(call, (time, _, _))| (*time, *call));
+    let latest = calls.len().saturating_sub(RECENT_CHECKPOINTS);
+    out.extend(
+        calls[latest..]
+            .iter()
+            .map(|(call, (_, _, message))| Candidate::new(format!("{typed}:{call}"), message)),
+    );
+    out
 }
 
 /// The first line of `text`, control characters made spaces (a tab would split a fish

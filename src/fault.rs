@@ -13,6 +13,9 @@
 //! - `GIT_CHECKPOINT_WATCH_ANSWER_MS=<ms>` is how long a save waits for the watcher's
 //!   answer (`watch::client`), instead of 100 ms: the suite sets it, so that a watcher
 //!   slowed by the other tests still answers.
+//! - `GIT_CHECKPOINT_WATCH_EVICT_IDLE_MS=<ms>` is how long a hook-started watcher must
+//!   have been idle before a hook run of another worktree may ask it to make room
+//!   (`watch::share`), instead of a minute.
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none

@@ -31,9 +31,11 @@ pub struct FetchReport {
     pub imported: usize,
     /// Branches gone from the remote, forgotten here.
     pub removed: Vec<String>,
-    /// Branches refused (`<remote>/<branch>`), each with why: their tip, or a commit
-    /// below it, is not one a checkpoint export writes. Each keeps the tip it had here,
-    /// if any; the other branches are fetched all the same.
+    /// Branches refused (`<remote>/<branch>`), each with why: their name holds a
+    /// character a shell could act on, or their tip, or a commit below it, is not one a
+    /// checkpoint export writes. One refused for its tip keeps the tip it had here, if
+    /// any; one refused for its name is never recorded. The other branches are fetched
+    /// all the same.
     pub refused: Vec<(String, String)>,
     /// What the imported checkpoints left out, one line each (files larger than
     /// `checkpoint.maxFileSize`, attachments whose names no file can have).
@@ -53,7 +55,7 @@ pub fn fetch<E: From<crate::Error>>(
     settings: &Settings,
 ) -> std::result::Result<FetchReport, E> {
     fetch_refs(repo, remote, branches)?;
-    let tips = tracked_tips(repo, remote, branches)?;
+    let (tips, misnamed) = refuse_unsafe_names(remote, tracked_tips(repo, remote, branches)?);
     let read = open_read()?;
     let wanted = to_import(repo, &read, remote, &tips)?;
     let mut found = HashMap::new();
@@ -65,8 +67,9 @@ pub fn fetch<E: From<crate::Error>>(
             }
         }
         if wanted.iter().all(|sha| found.contains_key(sha)) {
-            let report = changes(&snapshot, remote, branches, &tips, &found, 0)?;
+            let mut report = changes(&snapshot, remote, branches, &tips, &found, 0)?;
             if report.branches.iter().all(|b| !b.changed) && report.removed.is_empty() {
+                report.refused = misnamed;
                 return Ok(report);
             }
         }
@@ -83,6 +86,7 @@ pub fn fetch<E: From<crate::Error>>(
         imported.count,
     )?;
     report.warnings = imported.warnings;
+    report.refused = misnamed;
     for (branch, sha) in &tips {
         if let Some(why) = imported.refused.get(sha) {
             report
@@ -183,6 +187,38 @@ fn tracked_tips(repo: &Repo, remote: &str, branches: &[String]) -> Result<Vec<(S
         .collect();
     tips.sort();
     Ok(tips)
+}
+
+/// Why a fetched branch whose name holds anything but ASCII letters, digits and `-_./`
+/// is refused. git takes such names (`fix-$(touch${IFS}x)` is a valid ref), but a shell
+/// runs them once completion or a copied command puts them on a command line.
+const UNSAFE_NAME: &str =
+    "its name holds characters other than letters, digits and - _ . / (a shell could run it)";
+
+/// Whether a fetched branch name holds only characters that mean nothing to a shell:
+/// ASCII letters, digits, `-`, `_`, `.` and `/`.
+fn is_shell_safe(branch: &str) -> bool {
+    branch
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
+}
+
+/// Pairs of two strings: (branch, commit) for tips, (`<remote>/<branch>`, why) for
+/// refusals.
+type Pairs = Vec<(String, String)>;
+
+/// `tips` split into the branches a fetch takes and those it refuses for their names
+/// (`<remote>/<branch>` with why): a refused branch is neither imported nor recorded, and
+/// one recorded by an earlier version is forgotten like a branch gone from the remote.
+fn refuse_unsafe_names(remote: &str, tips: Pairs) -> (Pairs, Pairs) {
+    let (safe, unsafe_named): (Vec<_>, Vec<_>) = tips
+        .into_iter()
+        .partition(|(branch, _)| is_shell_safe(branch));
+    let refused = unsafe_named
+        .into_iter()
+        .map(|(branch, _)| (format!("{remote}/{branch}"), UNSAFE_NAME.to_string()))
+        .collect();
+    (safe, refused)
 }
 
 /// The commits an import of `tips` looks at, parents first, then the tips themselves:

@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::Token;
@@ -80,13 +81,20 @@ fn parse_answer(reply: &[u8]) -> Option<Answer> {
     }
 }
 
-/// Sends one request and reads the whole reply, within `timeout` in all.
+/// Sends one request to the watcher of `repo` and reads the whole reply, within
+/// `timeout` in all.
 fn exchange(repo: &Repo, request: &str, timeout: Duration) -> std::io::Result<Vec<u8>> {
+    exchange_at(&super::dir(repo), request, timeout)
+}
+
+/// Sends one request to the watcher whose directory is `watch_dir` and reads the whole
+/// reply, within `timeout` in all.
+fn exchange_at(watch_dir: &Path, request: &str, timeout: Duration) -> std::io::Result<Vec<u8>> {
     let deadline = Instant::now() + timeout;
-    let socket = super::socket_path(repo);
+    let socket = watch_dir.join("socket");
     // Only a socket of the user's own in the watcher's own directory: a symlink planted
     // there could lead a save to a forged watcher that vouches for anything.
-    let ours = super::trusted_dir(repo).is_some()
+    let ours = super::is_trusted_dir(watch_dir)
         && std::fs::symlink_metadata(&socket).is_ok_and(|meta| {
             meta.file_type().is_socket() && meta.uid() == rustix::process::geteuid().as_raw()
         });
@@ -116,6 +124,14 @@ pub fn running(repo: &Repo) -> Option<u32> {
     let reply = exchange(repo, "ping\n", Duration::from_secs(2)).ok()?;
     let line = BufReader::new(reply.as_slice()).lines().next()?.ok()?;
     line.strip_prefix("watching ")?.trim().parse().ok()
+}
+
+/// Asks the watcher whose directory is `watch_dir` to stop so that another worktree's
+/// can start ([`super::share`]); whether it took the request. It stops at once; the
+/// caller waits for its registry entry to go.
+pub fn make_room(watch_dir: &Path) -> bool {
+    exchange_at(watch_dir, "make-room\n", Duration::from_secs(1))
+        .is_ok_and(|reply| reply.starts_with(b"stopping"))
 }
 
 /// Asks the watcher of `repo` to stop and waits until it has; `Ok(None)` if none ran.

@@ -34,9 +34,11 @@ use rustix::fs::FlockOperation;
 
 use super::journal::{Journal, Since};
 use super::platform::{self, Change, Event, Events, WatchId};
+use super::share::{self, Registration};
 use super::Token;
 use crate::git::repo::Repo;
 use crate::worktree::exempt::GitDirs;
+use crate::worktree::walk::IgnoredPaths;
 use crate::{Error, Result};
 
 /// How often the watcher looks whether its worktree still exists and whether a save it
@@ -58,19 +60,34 @@ pub enum Exit {
     Stopped,
     /// The worktree's top directory went away.
     WorktreeGone,
-    /// Nothing happened for the idle time given to [`run`]: no event, no question.
+    /// Nothing happened for the idle time given to [`run`]: no event on a path a save
+    /// captures, no question.
     Idle,
+    /// A hook run asked it to make room for another worktree's watcher: hook-started
+    /// watchers held their share of the user's inotify limits, and it was idle longest.
+    MadeRoom,
+    /// The worktree has more directories (at least `watches`) than the share of the
+    /// user's inotify watches left this hook-started watcher.
+    OverShare {
+        /// The directories it found, watched or not.
+        watches: u64,
+    },
 }
 
 /// Runs the watcher of `repo`'s worktree until it is stopped, the worktree goes away, or
-/// (with `idle_exit`) no event came and no client asked for that long.
+/// (with `idle_exit`) no event came on a path a save captures and no client asked for
+/// that long. A hook-started watcher runs under its `registration` ([`share`]): it
+/// watches no more directories than it can reserve, and makes room when asked.
 /// `ready` is called once the socket answers. Fails at once if another watcher runs.
 /// Where this system has no watcher ([`platform::available`]), fails before it touches
 /// anything.
+///
+/// [`share`]: super::share
 pub fn run(
     repo: &Repo,
     quiet: Option<Quiet>,
     idle_exit: Option<Duration>,
+    registration: Option<Registration>,
     ready: impl FnOnce(),
 ) -> Result<Exit> {
     platform::available()?;
@@ -105,6 +122,8 @@ pub fn run(
 
     let events = Events::new().map_err(|e| Error::io(&repo.root, e))?;
     let root_meta = std::fs::metadata(&repo.root).map_err(|e| Error::io(&repo.root, e))?;
+    // The ignore checker borrows its own copy: the watcher keeps one too.
+    let walk_git_dirs = GitDirs::of(repo);
     let mut watcher = Watcher {
         root: repo.root.clone(),
         root_id: (root_meta.dev(), root_meta.ino()),
@@ -116,10 +135,25 @@ pub fn run(
         exit: None,
         last_change: None,
         last_activity: Instant::now(),
+        // Without the rules (an excludes file cannot be read), every event is activity.
+        ignored: IgnoredPaths::new(repo, &walk_git_dirs).ok(),
+        registration,
     };
     watcher.watch_tree(Vec::new());
     ready();
-    let exit = watcher.serve(&listener, quiet, idle_exit);
+    let exit = match watcher.exit {
+        Some(exit) => Ok(exit),
+        None => {
+            if watcher.registration.is_some() {
+                share::clear_over_share(&super::dir(repo));
+            }
+            watcher.serve(&listener, quiet, idle_exit)
+        }
+    };
+    if let Ok(Exit::OverShare { watches }) = exit {
+        share::note_over_share(&super::dir(repo), watches);
+    }
+    drop(watcher);
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(&pid_path);
     drop(pid_file);
@@ -154,7 +188,7 @@ fn open_pid_file(repo: &Repo) -> Result<File> {
     )
 }
 
-struct Watcher {
+struct Watcher<'r> {
     root: PathBuf,
     /// The top directory's device and inode: another directory made at the same path
     /// is not the worktree this watcher watched.
@@ -172,8 +206,13 @@ struct Watcher {
     exit: Option<Exit>,
     /// When the last change was journaled, for `--save-after`; `None` once saved.
     last_change: Option<Instant>,
-    /// When the last event arrived or a client last asked, for the idle exit.
+    /// When the last event on a path a save captures arrived or a client last asked,
+    /// for the idle exit and the registry.
     last_activity: Instant,
+    /// Which paths a walk passes by: events there are no use of the worktree.
+    ignored: Option<IgnoredPaths<'r>>,
+    /// A hook-started watcher's entry in the registry of them.
+    registration: Option<Registration>,
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -190,29 +229,46 @@ fn is_dot_git(name: &[u8]) -> bool {
     name.eq_ignore_ascii_case(b".git")
 }
 
-impl Watcher {
+impl Watcher<'_> {
     /// Watches the directory `top` (a worktree path) and every directory below it,
-    /// except repositories' own `.git` directories.
+    /// except repositories' own `.git` directories. A hook-started watcher that cannot
+    /// reserve another watch counts the directories left and stops
+    /// ([`Exit::OverShare`]).
     fn watch_tree(&mut self, top: Vec<u8>) {
         let mut pending = vec![top];
+        // The directories found once the share ran out, watched or not.
+        let mut over_share: Option<u64> = None;
         while let Some(dir) = pending.pop() {
             let full = self.root.join(OsStr::from_bytes(&dir));
             if self.git_dir.as_deref() == Some(full.as_path()) || self.git_dirs.is(&dir) {
                 continue;
             }
-            match self.events.add(&full) {
-                Ok(Some(wd)) => {
-                    self.wds.insert(wd, dir.clone());
-                }
-                // Gone again, or replaced by a file: its parent's events say so.
-                Ok(None) => continue,
-                Err(e) => {
-                    eprintln!(
-                        "git-checkpoint watch: cannot watch {}: {e}; every save walks until the watcher restarts",
-                        full.display()
-                    );
-                    self.journal.go_blind();
-                    return;
+            let held = self.wds.len() as u64;
+            if over_share.is_none()
+                && self
+                    .registration
+                    .as_mut()
+                    .is_some_and(|registration| !registration.room_for(held))
+            {
+                over_share = Some(held);
+            }
+            if let Some(found) = &mut over_share {
+                *found += 1;
+            } else {
+                match self.events.add(&full) {
+                    Ok(Some(wd)) => {
+                        self.wds.insert(wd, dir.clone());
+                    }
+                    // Gone again, or replaced by a file: its parent's events say so.
+                    Ok(None) => continue,
+                    Err(e) => {
+                        eprintln!(
+                            "git-checkpoint watch: cannot watch {}: {e}; every save walks until the watcher restarts",
+                            full.display()
+                        );
+                        self.journal.go_blind();
+                        return;
+                    }
                 }
             }
             let Ok(entries) = std::fs::read_dir(&full) else {
@@ -227,6 +283,11 @@ impl Watcher {
                     pending.push(join(&dir, name.as_bytes()));
                 }
             }
+        }
+        if let Some(watches) = over_share {
+            // Directories went unwatched: no answer before the exit may vouch for them.
+            self.journal.go_blind();
+            self.exit = Some(Exit::OverShare { watches });
         }
     }
 
@@ -262,8 +323,6 @@ impl Watcher {
             if events.is_empty() {
                 return;
             }
-            // Any event counts, also one on an ignored path: the worktree is in use.
-            self.last_activity = Instant::now();
             for event in events {
                 self.event(event);
             }
@@ -280,6 +339,7 @@ impl Watcher {
             // Events were lost: nothing journaled so far can be vouched for, and a
             // directory made meanwhile may be unwatched. Watch everything again (an
             // existing watch is kept), then start a new instance.
+            self.last_activity = Instant::now();
             self.watch_tree(Vec::new());
             if !self.journal.is_blind() {
                 self.journal.restart();
@@ -319,6 +379,7 @@ impl Watcher {
             attributes_only,
             ..
         } = change;
+        self.note_use(&path, &name, is_dir);
         if is_dir {
             if left {
                 self.unwatch_tree(&path);
@@ -332,6 +393,24 @@ impl Watcher {
             }
         }
         self.note(path);
+    }
+
+    /// Counts an event on `path` (named `name`) as use of the worktree, for the idle
+    /// exit, unless a walk passes the path by (an ignored build output is no use). A
+    /// changed `.gitignore` makes the rules be read again.
+    fn note_use(&mut self, path: &[u8], name: &[u8], is_dir: bool) {
+        let passed_by = match &mut self.ignored {
+            Some(ignored) => {
+                if name == b".gitignore" {
+                    ignored.forget_rules();
+                }
+                ignored.passes_by(path, is_dir)
+            }
+            None => false,
+        };
+        if !passed_by {
+            self.last_activity = Instant::now();
+        }
     }
 
     fn note(&mut self, path: Vec<u8>) {
@@ -380,6 +459,9 @@ impl Watcher {
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
+                if let Some(registration) = &mut self.registration {
+                    registration.note_activity(self.last_activity);
+                }
                 if !self.root_present() {
                     self.exit = Some(Exit::WorktreeGone);
                 } else if idle_exit.is_some_and(|idle| self.last_activity.elapsed() >= idle)
@@ -412,7 +494,7 @@ impl Watcher {
         }
     }
 
-    /// Answers one connection: `since <token>|none`, `ping` or `stop`.
+    /// Answers one connection: `since <token>|none`, `ping`, `stop` or `make-room`.
     fn answer(&mut self, stream: UnixStream) {
         self.last_activity = Instant::now();
         let _ = stream.set_nonblocking(false);
@@ -433,6 +515,11 @@ impl Watcher {
             ("ping", _) => format!("watching {}\n", std::process::id()).into_bytes(),
             ("stop", _) => {
                 self.exit = Some(Exit::Stopped);
+                b"stopping\n".to_vec()
+            }
+            // Only a hook-started watcher makes room; one the user started stays.
+            ("make-room", _) if self.registration.is_some() => {
+                self.exit = Some(Exit::MadeRoom);
                 b"stopping\n".to_vec()
             }
             _ => b"unknown request\n".to_vec(),

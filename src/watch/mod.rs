@@ -11,6 +11,8 @@
 //! - [`client`]: what a save (and `watch --stop`) says to it.
 //! - [`start`]: starting one in the background, for `watch --daemon` and, unless
 //!   `checkpoint.autoWatch` is false, for every agent's hook run that finds none.
+//! - [`share`]: the share of the user's inotify instances and watches that the watchers
+//!   hook runs start may take, kept in a per-user registry of them.
 //!
 //! The watcher only reports changed paths. The save's side (the recorded base tree plus
 //! the changed paths, read through the same rules as a walk, is the worktree; anything
@@ -28,6 +30,7 @@ pub mod client;
 pub mod daemon;
 pub mod journal;
 pub mod platform;
+pub mod share;
 pub mod start;
 
 use std::fs::{File, OpenOptions};
@@ -91,7 +94,12 @@ pub fn base_path(repo: &Repo) -> PathBuf {
 /// The watcher's directory, made if missing (readable by the user alone); refused if it
 /// is a symlink, not a directory, or another user's.
 pub fn own_dir(repo: &Repo) -> Result<PathBuf> {
-    let dir = dir(repo);
+    own_dir_at(dir(repo))
+}
+
+/// The directory `dir` (its parents made if missing), made if missing, readable by the
+/// user alone; refused if it is a symlink, not a directory, or another user's.
+pub(crate) fn own_dir_at(dir: PathBuf) -> Result<PathBuf> {
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
@@ -120,8 +128,13 @@ pub fn own_dir(repo: &Repo) -> Result<PathBuf> {
 /// is missing or not to be trusted (a save then walks).
 pub(crate) fn trusted_dir(repo: &Repo) -> Option<PathBuf> {
     let dir = dir(repo);
-    let meta = std::fs::symlink_metadata(&dir).ok()?;
-    (meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw()).then_some(dir)
+    is_trusted_dir(&dir).then_some(dir)
+}
+
+/// Whether `dir` is a real directory of the user's own (not a symlink).
+pub(crate) fn is_trusted_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|meta| meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw())
 }
 
 /// Opens a file of the watcher's directory with `options`, never through a symlink and

@@ -12,6 +12,10 @@
 //! open file, inherited), which holds it for as long as it runs. A second hook run at
 //! the same moment fails that lock and starts nothing; the pid file's lock
 //! ([`daemon::run`]) still settles a race with a watcher the user starts.
+//!
+//! A hook run starts one only within the share of the user's inotify limits that
+//! hook-started watchers may take ([`share::reserve`]), which also hands the watcher its
+//! registry entry's lock the same way.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
@@ -22,20 +26,24 @@ use std::process::{Child, Command, Stdio};
 
 use rustix::fs::FlockOperation;
 
-use super::{daemon, platform};
+use super::share::{self, Room};
+use super::{client, daemon, platform};
 use crate::git::repo::Repo;
 use crate::settings::Settings;
 use crate::{Error, Result};
 
 /// The arguments of the watcher a hook run starts for the worktree at `root`:
-/// `-C <root> watch --auto`, which exits when idle (`checkpoint.watchIdleExit`,
-/// [`Settings::watch_idle_exit`]).
-pub fn auto_args(root: &Path) -> [&OsStr; 4] {
+/// `-C <root> watch --auto --entry <entry>`, which exits when idle
+/// (`checkpoint.watchIdleExit`, [`Settings::watch_idle_exit`]) and holds what its
+/// registry entry ([`share::Reservation`]) reserves.
+pub fn auto_args<'a>(root: &'a Path, entry: &'a str) -> [&'a OsStr; 6] {
     [
         OsStr::new("-C"),
         root.as_os_str(),
         OsStr::new("watch"),
         OsStr::new("--auto"),
+        OsStr::new("--entry"),
+        OsStr::new(entry),
     ]
 }
 
@@ -70,6 +78,9 @@ pub enum AutoStart {
     Unavailable,
     /// A watcher runs already, or another hook run is starting one.
     Running,
+    /// None was started: the watchers hook runs start hold their share of the user's
+    /// inotify limits ([`share`]), for the reason given; the saves walk.
+    OverShare(String),
     /// A watcher was started (it may not answer yet).
     Started {
         /// The watcher's process id.
@@ -98,16 +109,12 @@ pub fn auto_start(repo: &Repo, settings: &Settings, program: &Path) -> AutoStart
     if let Err(e) = settings.watch_idle_exit(true) {
         return failed(repo, e);
     }
-    match start(repo, program) {
-        Ok(Some(pid)) => AutoStart::Started { pid },
-        Ok(None) => AutoStart::Running,
-        Err(e) => failed(repo, e),
-    }
+    start(repo, program).unwrap_or_else(|e| failed(repo, e))
 }
 
-/// Takes the start lock, and with it starts a watcher unless one runs; `None` when one
-/// runs or is being started.
-fn start(repo: &Repo, program: &Path) -> Result<Option<u32>> {
+/// Takes the start lock, and with it starts a watcher unless one runs, or is being
+/// started, or the share leaves no room for it.
+fn start(repo: &Repo, program: &Path) -> Result<AutoStart> {
     super::own_dir(repo)?;
     let path = start_lock_path(repo);
     let lock = super::open_own_file(
@@ -119,19 +126,41 @@ fn start(repo: &Repo, program: &Path) -> Result<Option<u32>> {
             .truncate(false),
     )?;
     if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Ok(None);
+        return Ok(AutoStart::Running);
     }
     // A watcher the user started holds only the pid file's lock.
     if daemon::is_locked(repo) {
-        return Ok(None);
+        return Ok(AutoStart::Running);
     }
+    let reservation = match share::reserve(&super::dir(repo))? {
+        Room::Reserved(reservation) => reservation,
+        Room::Full(why) => return Ok(AutoStart::OverShare(why)),
+    };
     let log = super::create_log(repo)?;
-    // The child inherits the locked file (the same open file, so the same lock): the
-    // lock is released when the watcher exits, not when this process does.
+    // The child inherits the locked files (the same open files, so the same locks): they
+    // are released when the watcher exits, not when this process does.
     rustix::io::fcntl_setfd(&lock, rustix::io::FdFlags::empty())
         .map_err(|e| Error::io(&path, e.into()))?;
-    let child = spawn(repo, program, &auto_args(&repo.root), log)?;
-    Ok(Some(child.id()))
+    rustix::io::fcntl_setfd(reservation.lock(), rustix::io::FdFlags::empty())
+        .map_err(|e| Error::io(&path, e.into()))?;
+    let child = spawn(repo, program, &auto_args(&repo.root, reservation.id()), log)?;
+    reservation.handed_over();
+    Ok(AutoStart::Started { pid: child.id() })
+}
+
+/// Stops the watcher hook runs started for `repo`'s worktree (`hooks uninstall`): one
+/// that holds the start lock, which a watcher the user started does not. Its pid, or
+/// `None` when none runs.
+pub fn stop_hook_started(repo: &Repo) -> Result<Option<u32>> {
+    let Ok(lock) = super::open_own_file(&start_lock_path(repo), OpenOptions::new().read(true))
+    else {
+        return Ok(None);
+    };
+    if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockShared).is_ok() {
+        return Ok(None);
+    }
+    drop(lock);
+    client::stop(repo)
 }
 
 /// Appends why a watcher could not be started to the watcher's log (never written

@@ -278,6 +278,41 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     Ok(found)
 }
 
+/// Which worktree paths a walk passes by: the watcher asks about every path an event
+/// names, so that a change a save never captures (an ignored file, a build tree) does
+/// not count as use of the worktree. The rules of each directory are read once and kept
+/// until [`IgnoredPaths::forget_rules`]. Tracked files an ignore rule matches count as
+/// passed by here (what a save captures is decided by the save, never by this).
+pub struct IgnoredPaths<'a> {
+    state: WalkState<'a>,
+    known: HashMap<Vec<u8>, Reach>,
+}
+
+impl<'a> IgnoredPaths<'a> {
+    /// The checker of `repo`'s worktree, its excludes files read now.
+    pub fn new(repo: &'a Repo, git_dirs: &'a GitDirs) -> Result<IgnoredPaths<'a>> {
+        Ok(IgnoredPaths {
+            state: WalkState::new(repo, false, &[], git_dirs, None)?,
+            known: HashMap::new(),
+        })
+    }
+
+    /// Whether a walk would pass the worktree path `path` (a directory if `is_dir`; it
+    /// may be gone) by: ignored, below an ignored directory, or not the worktree's own.
+    pub fn passes_by(&mut self, path: &[u8], is_dir: bool) -> bool {
+        let (parent, _) = split_parent(path);
+        match reach(&self.state, &mut self.known, parent) {
+            Reach::Open(rules) => self.state.ignores(rules.as_deref(), path, is_dir),
+            Reach::Ignored | Reach::Out => true,
+        }
+    }
+
+    /// Forgets the rules read so far (a `.gitignore` changed): they are read again.
+    pub fn forget_rules(&mut self) {
+        self.known.clear();
+    }
+}
+
 /// Whether `path` or one of the directories above it is in `tops`.
 fn at_or_below_any(tops: &HashSet<&[u8]>, path: &[u8]) -> bool {
     tops.contains(path)

@@ -21,8 +21,11 @@ const GIT_COMPLETION: &str = "/usr/share/bash-completion/completions/git";
 
 const SESSION: &str = "7b3e9f10-2c4d-4e5f-9a8b-0c1d2e3f4a5b";
 
+/// The id of the one tool call of [`SESSION`].
+const TOOL_CALL: &str = "toolu_01Louder";
+
 /// A repository with two branches, a fetched `origin/main`, an attachment and a
-/// two-prompt Claude session; returns it with the short ids of the newest checkpoint and
+/// two-prompt Claude session with one tool call in its second turn; returns it with the short ids of the newest checkpoint and
 /// of the one with the attachment.
 fn repo_with_history() -> (Repo, String, String) {
     let r = Repo::new();
@@ -49,6 +52,18 @@ fn repo_with_history() -> (Repo, String, String) {
         });
         hook_answers(&r.sb, &r.dir, "claude", payload.to_string().as_bytes(), "");
     }
+    // A tool call of prompt 2's turn: `<session>:<tool call id>` names its checkpoint.
+    r.write("notes.txt", b"LOUDER\n");
+    let payload = json!({
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": r.p("notes.txt")},
+        "tool_use_id": TOOL_CALL,
+        "session_id": SESSION,
+        "transcript_path": r.p("transcript.jsonl"),
+        "cwd": r.dir,
+    });
+    hook_answers(&r.sb, &r.dir, "claude", payload.to_string().as_bytes(), "");
     r.write("notes.txt", b"last\n");
     let newest = r.save("newest edit");
     (r, newest[..7].to_string(), attached)
@@ -192,8 +207,47 @@ fn session_revisions_complete_after_the_colon_bash_splits_at() {
     assert_eq!(out.code, 0, "{out}");
     assert_eq!(
         out.stdout,
-        format!("{short}:prompt1\tadd a greeting\n{short}:prompt2\tmake it louder\n")
+        format!(
+            "{short}:prompt1\tadd a greeting\n{short}:prompt2\tmake it louder\n\
+             {short}:turn1\tturn of prompt 1: add a greeting\n\
+             {short}:turn2\tturn of prompt 2: make it louder\n\
+             {short}:{TOOL_CALL}\t{}\n",
+            tool_message(&r)
+        )
     );
+}
+
+/// The message of the tool call's checkpoint, as `log` has it.
+fn tool_message(r: &Repo) -> String {
+    r.log_json(false)
+        .iter()
+        .find(|c| c["meta"]["tool_use_id"] == TOOL_CALL)
+        .and_then(|c| c["message"].as_str())
+        .expect("the tool call's checkpoint")
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Issue 39, item 4: `turn<N>` and tool-call ids complete after `<session>:` too.
+#[test]
+fn turns_and_tool_call_ids_complete_after_the_session() {
+    let (r, _, _) = repo_with_history();
+    let short = &SESSION[..8];
+    for git in ["git checkpoint", "git-checkpoint"] {
+        let got = complete(&r, &format!("{git} show {short}:tu"));
+        assert_eq!(got, ["turn1", "turn2"], "{git}");
+        let got = complete(&r, &format!("{git} restore {short}:toolu"));
+        assert_eq!(got, [TOOL_CALL], "{git}");
+        let mut all = complete(&r, &format!("{git} diff {short}:"));
+        all.sort();
+        assert_eq!(
+            all,
+            ["prompt1", "prompt2", TOOL_CALL, "turn1", "turn2"],
+            "{git}"
+        );
+    }
 }
 
 #[test]
@@ -247,6 +301,105 @@ fn a_message_completes_to_nothing_and_turns_file_names_off() {
     }
 }
 
+/// A real interactive bash in tmux with git's completion and ours loaded, in the
+/// worktree, with the binary on PATH; the tmux server goes when dropped.
+struct Terminal<'r> {
+    r: &'r Repo,
+    socket: std::path::PathBuf,
+}
+
+impl<'r> Terminal<'r> {
+    fn start(r: &'r Repo) -> Terminal<'r> {
+        let script = r.sb.root.join("git-checkpoint.bash");
+        fs::write(&script, r.ok(&["completions", "bash"]).stdout_raw).unwrap();
+        let rc = r.sb.root.join("bashrc");
+        fs::write(
+            &rc,
+            format!(
+                "PS1='$ '\nexport GIT_PAGER=cat\nsource '{GIT_COMPLETION}'\nsource '{}'\n",
+                script.display()
+            ),
+        )
+        .unwrap();
+        let bin_dir = Path::new(BIN).parent().unwrap();
+        let terminal = Terminal {
+            r,
+            socket: r.sb.root.join("tmux.sock"),
+        };
+        let shell = format!(
+            "cd '{}' && PATH='{}':\"$PATH\" exec bash --noprofile --rcfile '{}' -i",
+            r.dir.display(),
+            bin_dir.display(),
+            rc.display()
+        );
+        let out = terminal.tmux(&["new-session", "-d", "-x", "200", "-y", "20", &shell]);
+        assert_eq!(out.code, 0, "{out}");
+        // Keys typed before readline is up would be echoed raw.
+        terminal.wait_for_screen("$");
+        terminal
+    }
+
+    fn tmux(&self, args: &[&str]) -> Out {
+        let mut cmd = Command::new("tmux");
+        self.r.sb.isolate(&mut cmd);
+        cmd.arg("-S").arg(&self.socket).args(args);
+        run_cmd(cmd, DEFAULT_TIMEOUT)
+    }
+
+    /// Types `keys` (tmux key names: `Tab`, `Enter`, or text), then `x`, and returns the
+    /// last prompt line once it ends with the `x` (so every key before it was handled).
+    fn type_then_x(&self, keys: &[&str]) -> String {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        args.push("x");
+        self.tmux(&args);
+        let screen = self.wait_for_screen("x");
+        screen
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("$ "))
+            .unwrap_or_default()
+            .trim_end()
+            .to_string()
+    }
+
+    /// Empties the line being edited and clears the screen.
+    fn clear_line(&self) {
+        self.tmux(&["send-keys", "C-u", "clear", "Enter"]);
+        self.wait_for_screen("$");
+    }
+
+    /// The pane's text once its last prompt line ends with `end` (keys are handled in
+    /// order, so then everything typed before has been).
+    fn wait_for_screen(&self, end: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let screen = self.tmux(&["capture-pane", "-p"]).stdout;
+            let last = screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default()
+                .trim_end()
+                .to_string();
+            if last.starts_with("$") && last.ends_with(end) {
+                return screen;
+            }
+            assert!(
+                started.elapsed() < DEFAULT_TIMEOUT,
+                "the terminal never showed a line ending in {end:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Terminal<'_> {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
 /// Readline, not the completion function, falls back to file names when a function
 /// answers nothing and git registered `-o default`: only a real terminal shows whether
 /// the script turned that off. Types `git checkpoint save -m uni<TAB><TAB>x` into bash in
@@ -256,35 +409,7 @@ fn no_file_names_after_m_in_a_real_terminal() {
     let r = Repo::new();
     r.write("uniquefile.txt", b"x\n");
     r.save("first");
-    let script = r.sb.root.join("git-checkpoint.bash");
-    fs::write(&script, r.ok(&["completions", "bash"]).stdout_raw).unwrap();
-    let rc = r.sb.root.join("bashrc");
-    fs::write(
-        &rc,
-        format!(
-            "PS1='$ '\nsource '{GIT_COMPLETION}'\nsource '{}'\n",
-            script.display()
-        ),
-    )
-    .unwrap();
-    let bin_dir = Path::new(BIN).parent().unwrap();
-    let socket = r.sb.root.join("tmux.sock");
-    let tmux = |args: &[&str]| {
-        let mut cmd = Command::new("tmux");
-        r.sb.isolate(&mut cmd);
-        cmd.arg("-S").arg(&socket).args(args);
-        run_cmd(cmd, DEFAULT_TIMEOUT)
-    };
-    let shell = format!(
-        "cd '{}' && PATH='{}':\"$PATH\" exec bash --noprofile --rcfile '{}' -i",
-        r.dir.display(),
-        bin_dir.display(),
-        rc.display()
-    );
-    let out = tmux(&["new-session", "-d", "-x", "200", "-y", "20", &shell]);
-    assert_eq!(out.code, 0, "{out}");
-    // Keys typed before readline is up would be echoed raw.
-    wait_for_screen(&tmux, "$");
+    let terminal = Terminal::start(&r);
     for (line, tabs, typed) in [
         // `.git` is a file name too: a prefix that only one file has.
         (
@@ -304,45 +429,94 @@ fn no_file_names_after_m_in_a_real_terminal() {
             "git-checkpoint save --attach uniquefile.txt x",
         ),
     ] {
-        let mut keys = vec!["send-keys", line];
+        let mut keys = vec![line];
         keys.extend(std::iter::repeat_n("Tab", tabs));
-        keys.push("x");
-        tmux(&keys);
-        let screen = wait_for_screen(&tmux, "x");
-        let last = screen
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("$ "))
-            .unwrap_or_default()
-            .trim_end();
-        assert_eq!(last, format!("$ {typed}"), "{screen}");
-        tmux(&["send-keys", "C-u", "clear", "Enter"]);
-        wait_for_screen(&tmux, "$");
+        assert_eq!(terminal.type_then_x(&keys), format!("$ {typed}"));
+        terminal.clear_line();
     }
-    tmux(&["kill-server"]);
 }
 
-/// The pane's text once its last prompt line ends with `end` (keys are handled in order,
-/// so then everything typed before has been).
-fn wait_for_screen(tmux: &dyn Fn(&[&str]) -> Out, end: &str) -> String {
-    let started = Instant::now();
-    loop {
-        let screen = tmux(&["capture-pane", "-p"]).stdout;
-        let last = screen
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or_default()
-            .trim_end()
-            .to_string();
-        if last.starts_with("$") && last.ends_with(end) {
-            return screen;
+/// Issue 39, item 4: readline replaces only what follows the last `:` of the word (bash's
+/// COMP_WORDBREAKS), whatever COMP_WORDS says: `<session>:<TAB>` must not insert a
+/// second colon, in a real bash in tmux.
+#[test]
+fn a_tab_after_the_sessions_colon_adds_no_second_colon_in_a_real_terminal() {
+    let (r, _, _) = repo_with_history();
+    let short = &SESSION[..8];
+    let terminal = Terminal::start(&r);
+    for git in ["git checkpoint", "git-checkpoint"] {
+        for (typed, keys, expected) in [
+            // The session prefix completes to `<session>:` (no space: more follows).
+            (
+                format!("{git} restore {}", &short[..4]),
+                vec!["Tab"],
+                format!("{git} restore {short}:x"),
+            ),
+            // After the colon: prompts, turns and the tool call share no prefix, so
+            // nothing is inserted; never a second colon.
+            (
+                format!("{git} restore {short}:"),
+                vec!["Tab"],
+                format!("{git} restore {short}:x"),
+            ),
+            (
+                format!("{git} restore {short}:pr"),
+                vec!["Tab"],
+                format!("{git} restore {short}:promptx"),
+            ),
+            (
+                format!("{git} show {short}:tu"),
+                vec!["Tab"],
+                format!("{git} show {short}:turnx"),
+            ),
+            (
+                format!("{git} show {short}:to"),
+                vec!["Tab"],
+                format!("{git} show {short}:{TOOL_CALL} x"),
+            ),
+        ] {
+            let mut all = vec![typed.as_str()];
+            all.extend(keys);
+            assert_eq!(terminal.type_then_x(&all), format!("$ {expected}"));
+            terminal.clear_line();
         }
+    }
+}
+
+/// Finding 2 (issue 34), defence in depth: a fetched branch whose name a shell would run
+/// (`origin/fix-$(touch${IFS}FILE)`, in a store fetched before names were checked)
+/// completes quoted, so that Enter runs git-checkpoint with that name and nothing else.
+#[test]
+fn a_candidate_that_a_shell_would_run_completes_quoted_in_a_real_terminal() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    let id = r.save("first");
+    let hostile = "origin/fix-$(touch${IFS}PWNED)";
+    {
+        let db = raw_store::open(&r.store_path());
+        let txn = db.begin_write().unwrap();
+        txn.open_table(raw_store::REMOTE_BRANCHES)
+            .unwrap()
+            .insert(hostile, u128::from_str_radix(&id, 16).unwrap())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let terminal = Terminal::start(&r);
+    for git in ["git-checkpoint", "git checkpoint"] {
+        let line = terminal.type_then_x(&[&format!("{git} show origin/fi"), "Tab"]);
         assert!(
-            started.elapsed() < DEFAULT_TIMEOUT,
-            "the terminal never showed a line ending in {end:?}:\n{screen}"
+            line.contains("touch"),
+            "the hostile name did not complete at all: {line}"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        // Enter, in place of the `x`.
+        terminal.tmux(&["send-keys", "BSpace", "Enter"]);
+        terminal.wait_for_screen("$");
+        // The command has finished when the next prompt shows.
+        assert!(
+            !r.exists("PWNED"),
+            "Enter after completing `{git} show origin/fi` ran the name's command: {line}"
+        );
+        terminal.clear_line();
     }
 }
 

@@ -67,8 +67,13 @@ impl Drop for Guard<'_> {
 
 /// The watcher's answer to `ping` on its socket.
 fn ping(repo: &Repo) -> Option<String> {
+    ping_at(&repo.git_dir())
+}
+
+/// The answer to `ping` of the watcher of the repository whose git dir is `git_dir`.
+pub(crate) fn ping_at(git_dir: &Path) -> Option<String> {
     use std::io::{Read, Write};
-    let socket = repo.git_dir().join("checkpoint/watch/socket");
+    let socket = git_dir.join("checkpoint/watch/socket");
     let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
     stream.write_all(b"ping\n").ok()?;
@@ -79,7 +84,7 @@ fn ping(repo: &Repo) -> Option<String> {
 
 /// The live processes of the binary under test that run `-C <root> watch`: the watchers
 /// hook runs started for the worktree at `root`.
-fn watchers_of(root: &Path) -> Vec<u32> {
+pub(crate) fn watchers_of(root: &Path) -> Vec<u32> {
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return found;
@@ -133,7 +138,7 @@ fn hook_run(repo: &Repo, auto: bool) -> Out {
     out
 }
 
-fn auto_start_said(out: &Out) -> &str {
+pub(crate) fn auto_start_said(out: &Out) -> &str {
     out.stderr
         .lines()
         .find_map(|line| line.strip_prefix("trace: watch: auto-start: "))
@@ -315,5 +320,79 @@ fn a_restore_keeps_a_change_the_auto_started_watcher_cannot_see() {
         repo.read_string("a.txt"),
         "VERSION TWO, unsaved\n",
         "the safety checkpoint holds the change made through the other link"
+    );
+}
+
+/// Finding 11 (issue 34): events on ignored files (a build writing `build/`) are no use
+/// of the worktree, and do not keep an auto-started watcher from its idle exit; changes
+/// to a file a save captures do.
+#[test]
+fn changes_to_ignored_files_do_not_keep_an_idle_watcher_alive() {
+    let repo = Repo::new();
+    repo.write(".gitignore", b"build/\n");
+    repo.write("src.txt", b"one\n");
+    std::fs::create_dir(repo.p("build")).unwrap();
+    repo.git(&["config", "checkpoint.watchIdleExit", "2s"]);
+    let mut guard = Guard::new(&repo);
+    hook_run(&repo, true);
+    let pid = guard.running();
+    let write_for = |rel: &str, how_long: Duration| {
+        let until = std::time::Instant::now() + how_long;
+        let mut n = 0u64;
+        while std::time::Instant::now() < until && alive(pid) {
+            n += 1;
+            repo.write(rel, format!("{n}\n").as_bytes());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    // The control: a captured file changing keeps it for longer than its idle time.
+    write_for("src.txt", Duration::from_secs(4));
+    assert!(alive(pid), "the watcher exited while src.txt changed");
+    // An ignored one does not: it exits while the writes go on.
+    let exited = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| write_for("build/out.o", Duration::from_secs(20)));
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let exited = !alive(pid);
+        writer.join().unwrap();
+        exited
+    });
+    assert!(
+        exited,
+        "the watcher still ran after 15 s of writes to build/out.o only (idle exit 2 s)"
+    );
+    let log = std::fs::read_to_string(repo.git_dir().join("checkpoint/watch/log")).unwrap();
+    assert!(log.contains("Nothing happened for a while"), "{log}");
+}
+
+/// Issue 39, item 8: `hooks uninstall` stops the watcher hook runs started in the
+/// worktree; a watcher the user started stays.
+#[test]
+fn hooks_uninstall_stops_the_watcher_hook_runs_started() {
+    let repo = Repo::new();
+    repo.write("f.txt", b"one\n");
+    repo.ok(&["hooks", "install", "claude"]);
+    let mut guard = Guard::new(&repo);
+    hook_run(&repo, true);
+    let pid = guard.running();
+    let out = repo.ok(&["hooks", "uninstall", "claude"]);
+    assert!(
+        out.stdout.contains(&format!(
+            "Stopped the watcher hook runs started (pid {pid})"
+        )),
+        "{out}"
+    );
+    wait_until("the watcher exits", || !alive(pid));
+
+    repo.ok(&["hooks", "install", "claude"]);
+    repo.ok(&["watch", "--daemon"]);
+    let mine = guard.running();
+    let out = repo.ok(&["hooks", "uninstall", "claude"]);
+    assert!(!out.stdout.contains("Stopped the watcher"), "{out}");
+    assert!(
+        alive(mine),
+        "uninstall stopped the watcher the user started"
     );
 }

@@ -72,6 +72,7 @@ mod cmd_watch;
 mod cmd_watch_auto;
 mod cmd_watch_changes;
 mod cmd_watch_limits;
+mod cmd_watch_share;
 
 mod docs_design;
 mod docs_readme;

@@ -529,3 +529,48 @@ fn the_graph_of_a_checkpoint_with_hundreds_of_parents_grows_linearly() {
         out.stdout.lines().map(str::len).max().unwrap_or(0)
     );
 }
+
+/// Finding 2 (issue 34): a remote publishes `refs/checkpoints/fix-$(touch${IFS}FILE)`,
+/// a name git and the branch-name rules accept, which a shell runs once completion puts
+/// it on a command line. Fetch refuses names outside letters, digits and `-_./` with one
+/// line naming the branch, and fetches the rest; the refused name reaches neither the
+/// store nor completion.
+#[test]
+fn a_branch_name_a_shell_would_run_is_refused_at_fetch_and_the_rest_fetched() {
+    let s = Setup::new();
+    let bare = s.remote("origin");
+    s.good_branch(&bare, "good", "fine\n", 1);
+    let hostile = "fix-$(touch${IFS}PWNED)";
+    s.good_branch(&bare, hostile, "hostile\n", 2);
+
+    let fetched = s.repo.run(&["fetch", "origin"]);
+    let line = fetched
+        .stderr
+        .lines()
+        .find(|line| line.contains(&format!("refused origin/{hostile}")))
+        .unwrap_or_else(|| panic!("no line refuses the hostile name\n{fetched}"));
+    assert!(
+        line.contains("letters, digits"),
+        "the refusal says what a name may hold: {line}"
+    );
+    assert_eq!(
+        fetched.code, 1,
+        "a refused branch fails the fetch\n{fetched}"
+    );
+    s.repo.ok(&["show", "origin/good"]);
+    // Its checkpoint (id 2, as the commit's trailer says) was not imported.
+    let imported = s.repo.run(&["show", &format!("{:032x}", 2)]);
+    assert_eq!(
+        imported.code, 1,
+        "the hostile branch was imported\n{imported}"
+    );
+    let mut complete = s
+        .repo
+        .sb
+        .bin_cmd(&s.repo.dir, &["--", "git-checkpoint", "show", "origin/"]);
+    complete.env("GIT_CHECKPOINT_COMPLETE", "fish");
+    let offered = common::run_cmd(complete, common::DEFAULT_TIMEOUT);
+    assert_eq!(offered.stdout, "origin/good\tfetched branch\n", "{offered}");
+    assert!(!s.repo.exists("PWNED"));
+    store_is_usable(&s.repo);
+}

@@ -281,3 +281,109 @@ fn a_name_too_long_for_the_filesystem_is_refused_before_any_change() {
     let status = repo.json(&["status", "--json"]);
     assert!(status["interrupted_restore"].is_null(), "{status}");
 }
+
+/// Finding 15 (issue 34): a zip-bomb checkpoint a remote can send. Its records are
+/// consistent: 200 files of 500 MiB, each listing one stored chunk of 252 KiB over and
+/// over (the 200 directories share one subtree), 97.7 GiB in all from a store of a few
+/// hundred kilobytes. `show`, `show --stat` and `diff --stat` must not expand it: they
+/// finish (under a generous timeout, not a timing assertion), show the recorded sizes,
+/// and say that the content was not expanded.
+#[test]
+fn show_of_a_checkpoint_that_expands_to_97_gib_reads_only_the_recorded_sizes() {
+    let repo = common::Repo::new();
+    repo.write("keep.txt", b"keep\n");
+    let base = repo.save("base");
+    let file_size = plant_expanding_checkpoint(&repo.store_path(), &base, 200);
+    assert_eq!(200 * file_size, 104_870_707_200, "97.7 GiB in all");
+    for args in [
+        &["show", "huge"][..],
+        &["show", "--stat", "huge"],
+        &["diff", &base, "huge", "--stat"],
+    ] {
+        let out = common::run_cmd(
+            repo.sb.bin_cmd(&repo.dir, args),
+            std::time::Duration::from_secs(180),
+        );
+        assert_eq!(out.code, 0, "{args:?}: {out}");
+        assert!(
+            out.stdout.contains("not expanded"),
+            "{args:?} does not say the content was not expanded:\n{}",
+            &out.stdout[out.stdout.len().saturating_sub(2000)..]
+        );
+        assert!(
+            out.stdout.contains(&file_size.to_string()),
+            "{args:?} does not show the recorded size:\n{}",
+            &out.stdout[..out.stdout.len().min(2000)]
+        );
+    }
+}
+
+/// Plants a checkpoint on top of `parent` (branch `huge`) whose root holds `dirs`
+/// directories `dNNN`, all the same stored subtree with one file `f.bin` that lists one
+/// all-NUL chunk of the largest size 2032 times: just under git's big-file threshold,
+/// which would leave it unread anyway. Returns the file's size.
+fn plant_expanding_checkpoint(store_path: &Path, parent: &str, dirs: usize) -> u64 {
+    use git_checkpoint::format::chunk::encode_chunk;
+    use git_checkpoint::model::tree::{Entry, Node, Tree};
+    let hasher = raw_store::hasher(store_path);
+    let max = hasher.params().max;
+    let content = vec![0u8; max];
+    let chunk = hasher.chunk_id(&content);
+    let file_size = 2032 * max as u64;
+    let db = raw_store::open(store_path);
+    let txn = db.begin_write().unwrap();
+    {
+        txn.open_table(raw_store::CHUNKS)
+            .unwrap()
+            .insert(chunk.0, encode_chunk(&content, 3).as_slice())
+            .unwrap();
+        let mut trees = txn.open_table(raw_store::TREES).unwrap();
+        let mut put = |tree: Tree| {
+            let bytes = codec::encode(&tree);
+            let id = hasher.tree_id(&bytes);
+            trees.insert(id.0, bytes.as_slice()).unwrap();
+            id
+        };
+        let inner = put(Tree {
+            entries: vec![Entry {
+                name: b"f.bin".to_vec(),
+                node: Node::File {
+                    size: file_size,
+                    executable: false,
+                    chunks: vec![chunk; 2032],
+                },
+            }],
+        });
+        let root = put(Tree {
+            entries: (0..dirs)
+                .map(|i| Entry {
+                    name: format!("d{i:03}").into_bytes(),
+                    node: Node::Dir { tree: inner },
+                })
+                .collect(),
+        });
+        let record = Checkpoint {
+            tree: root,
+            parents: vec![git_checkpoint::CheckpointId(
+                u128::from_str_radix(parent, 16).unwrap(),
+            )],
+            time_ns: 2,
+            message: "expands to 97.7 GiB".into(),
+            files: dirs as u64,
+            bytes: dirs as u64 * file_size,
+            ..Checkpoint::default()
+        };
+        let bytes = codec::encode(&record);
+        let id = hasher.checkpoint_id(&bytes);
+        txn.open_table(CHECKPOINTS)
+            .unwrap()
+            .insert(id.0, bytes.as_slice())
+            .unwrap();
+        txn.open_table(raw_store::BRANCHES)
+            .unwrap()
+            .insert("huge", id.0)
+            .unwrap();
+    }
+    txn.commit().unwrap();
+    file_size
+}

@@ -1,6 +1,6 @@
 //! The watcher's kernel interface on Linux: inotify, one watch per directory (inotify is
-//! not recursive), read without blocking; and the mount table from
-//! `/proc/self/mountinfo`.
+//! not recursive), read without blocking, and its per-user limits from `/proc/sys`; and
+//! the mount table from `/proc/self/mountinfo`.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 
-use super::{Change, Event};
+use super::{Change, Event, Limits};
 
 /// A watched directory, as the kernel numbers it.
 pub(crate) type WatchId = WatchDescriptor;
@@ -97,6 +97,35 @@ fn change(mask: EventMask) -> Change {
         arrived: mask.intersects(EventMask::CREATE | EventMask::MOVED_TO),
         attributes_only: mask.difference(EventMask::ISDIR) == EventMask::ATTRIB,
     }
+}
+
+/// The user's inotify limits: for each, the lower of the system's
+/// (`/proc/sys/fs/inotify/max_user_*`) and this user namespace's
+/// (`/proc/sys/user/max_inotify_*`, lower in a container), both of which the kernel
+/// enforces; `None` when neither can be read.
+pub(crate) fn limits() -> Option<Limits> {
+    let lowest = |files: [&str; 2]| {
+        files
+            .iter()
+            .filter_map(|file| {
+                std::fs::read_to_string(file)
+                    .ok()?
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .min()
+    };
+    Some(Limits {
+        instances: lowest([
+            "/proc/sys/fs/inotify/max_user_instances",
+            "/proc/sys/user/max_inotify_instances",
+        ])?,
+        watches: lowest([
+            "/proc/sys/fs/inotify/max_user_watches",
+            "/proc/sys/user/max_inotify_watches",
+        ])?,
+    })
 }
 
 /// Whether a filesystem is mounted strictly below the worktree's top `root` (in this

@@ -10,17 +10,17 @@
 //!
 //! The mount table is here too: a filesystem mounted below the worktree after the
 //! watcher started hides changes from it, and where the table is kept is the system's
-//! business.
+//! business. So are the per-user [`Limits`] of the kernel's interface.
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::{mounts_below, Events, WatchId};
+pub(crate) use linux::{limits, mounts_below, Events, WatchId};
 
 #[cfg(not(target_os = "linux"))]
 mod other;
 #[cfg(not(target_os = "linux"))]
-pub(crate) use other::{mounts_below, Events, WatchId};
+pub(crate) use other::{limits, mounts_below, Events, WatchId};
 
 use crate::{Error, Result};
 
@@ -38,6 +38,17 @@ pub fn available() -> Result<()> {
          saves walk the worktree as they do without a watcher"
             .into(),
     ))
+}
+
+/// What the kernel lets one user hold of its file-change events at once, over all its
+/// programs: the watchers started by hook runs take only a share of it
+/// ([`super::share`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Event queues (inotify instances): one per watcher.
+    pub instances: u64,
+    /// Watched directories, over all queues.
+    pub watches: u64,
 }
 
 /// One event of the kernel's queue, in the words the daemon needs.

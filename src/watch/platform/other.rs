@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
-use super::Event;
+use super::{Event, Limits};
 
 /// A watched directory: there are none. Not `Copy`, as Linux's is not, so that the
 /// daemon's code is lint-clean on both.
@@ -54,4 +54,9 @@ impl AsFd for Events {
 /// is the answer that makes a save walk.
 pub(crate) fn mounts_below(_root: &Path) -> bool {
     true
+}
+
+/// No watcher runs here, so there is nothing to share.
+pub(crate) fn limits() -> Option<Limits> {
+    None
 }

@@ -49,6 +49,9 @@ const SCRUB_ENV: &[&str] = &[
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "GEMINI_CLI_HOME",
+    // Where the registry of hook-started watchers is (`watch::share`): the sandbox's
+    // HOME, so that no other test's watcher counts against a test's share.
+    "XDG_STATE_HOME",
 ];
 
 /// The key that lets an agent's hook run start a watcher, off in every test's

@@ -33,6 +33,8 @@ pub const BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("branches
 pub const STATE: TableDefinition<&str, &[u8]> = TableDefinition::new("state");
 /// Worktree path to the metadata and content ids seen at the last save.
 pub const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat_cache");
+/// Fetched branches, `<remote>/<branch>`, to their tips.
+pub const REMOTE_BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("remote_branches");
 /// Pinned checkpoints.
 pub const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
 

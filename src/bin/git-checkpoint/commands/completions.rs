@@ -42,7 +42,8 @@ enum Shell {
 /// The bash script. Bash splits the word being completed at `:` and `=` (its
 /// COMP_WORDBREAKS), so `abc:prompt2` reaches a completion function as three words; the
 /// binary is given the words as typed (rejoined where no space separated them), and each
-/// candidate loses the part of the word bash will not replace. An empty answer turns
+/// candidate loses the part of the word readline will not replace (up to its last `:` or
+/// `=`) and is quoted with `printf %q`, as bash inserts it verbatim. An empty answer turns
 /// off the file-name fallback git's completion registers (`-o default`), so a message
 /// after -m never completes to file names.
 const BASH: &str = r#"# git-checkpoint completion for bash: `git-checkpoint <TAB>` and `git checkpoint <TAB>`.
@@ -56,19 +57,27 @@ __git_checkpoint_complete() {
     local -a reply=()
     mapfile -t reply < <(_CLAP_IFS=$'\n' _CLAP_COMPLETE_INDEX="$index" \
         GIT_CHECKPOINT_COMPLETE=bash git-checkpoint -- "$@" 2>/dev/null)
-    # Bash replaces only the part of the word after its last COMP_WORDBREAKS character.
-    local replaced=${COMP_WORDS[COMP_CWORD]-}
-    local keep=
-    [[ $cur == *"$replaced" ]] && keep=${cur%"$replaced"}
+    # Readline replaces only the part of the word after its last `:` or `=` (when
+    # COMP_WORDBREAKS holds them), whatever COMP_WORDS says: after `abc:` it is the empty
+    # text after the colon, not the `:` word (git's __ltrim_colon_completions).
+    local breaks= keep=
+    [[ $COMP_WORDBREAKS == *:* ]] && breaks+=:
+    [[ $COMP_WORDBREAKS == *=* ]] && breaks+==
+    [[ -n $breaks && $cur == *[$breaks]* ]] && keep=${cur%"${cur##*[$breaks]}"}
     COMPREPLY=()
-    local candidate
+    local candidate end
     for candidate in "${reply[@]}"; do
         [[ -n $candidate ]] || continue
         # Options only once a `-` is typed, as git's own completion offers them.
         [[ $candidate == -* && $cur != -* ]] && continue
         # A finished word gets its space; `<session>:`, `dir/` and `--opt=` go on.
-        [[ $candidate == *[:/=] ]] || candidate+=" "
-        COMPREPLY+=("${candidate#"$keep"}")
+        end=" "
+        [[ $candidate == *[:/=] ]] && end=
+        candidate=${candidate#"$keep"}
+        # Quoted for the shell: a name from the store (a fetched branch) is inserted as
+        # one word and never run, whatever characters it holds.
+        [[ -n $candidate ]] && printf -v candidate %q "$candidate"
+        COMPREPLY+=("$candidate$end")
     done
     if ((${#COMPREPLY[@]} == 0)); then
         compopt +o default +o bashdefault 2>/dev/null

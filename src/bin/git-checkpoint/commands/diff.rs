@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::ui::json::DiffJson;
 use crate::ui::patch;
-use git_checkpoint::diff::content::ContentReader;
+use git_checkpoint::diff::content::{ContentReader, EXPAND_LIMIT};
 use git_checkpoint::diff::{checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::ops::save::look;
 use git_checkpoint::CheckpointId;
@@ -164,7 +164,8 @@ pub fn with_changes<T>(
     let worktree = snapshot
         .as_ref()
         .map(|_| context.workspace.repo.root.as_path());
-    let reader = ContentReader::new(&store.hasher, &chunks, worktree);
+    let reader =
+        ContentReader::new(&store.hasher, &chunks, worktree).expanding_at_most(EXPAND_LIMIT);
     f(&Compared {
         from,
         to,

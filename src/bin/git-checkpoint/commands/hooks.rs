@@ -188,7 +188,8 @@ impl ScopeArgs {
 ///
 /// Takes out exactly what `hooks install` added: other hooks and settings stay, and a
 /// file that install created goes again. For git, the post-commit hook install moved
-/// aside comes back as it was; a hook of ours edited since is left alone.
+/// aside comes back as it was; a hook of ours edited since is left alone. In a worktree,
+/// the watcher hook runs started there is stopped (one you started yourself stays).
 ///
 /// Examples:
 ///
@@ -371,6 +372,13 @@ fn uninstall(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Res
         ));
     } else {
         say(format!("No checkpoint hooks in {}", path.display()));
+    }
+    // The watcher hook runs started would otherwise run until idle; one the user started
+    // stays.
+    if let Ok(repo) = Repo::discover(start) {
+        if let Some(pid) = watch::start::stop_hook_started(&repo)? {
+            say(format!("Stopped the watcher hook runs started (pid {pid})"));
+        }
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
 use git_checkpoint::clock::rfc3339;
-use git_checkpoint::diff::content::ContentReader;
+use git_checkpoint::diff::content::{ContentReader, EXPAND_LIMIT};
 use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
@@ -124,7 +124,8 @@ pub fn with_checkpoint<T>(
         None => changes_from_parent(&read, &tree_reader, &record)?,
     };
     let chunks = read.chunks()?;
-    let reader = ContentReader::new(&store.hasher, &chunks, None);
+    // What the records say bounds what is read, not what the chunks expand to.
+    let reader = ContentReader::new(&store.hasher, &chunks, None).expanding_at_most(EXPAND_LIMIT);
     let short = read.short_id(id)?;
     f(&Shown {
         read: &read,

@@ -27,8 +27,11 @@ use super::Context;
 ///
 /// An agent's hook run (`hooks run`) starts one in the background when none runs,
 /// unless `checkpoint.autoWatch` is false; that one also exits once nothing happened in
-/// the worktree for `checkpoint.watchIdleExit` (default 30m). A watcher you start runs
-/// until stopped, unless you set that key (0: never).
+/// the worktree for `checkpoint.watchIdleExit` (default 30m; changes to ignored files do
+/// not count). Those watchers together take at most a quarter of your inotify instances
+/// and watches: past that, the one idle longest (a minute or more) makes room, or no
+/// watcher starts and saves walk. A watcher you start runs until stopped, unless you set
+/// that key (0: never), and is not counted.
 ///
 /// Examples:
 ///
@@ -57,6 +60,10 @@ pub struct Args {
     /// Started by a hook run: exits when idle, by default after 30 minutes.
     #[arg(long, hide = true, conflicts_with_all = ["stop", "daemon"])]
     auto: bool,
+    /// The registry entry the hook run that started this watcher made for it (its lock
+    /// inherited): the watcher holds no more than the share of inotify it reserves there.
+    #[arg(long, hide = true, requires = "auto", value_name = "id")]
+    entry: Option<String>,
 }
 
 /// Reads `500ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
@@ -116,7 +123,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
     });
     let idle_exit = context.workspace.settings.watch_idle_exit(args.auto)?;
-    let exit = daemon::run(repo, quiet, idle_exit, || {
+    let registration = args
+        .entry
+        .map(|id| watch::share::Registration::adopt(&id, &watch::dir(repo)))
+        .transpose()?;
+    let exit = daemon::run(repo, quiet, idle_exit, registration, || {
         context.say(&format!(
             "Watching {} (pid {})",
             repo.root.display(),
@@ -126,6 +137,14 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     match exit {
         daemon::Exit::WorktreeGone => context.say("The worktree is gone; the watcher stops"),
         daemon::Exit::Idle => context.say("Nothing happened for a while; the watcher stops"),
+        daemon::Exit::MadeRoom => context.say(
+            "Made room for another worktree's watcher: the watchers hook runs start hold their \
+             share of your file-watching limits, and this one was idle longest; the watcher stops",
+        ),
+        daemon::Exit::OverShare { watches } => context.say(&format!(
+            "This worktree has {watches} directories or more, more than your file-watching limits \
+             leave to the watchers hook runs start; the watcher stops, and saves walk"
+        )),
         daemon::Exit::Stopped => {}
     }
     Ok(())

@@ -9,10 +9,11 @@ use std::io::{self, Write};
 
 use crate::ui::json::FileSummary;
 use crate::ui::output::{paint, show_path, style};
-use git_checkpoint::diff::content::{Content, ContentReader};
+use git_checkpoint::diff::content::{Content, ContentReader, EXPAND_LIMIT};
 use git_checkpoint::diff::unified::{Hunk, LineDiff, LineKind};
 use git_checkpoint::diff::Change;
 use git_checkpoint::format::path::{quote_path, quote_prefixed};
+use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::tree::Node;
 use git_checkpoint::{Error, Result};
 
@@ -115,6 +116,7 @@ pub fn summarize(changes: &[Change], reader: &ContentReader<'_>) -> Result<Vec<F
                 binary,
                 insertions: counts.map(|c| c.0),
                 deletions: counts.map(|c| c.1),
+                unexpanded: old.is_unexpanded() || new.is_unexpanded(),
             })
         })
         .collect()
@@ -143,8 +145,11 @@ pub fn write_changes(
         Format::Stat => {
             let summaries = summarize(changes, reader)?;
             write_stat(out, &summaries, changes, colour).map_err(io)?;
+            let unexpanded = summaries.iter().filter(|s| s.unexpanded).count();
+            write_unexpanded_note(out, unexpanded).map_err(io)?;
         }
         Format::Patch => {
+            let mut unexpanded = 0;
             for change in changes {
                 // git shows a file that became a symlink (or back) as a deletion and an
                 // addition.
@@ -166,12 +171,30 @@ pub fn write_changes(
                 };
                 for part in &parts {
                     let (old, new) = reader.sides(part)?;
+                    if old.is_unexpanded() || new.is_unexpanded() {
+                        unexpanded += 1;
+                    }
                     write_patch(out, part, &old, &new, colour).map_err(io)?;
                 }
             }
+            write_unexpanded_note(out, unexpanded).map_err(io)?;
         }
     }
     Ok(())
+}
+
+/// After the changes, when `count` of them were left unread for the reader's limit:
+/// which, and why their sizes are all there is.
+fn write_unexpanded_note(out: &mut impl Write, count: usize) -> io::Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{count} file(s) not expanded: one diff reads at most {} of content, so these show \
+         the sizes their records give",
+        human_bytes(EXPAND_LIMIT)
+    )
 }
 
 /// Writes one change as `git diff` shows it, from its two sides as read (`revert
@@ -212,6 +235,14 @@ pub fn write_patch(
     } else {
         "/dev/null".into()
     };
+    if old.is_unexpanded() || new.is_unexpanded() {
+        return writeln!(
+            out,
+            "Content not expanded: {old_label} and {new_label} ({} -> {} bytes)",
+            old.size(),
+            new.size()
+        );
+    }
     if old.is_binary() || new.is_binary() {
         return writeln!(out, "Binary files {old_label} and {new_label} differ");
     }

@@ -153,6 +153,10 @@ pub struct FileSummary {
     pub insertions: Option<u64>,
     /// Lines removed, for text.
     pub deletions: Option<u64>,
+    /// Left unread: reading it would have taken the content one diff reads past its
+    /// limit, so it shows as binary with its recorded sizes. Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unexpanded: bool,
 }
 
 /// `show`: the checkpoint's fields, then its changes against its first parent.
