@@ -30,6 +30,7 @@ mod git;
 mod hook_groups;
 mod hook_list;
 pub mod mcp_registration;
+mod notice;
 mod paths;
 mod settings_file;
 mod transcript;
