@@ -215,8 +215,8 @@ pub struct Ran {
     pub workspace: Option<Workspace>,
     /// The checkpoint saved (`None` when the event needed none), or why the save failed.
     pub saved: Result<Option<CheckpointId>>,
-    /// What to tell the user, once per session (`agents::notice`): files the save left out as
-    /// unreadable, or that it could not save.
+    /// What to tell the user, once per session (`agents::notice`): files the save left
+    /// out as unreadable, or that it could not save.
     pub notice: Option<String>,
 }
 
