@@ -69,6 +69,10 @@ pub struct HookRun {
     /// The worktree the run saved (or tried to save) in, where one was found: the one
     /// whose watcher the binary starts (`watch::start::auto_start`).
     pub workspace: Option<Workspace>,
+    /// What to tell the user in the agent's UI, once per session: files left out as
+    /// unreadable, or that the save failed ([`HookRun::answer`] says it, where the
+    /// agent has a way).
+    pub notice: Option<String>,
 }
 
 impl HookRun {
@@ -78,13 +82,33 @@ impl HookRun {
         fallback_dir: &Path,
         reply: &'static str,
     ) -> HookRun {
-        let (workspace, saved) = event::run(event, fallback_dir);
+        let event::Ran {
+            workspace,
+            saved,
+            notice,
+        } = event::run(event, fallback_dir);
         HookRun {
             saved,
             reply,
             workspace,
+            notice,
         }
     }
+
+    /// What the hook prints on stdout for `agent`: its reply, carrying the notice where
+    /// `agent`'s hook contract has a channel to the user for it.
+    pub fn answer(&self, agent: &dyn Agent) -> String {
+        self.notice
+            .as_deref()
+            .and_then(|notice| agent.reply_with_notice(self.reply, notice))
+            .unwrap_or_else(|| self.reply.to_string())
+    }
+}
+
+/// A hook reply that shows `notice` to the user: the `systemMessage` of Claude Code's
+/// hook output, which Codex CLI and Gemini CLI read too.
+pub(super) fn system_message(notice: &str) -> String {
+    serde_json::json!({ "systemMessage": notice }).to_string()
 }
 
 /// An AI coding agent (or git itself) that git-checkpoint hooks into. The registry,
@@ -139,4 +163,11 @@ pub trait Agent: Sync {
     /// checkpoint in the worktree the event names (or `fallback_dir`), and says what to
     /// print. Fails only for a hook that has no `hooks run` (git's).
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun>;
+
+    /// The reply that also shows `notice` to the user, in place of `reply` (what the
+    /// hook prints otherwise), where the agent's hook contract has a channel for it;
+    /// `None` where it has none (the notice is then in the hooks log only).
+    fn reply_with_notice(&self, _reply: &str, _notice: &str) -> Option<String> {
+        None
+    }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -117,6 +117,10 @@ impl Agent for Claude {
 
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
         Ok(HookRun::save(ClaudeEvent::read(input), fallback_dir, ""))
+    }
+    /// Claude Code shows a hook's `systemMessage` to the user (its hooks reference, "JSON output"); the reply is otherwise empty.
+    fn reply_with_notice(&self, _reply: &str, notice: &str) -> Option<String> {
+        Some(system_message(notice))
     }
 }
 

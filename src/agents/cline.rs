@@ -151,6 +151,7 @@ impl Agent for Cline {
                 saved: Ok(None),
                 reply: CLINE_REPLY,
                 workspace: None,
+                notice: None,
             });
         }
         Ok(HookRun::save(event, fallback_dir, CLINE_REPLY))

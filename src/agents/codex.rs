@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -106,6 +106,10 @@ impl Agent for Codex {
 
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
         Ok(HookRun::save(CodexEvent::read(input), fallback_dir, ""))
+    }
+    /// Codex CLI reads Claude Code's hook output, `systemMessage` included (its `*.command.output` schemas), and shows it to the user.
+    fn reply_with_notice(&self, _reply: &str, notice: &str) -> Option<String> {
+        Some(system_message(notice))
     }
 }
 

@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::log_failure;
+use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
 use crate::model::session::{Session, TOOL_KIND};
+use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
-use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome};
+use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome, Warning};
 use crate::ops::workspace::Workspace;
 use crate::settings::DEFAULT_MAX_FILE_SIZE;
 use crate::storage::{Snapshot, StoreRead};
@@ -206,14 +208,23 @@ pub(super) trait Payload: serde::de::DeserializeOwned {
     }
 }
 
+/// What [`run`] did.
+#[derive(Debug)]
+pub struct Ran {
+    /// The worktree, where one was found.
+    pub workspace: Option<Workspace>,
+    /// The checkpoint saved (`None` when the event needed none), or why the save failed.
+    pub saved: Result<Option<CheckpointId>>,
+    /// What to tell the user, once per session (`agents::notice`): files the save left
+    /// out as unreadable, or that it could not save.
+    pub notice: Option<String>,
+}
+
 /// Saves a checkpoint for `event` (or logs why its payload could not be read), in the
-/// event's `cwd`, or `fallback_dir`. Returns the worktree, where one was found, and the
-/// new checkpoint. A failure after the worktree is found is also appended to its hooks
-/// log.
-pub fn run(
-    event: Result<AgentEvent>,
-    fallback_dir: &Path,
-) -> (Option<Workspace>, Result<Option<CheckpointId>>) {
+/// event's `cwd`, or `fallback_dir`. A failure after the worktree is found is also
+/// appended to its hooks log. Files that cannot be read (root's, from a container) are
+/// left out and recorded as skipped, so that one such file stops no checkpoint.
+pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Ran {
     let dir = event
         .as_ref()
         .ok()
@@ -221,18 +232,57 @@ pub fn run(
         .unwrap_or_else(|| fallback_dir.to_path_buf());
     let workspace = match Workspace::discover(&dir, super::worktree_files()) {
         Ok(workspace) => workspace,
-        Err(e) => return (None, Err(e)),
+        // No worktree (hooks installed for every project, an agent working elsewhere):
+        // nothing to save, and nothing to tell.
+        Err(e) => {
+            return Ran {
+                workspace: None,
+                saved: Err(e),
+                notice: None,
+            }
+        }
+    };
+    let repo = &workspace.repo;
+    let (agent, session) = match &event {
+        Ok(event) => (event.agent, event.session.clone()),
+        Err(_) => ("", None),
     };
     let result = event.and_then(|event| save_for(&workspace, &event));
-    if let Err(error) = &result {
-        log_failure(&workspace.repo, &error.to_string());
+    let (saved, notice) = match result {
+        Ok((saved, unreadable)) => {
+            let notice = match unreadable.is_empty() {
+                true => None,
+                false => notice::unreadable(repo, agent, session.as_deref(), &unreadable),
+            };
+            (Ok(saved), notice)
+        }
+        Err(error) => {
+            log_failure(repo, &error.to_string());
+            let told = notice::failed(repo, agent, session.as_deref(), &error.to_string());
+            (Err(error), told)
+        }
+    };
+    Ran {
+        workspace: Some(workspace),
+        saved,
+        notice,
     }
-    (Some(workspace), result)
+}
+
+/// The first checkpoint `hooks install` saves.
+#[derive(Debug)]
+pub struct FirstCheckpoint {
+    /// Its id.
+    pub id: CheckpointId,
+    /// What the save went on without (files left out as unreadable, too large, …).
+    pub warnings: Vec<Warning>,
 }
 
 /// Saves the worktree as the hooks are installed: the state before the agent's first
-/// prompt, always a checkpoint (also when nothing changed since the last one).
-pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId> {
+/// prompt, always a checkpoint (also when nothing changed since the last one). Files that
+/// cannot be read are left out and recorded as skipped, as every hook run's save does,
+/// and are among the warnings.
+pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<FirstCheckpoint> {
     let workspace = Workspace::new(repo.clone(), super::worktree_files());
     let store = workspace.open_store(&mut || {})?;
     let options = SaveOptions {
@@ -242,21 +292,39 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<CheckpointId
             ("event".to_string(), "install".to_string()),
         ],
         allow_empty: true,
+        skip_unreadable: true,
         settings: workspace.settings,
         ..SaveOptions::default()
     };
     // The workspace's repository, which knows the agents' files to leave out.
-    match save::save(&workspace.repo, &store, &options)?.outcome {
-        SaveOutcome::Saved { id, .. } => Ok(id),
-        SaveOutcome::Unchanged { current } => Ok(current),
-    }
+    let report = save::save(&workspace.repo, &store, &options)?;
+    let id = match report.outcome {
+        SaveOutcome::Saved { id, .. } => id,
+        SaveOutcome::Unchanged { current } => current,
+    };
+    Ok(FirstCheckpoint {
+        id,
+        warnings: report.warnings,
+    })
+}
+
+/// The paths of `skipped` left out for being unreadable.
+fn unreadable(skipped: &[SkippedFile]) -> Vec<Vec<u8>> {
+    (skipped.iter())
+        .filter(|file| file.reason == SkipReason::Unreadable)
+        .map(|file| file.path.clone())
+        .collect()
 }
 
 /// Saves the worktree for `event`. Every event makes a checkpoint, an empty child of the
 /// current one when nothing changed (it costs a record, no content), so that every
 /// prompt and tool call can be named. The store is waited for only
-/// `checkpoint.hookLockTimeout`: a hook must not hold up the agent.
-fn save_for(workspace: &Workspace, event: &AgentEvent) -> Result<Option<CheckpointId>> {
+/// `checkpoint.hookLockTimeout`: a hook must not hold up the agent. Returns the
+/// checkpoint and the files left out as unreadable.
+fn save_for(
+    workspace: &Workspace,
+    event: &AgentEvent,
+) -> Result<(Option<CheckpointId>, Vec<Vec<u8>>)> {
     let repo = &workspace.repo;
     let mut store = workspace.open_store_for_hook(&mut || {})?;
     let transcript = event
@@ -283,6 +351,9 @@ fn save_for(workspace: &Workspace, event: &AgentEvent) -> Result<Option<Checkpoi
         attach_files: transcript_to_keep(workspace, event, transcript)?
             .into_iter()
             .collect(),
+        // One file the user cannot read (root's, from a container) must not stop every
+        // checkpoint of the session: it is left out and recorded, and the user told.
+        skip_unreadable: true,
         settings: workspace.settings.clone(),
         ..SaveOptions::default()
     };
@@ -291,10 +362,11 @@ fn save_for(workspace: &Workspace, event: &AgentEvent) -> Result<Option<Checkpoi
     if let Some(AutoGc::Skipped(e) | AutoGc::Failed(e)) = &report.gc {
         log_failure(repo, &format!("automatic gc: {e}"));
     }
-    Ok(match report.outcome {
+    let saved = match report.outcome {
         SaveOutcome::Saved { id, .. } => Some(id),
         SaveOutcome::Unchanged { .. } => None,
-    })
+    };
+    Ok((saved, unreadable(&report.skipped)))
 }
 
 /// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -123,6 +123,10 @@ impl Agent for Gemini {
             fallback_dir,
             GEMINI_HOOK_OUTPUT,
         ))
+    }
+    /// Gemini CLI shows a hook's `systemMessage` to the user (its hooks reference, "Common output fields"), in the JSON it requires.
+    fn reply_with_notice(&self, _reply: &str, notice: &str) -> Option<String> {
+        Some(system_message(notice))
     }
 }
 

@@ -38,6 +38,7 @@ mod hook_list;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
+mod notice;
 mod paths;
 mod settings_file;
 mod transcript;

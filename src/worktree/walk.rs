@@ -7,8 +7,8 @@
 //! the linked worktrees of the same repository are not entered, and the agent settings
 //! files at the top are left out.
 //!
-//! Ignore files are read as git reads them (`add_ignore_file`): as bytes, line by line,
-//! and a `.gitignore` that is a symlink is not followed.
+//! Ignore files are read as git reads them (`ignore_file`): as bytes, line by line, each
+//! pattern matched on bytes, and a `.gitignore` that is a symlink is not followed.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::exempt::{is_agent_file, GitDirs, LinkedWorktrees};
+use super::ignore_file::{Patterns, PatternsBuilder};
 use crate::git::repo::Repo;
 use crate::model::dir_cache::{
     may_record, rule_settled, rules_fingerprint, DirCache, DirCacheUpdates, DirListing,
@@ -443,7 +443,7 @@ fn classify_stat(path: Vec<u8>, stat: FileStat, leftovers_possible: bool, into: 
 /// nearest level with a matching pattern, as git decides it.
 struct Rules {
     /// Matches paths relative to the directory whose `.gitignore` this is.
-    matcher: Gitignore,
+    matcher: Patterns,
     /// Length of that directory's worktree-relative path plus its slash (0 at the root).
     prefix: usize,
     parent: Option<Arc<Rules>>,
@@ -453,7 +453,7 @@ struct Rules {
 struct WalkState<'a> {
     root: &'a Path,
     /// `core.excludesFile`, then `info/exclude` (later files win, as in git).
-    excludes: Gitignore,
+    excludes: Patterns,
     found: Mutex<Walk>,
     failed: Mutex<Option<Error>>,
     /// A restore is recorded as interrupted, so its temporary files may be about.
@@ -573,16 +573,13 @@ impl WalkState<'_> {
     fn ignores(&self, rules: Option<&Rules>, rel: &[u8], is_dir: bool) -> bool {
         let mut level = rules;
         while let Some(rules) = level {
-            let local = Path::new(OsStr::from_bytes(&rel[rules.prefix..]));
-            match rules.matcher.matched(local, is_dir) {
+            match rules.matcher.matched(&rel[rules.prefix..], is_dir) {
                 Match::Ignore(_) => return true,
                 Match::Whitelist(_) => return false,
                 Match::None => level = rules.parent.as_deref(),
             }
         }
-        self.excludes
-            .matched(Path::new(OsStr::from_bytes(rel)), is_dir)
-            .is_ignore()
+        self.excludes.matched(rel, is_dir).is_ignore()
     }
 }
 
@@ -590,89 +587,17 @@ impl WalkState<'_> {
 /// holds a `.gitignore`, on top of those of the directories above it.
 fn dir_rules(full: &Path, prefix: usize, parent: Option<Arc<Rules>>) -> Option<Arc<Rules>> {
     crate::trace::IGNORE_FILES_READ.add(1);
-    let mut builder = GitignoreBuilder::new(full);
+    let mut builder = PatternsBuilder::new(full);
     // git warns about a `.gitignore` it cannot read (a symlink, no permission) and goes
     // on as if it were empty; so does the walk, which has no one to warn.
-    if add_ignore_file(&mut builder, &full.join(".gitignore"), false).is_err() {
+    if builder.add_file(&full.join(".gitignore"), false).is_err() {
         return parent;
     }
-    match builder.build() {
-        Ok(matcher) => Some(Arc::new(Rules {
-            matcher,
-            prefix,
-            parent,
-        })),
-        Err(_) => parent,
-    }
-}
-
-/// Adds the patterns of the ignore file `path` to `builder`, reading them as git's
-/// `add_patterns_from_buffer` does: bytes, not text, so that a line in another encoding
-/// (a Latin-1 comment) costs no other line; a UTF-8 byte order mark at the start skipped;
-/// one `\r` before each line's end dropped; each line ends at its first NUL, as git reads
-/// it as a C string. Where `follow` is false (a `.gitignore` in the worktree, which git
-/// opens with `O_NOFOLLOW`), a symlink is an error, as it is to git. A line that is `!`
-/// alone matches nothing in git, and is dropped (the `ignore` crate would re-include
-/// everything). A byte that is not UTF-8 in a pattern stands for itself in git; the
-/// `ignore` crate takes patterns as text only, so it becomes `?` (any one byte but `/`):
-/// the pattern still matches what git's does, and, rarely, a name that differs from it
-/// in just those bytes, which is then left out rather than saved and shared. A pattern
-/// that does not parse is skipped, as git skips it; the others still apply.
-fn add_ignore_file(
-    builder: &mut GitignoreBuilder,
-    path: &Path,
-    follow: bool,
-) -> std::io::Result<()> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    // Never waits on a FIFO put in the file's place; it is then refused as not a file.
-    let mut flags = libc::O_NONBLOCK;
-    if !follow {
-        flags |= libc::O_NOFOLLOW;
-    }
-    options.custom_flags(flags);
-    let mut file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
-    for line in text.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = match line.iter().position(|&b| b == 0) {
-            Some(nul) => &line[..nul],
-            None => line,
-        };
-        let pattern = pattern_text(line);
-        if pattern.trim_end() == "!" {
-            continue;
-        }
-        let _ = builder.add_line(Some(path.to_path_buf()), &pattern);
-    }
-    Ok(())
-}
-
-/// One ignore-file line as the text the `ignore` crate takes: each byte of a sequence
-/// that is not UTF-8 becomes `?` (see [`add_ignore_file`]).
-fn pattern_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
-    if let Ok(text) = std::str::from_utf8(line) {
-        return text.into();
-    }
-    let mut text = String::with_capacity(line.len());
-    for chunk in line.utf8_chunks() {
-        text.push_str(chunk.valid());
-        for _ in chunk.invalid() {
-            // An escaped byte is the byte itself; an escaped `?` would be a literal `?`.
-            if text.ends_with('\\') {
-                text.pop();
-            }
-            text.push('?');
-        }
-    }
-    text.into()
+    Some(Arc::new(Rules {
+        matcher: builder.build(),
+        prefix,
+        parent,
+    }))
 }
 
 /// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
@@ -714,12 +639,12 @@ impl<'a> WalkState<'a> {
         // Before the files are read: a listing depends on what they said, and an edit
         // after their metadata was taken must show in it.
         let cache = cache.map(|listings| CacheUse::new(repo, listings, &excludes_files));
-        let mut excludes = GitignoreBuilder::new(root);
+        let mut excludes = PatternsBuilder::new(root);
         for file in excludes_files.into_iter().flatten() {
             // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
             // git follows them.
             if file.is_file() {
-                if let Err(err) = add_ignore_file(&mut excludes, &file, true) {
+                if let Err(err) = excludes.add_file(&file, true) {
                     return Err(Error::InvalidArgument(format!(
                         "cannot read excludes file {}: {err}",
                         file.display()
@@ -729,9 +654,7 @@ impl<'a> WalkState<'a> {
         }
         Ok(WalkState {
             root,
-            excludes: excludes
-                .build()
-                .map_err(|e| Error::InvalidArgument(format!("reading the excludes files: {e}")))?,
+            excludes: excludes.build(),
             // About one entry per tracked file: the batches of every directory land in
             // room reserved once, not in a list grown (and its pages touched) again and
             // again while the walk's threads wait for its lock.

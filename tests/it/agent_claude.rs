@@ -229,12 +229,14 @@ fn hook_run_saves_with_the_session_and_never_fails_the_agent() {
     assert_eq!(log[0]["meta"]["prompt"], "1");
     assert!(log[0]["meta"].get("tool").is_none());
 
-    // Garbage on stdin: exit 0, nothing printed, the reason in hooks.log.
+    // Garbage on stdin: exit 0, the reason in hooks.log, and the user told that no
+    // checkpoint was made (once: a second such run prints nothing).
     let out = run_hook(&r.sb, &r.dir, b"this is not json");
-    assert_eq!(
-        (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (0, "", "")
-    );
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out}");
+    assert!(out.stdout.starts_with("{\"systemMessage\":"), "{out}");
+    assert!(out.stdout.contains("not valid JSON"), "{out}");
+    let again = run_hook(&r.sb, &r.dir, b"this is not json");
+    assert_eq!((again.code, again.stdout.as_str()), (0, ""), "{again}");
     let hooks_log = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
     assert!(hooks_log.contains("not valid JSON"), "{hooks_log}");
 
@@ -308,7 +310,7 @@ fn hook_saves_apply_the_configured_retention() {
 }
 
 /// A config value the hook cannot use (its lock timeout past what a duration holds) is
-/// logged, never a panic or a failed agent step.
+/// logged and told to the user once per session, never a panic or a failed agent step.
 #[test]
 fn a_bad_config_value_never_fails_the_hook() {
     let r = Repo::new();
@@ -316,7 +318,12 @@ fn a_bad_config_value_never_fails_the_hook() {
     r.git(&["config", "checkpoint.hookLockTimeout", "1e20"]);
     let payload = json!({"session_id": "s", "cwd": r.dir, "hook_event_name": "Stop"});
     let out = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
-    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
+    assert_eq!(out.code, 0, "{out}");
+    let reply: Value = serde_json::from_str(&out.stdout).expect("a JSON reply");
+    let told = reply["systemMessage"].as_str().unwrap_or_default();
+    assert!(told.contains("checkpoint.hookLockTimeout"), "{out}");
+    let again = run_hook(&r.sb, &r.dir, payload.to_string().as_bytes());
+    assert_eq!((again.code, again.stdout.as_str()), (0, ""), "{again}");
     let logged = std::fs::read_to_string(r.git_dir().join("checkpoint/hooks.log")).unwrap();
     assert!(logged.contains("checkpoint.hookLockTimeout"), "{logged}");
 }

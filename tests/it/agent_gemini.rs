@@ -79,7 +79,13 @@ fn a_gemini_session_names_every_prompt_and_restores_before_each() {
     prompt(3, "Call the greeting from main");
     r.write("src/main.rs", b"fn main() { hi() }\n");
     hook(&r, fixture(&r, "after_tool_replace").to_string().as_bytes());
-    // A payload that cannot be read still gets its JSON answer, and the agent goes on.
+    // A payload that cannot be read still gets a JSON answer, which tells the user (once
+    // per session) that no checkpoint was made, and the agent goes on.
+    let out = run_agent_hook(&r.sb, &r.dir, "gemini", b"not json");
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out}");
+    let reply: Value = serde_json::from_str(&out.stdout).expect("the reply is JSON");
+    let told = reply["systemMessage"].as_str().unwrap_or_default();
+    assert!(told.contains("not valid JSON"), "{out}");
     hook(&r, b"not json");
 
     let short = only_session(&r, "gemini", SESSION, 3, "Add a greeting");

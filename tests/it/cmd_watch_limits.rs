@@ -154,6 +154,43 @@ fn a_watched_save_sees_a_change_through_another_hard_link() {
     assert_walk_agrees(&repo, watcher, "a change through another hard link");
 }
 
+/// Issue 34, finding 10: a file of the worktree with a second name outside it, edited
+/// through that name, which is then removed. No event reaches the worktree; the watched
+/// save looks at the file all the same (a file with more than one link is not vouched
+/// for by the journal), and without walking the worktree.
+#[test]
+fn a_watched_save_sees_a_change_through_a_hard_link_made_outside() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"version one\n");
+    repo.write("b.txt", b"b\n");
+    repo.save("one");
+    let outside = repo.scratch("outside").join("a.txt");
+    std::fs::hard_link(repo.p("a.txt"), &outside).unwrap();
+    let watcher = watching(&repo);
+    // A later tick of the filesystem's clock than the save's.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::fs::write(&outside, b"version two, written through the outside name\n").unwrap();
+    std::fs::remove_file(&outside).unwrap();
+    assert_eq!(
+        repo.read_string("a.txt"),
+        "version two, written through the outside name\n"
+    );
+    let save = traced_save(&repo, "through the outside name");
+    assert!(
+        save.stdout.contains("Saved"),
+        "the watched save missed the change through the other link\n{save}"
+    );
+    assert!(
+        ran(&save, "watch") && !ran(&save, "walk"),
+        "the save walked instead of asking the watcher\n{save}"
+    );
+    // Once it has one name again it is looked at no more: the next save trusts the journal.
+    repo.write("b.txt", b"bb\n");
+    let next = traced_save(&repo, "b");
+    assert_eq!(common::trace_count(&next, "paths looked at"), 1, "{next}");
+    assert_walk_agrees(&repo, watcher, "a change through a hard link made outside");
+}
+
 /// Finding 6: the excludes file as dotfile managers install it, a symlink into another
 /// directory. Editing its target changes what a walk captures; the watched save must see
 /// that the rules changed.

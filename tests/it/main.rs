@@ -109,6 +109,7 @@ mod safety_output_escaping;
 mod safety_read_commands;
 mod safety_restore;
 mod safety_unreadable;
+mod safety_unreadable_hooks;
 mod safety_worktree_races;
 
 mod store_deltas;

@@ -162,3 +162,53 @@ fn the_index_reader_agrees_with_git_ls_files() {
     assert!(saved.contains("debug.log"), "{saved:?}");
     assert!(saved.contains("intent.txt"), "{saved:?}");
 }
+
+/// Issue 34, finding 9: a byte that is not UTF-8 in a pattern stands for that byte, as in
+/// git, not for any byte: `*\xff*` ignores only names holding `\xff`, `caf\xe9` hides
+/// `caf\xe9` and neither `cafe` nor `cafx`, a class of such bytes matches only them, and
+/// such lines keep their place in the precedence (a later line of the same file, or a
+/// deeper `.gitignore`, decides). Compared with `git ls-files -o --exclude-standard`.
+#[test]
+fn a_pattern_byte_that_is_not_utf8_matches_only_itself() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let r = Repo::new();
+    r.write(".gitignore", b"*\xff*\ncaf\xe9\n*.log\n!\xe9.log\n");
+    r.write("sub/.gitignore", b"[\xe0-\xef]x\n!keep\xff\nd\xe9/\n");
+    r.write("info/.gitignore", b"\xe9t\xe9*\n!\xe9t\xe9.md\n");
+    write_all(
+        &r,
+        &[
+            "a.txt",
+            "cafe",
+            "cafx",
+            "a.log",
+            "sub/b.txt",
+            "info/note.md",
+        ],
+    );
+    for name in [
+        &b"caf\xe9"[..],
+        b"x\xffy",
+        b"\xe9.log",
+        b"sub/\xe5x",
+        b"sub/\xf5x",
+        b"sub/keep\xff",
+        b"sub/d\xe9/inner.txt",
+        b"info/\xe9t\xe9.txt",
+        b"info/\xe9t\xe9.md",
+    ] {
+        let path = r.p(OsStr::from_bytes(name));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, b"content\n").unwrap();
+    }
+    r.save("first");
+    let saved = saved_paths(&r);
+    let git = git_paths(&r);
+    assert_eq!(saved, git, "the checkpoint differs from git add -A");
+    for must in ["a.txt", "cafe", "cafx", ".gitignore", "sub/b.txt"] {
+        assert!(saved.contains(must), "{must} missing from {saved:?}");
+    }
+    // The names git adds: 5 plain, the 3 ignore files, and 4 with Latin-1 bytes.
+    assert_eq!(saved.len(), 12, "{saved:?}");
+}

@@ -31,6 +31,10 @@ fn unreadable_files_fail_the_save_unless_skipped_and_restore_leaves_them() {
         "the path must be named\n{out}"
     );
     assert!(out.stderr.contains("ermission denied"), "{out}");
+    assert!(
+        out.stderr.contains("--skip-unreadable"),
+        "the way past it is not named\n{out}"
+    );
 
     let out = run(
         &repo,

@@ -5,11 +5,14 @@
 //! consults the stat cache for those paths only and splices what it found into the
 //! base tree ([`crate::model::tree::splice`]), so that a save after a few edits costs in
 //! proportion to the edits. Whenever that is in doubt the save
-//! walks (docs/design.md, "The watcher"): a changed file with a second hard link (a write
-//! through the other name raises no event for it), a filesystem mounted below the
-//! worktree's top (the watcher watches the directory it covers), a change to anything
-//! outside the worktree that decides what a walk captures (the fingerprint follows
-//! symlinks, so an excludes file that is a link into a dotfiles directory counts).
+//! walks (docs/design.md, "The watcher"): a changed file that has gained a second hard
+//! link (a write through the other name raises no event for it, and where that name is
+//! only a walk finds), a filesystem mounted below the worktree's top (the watcher
+//! watches the directory it covers), a change to anything outside the worktree that
+//! decides what a walk captures (the fingerprint follows symlinks, so an excludes file
+//! that is a link into a dotfiles directory counts). A file a save found with more than
+//! one link is not vouched for by the journal at all: every watched save looks at it
+//! again, whichever name (in the worktree or outside it) a write went through.
 
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
@@ -17,6 +20,8 @@ use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+use rayon::prelude::*;
 
 use super::read::Cached;
 use super::scan::StatCacheMatch;
@@ -37,6 +42,9 @@ use crate::{CheckpointId, Result, TreeId};
 pub(super) struct Watched {
     token: Token,
     fingerprint: String,
+    /// The files the save found with more than one link (hard links), which the next
+    /// save looks at again whatever the journal says.
+    linked: Vec<Vec<u8>>,
 }
 
 /// The base a watched save recorded.
@@ -48,6 +56,9 @@ struct Base {
     /// The files the save found but left out of `tree` (too large, unreadable): a save
     /// that starts from this base looks at them again, as a walk would find them.
     left_out: Vec<Vec<u8>>,
+    /// The files the save found with more than one link: a save that starts from this
+    /// base looks at them again, as a write through another name raises no event.
+    linked: Vec<Vec<u8>>,
 }
 
 /// The most a base file is read; a larger one (a great many files left out) is not used.
@@ -64,16 +75,22 @@ impl Watched {
             return;
         }
         let path = watcher::base_path(repo);
-        // Four lines, then the left-out paths, each ended by a NUL (no path holds one).
+        // Four lines, then the left-out paths, each ended by a NUL (no path holds one),
+        // a NUL, and the linked paths, each ended by a NUL.
         let mut text = format!(
-            "v2\n{}\n{}\n{}\n",
+            "v3\n{}\n{}\n{}\n",
             self.token.encode(),
             tree.hex(),
             self.fingerprint
         )
         .into_bytes();
-        for file in left_out {
-            text.extend_from_slice(&file.path);
+        for path in left_out.iter().map(|file| &file.path) {
+            text.extend_from_slice(path);
+            text.push(0);
+        }
+        text.push(0);
+        for path in &self.linked {
+            text.extend_from_slice(path);
             text.push(0);
         }
         // A fresh file (O_EXCL never follows a symlink), renamed over the base: a link
@@ -102,22 +119,30 @@ fn read_base(repo: &Repo) -> Option<Base> {
     }
     let mut parts = bytes.splitn(5, |&b| b == b'\n');
     let mut line = || std::str::from_utf8(parts.next()?).ok();
-    if line()? != "v2" {
+    if line()? != "v3" {
         return None;
     }
     let token = Token::decode(line()?)?;
     let tree = TreeId(u128::from_str_radix(line()?, 16).ok()?);
     let fingerprint = line()?.to_string();
     let rest = parts.next()?;
+    // The first empty path ends the left-out files; the linked ones follow.
+    let mut paths = rest.split(|&b| b == 0);
+    let left_out = paths
+        .by_ref()
+        .take_while(|path| !path.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    let linked = paths
+        .filter(|path| !path.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
     Some(Base {
         token,
         tree,
         fingerprint,
-        left_out: rest
-            .split(|&b| b == 0)
-            .filter(|path| !path.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect(),
+        left_out,
+        linked,
     })
 }
 
@@ -179,6 +204,8 @@ struct Usable {
     current: Checkpoint,
     /// The files the base's save left out.
     left_out: Vec<Vec<u8>>,
+    /// The files the base's save found with more than one link.
+    linked: Vec<Vec<u8>>,
 }
 
 /// Asks the watcher what changed since the recorded base; `None` if none answered.
@@ -209,19 +236,26 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
                 id,
                 current,
                 left_out: base.left_out,
+                linked: base.linked,
             })
         }
         _ => None,
     };
     Ok(Some(Asked {
-        watched: Watched { token, fingerprint },
+        watched: Watched {
+            token,
+            fingerprint,
+            linked: Vec::new(),
+        },
         usable,
     }))
 }
 
 /// The current checkpoint, when the watcher vouches that nothing in the worktree changed
-/// since the last watched save recorded it as that checkpoint's tree: a save without
-/// attachments then has nothing to do, and need not look at any file.
+/// since the last watched save recorded it as that checkpoint's tree, and that save found
+/// no file with a second link (which a write through that link could have changed
+/// unseen): a save without attachments then has nothing to do, and need not look at any
+/// file.
 pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<CheckpointId>> {
     if read.interrupted_restore()?.is_some() {
         return Ok(None);
@@ -230,7 +264,7 @@ pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Check
         Some(Asked {
             usable: Some(usable),
             ..
-        }) if usable.paths.is_empty() => Some(usable.id),
+        }) if usable.paths.is_empty() && usable.linked.is_empty() => Some(usable.id),
         _ => None,
     })
 }
@@ -330,20 +364,22 @@ pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -
     let Some(asked) = ask(repo, read)? else {
         return Ok(Listing::walked(full_walk(repo, false)?, None));
     };
+    let mut watched = asked.watched;
     let Some(usable) = asked.usable else {
-        return Ok(Listing::walked(
-            full_walk(repo, false)?,
-            Some(asked.watched),
-        ));
+        return walked_for(repo, watched);
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
     let mut left_out = usable.left_out;
     left_out.extend(usable.current.skipped.iter().map(|s| s.path.clone()));
-    match refreshed(repo, &usable.paths, &left_out)? {
-        Some((found, replaced)) => Ok(Listing {
+    match refreshed(repo, &usable.paths, &left_out, &usable.linked)? {
+        Some(Refreshed {
+            found,
+            replaced,
+            linked,
+        }) => Ok(Listing {
             walk: found,
-            watched: Some(asked.watched),
+            watched: Some(Watched { linked, ..watched }),
             partial: Some(Partial {
                 base: usable.current.tree,
                 base_totals: Totals {
@@ -353,11 +389,62 @@ pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -
                 replaced,
             }),
         }),
-        None => Ok(Listing::walked(
-            full_walk(repo, false)?,
-            Some(asked.watched),
-        )),
+        None => {
+            watched.linked = Vec::new();
+            walked_for(repo, watched)
+        }
     }
+}
+
+/// A walk of the whole worktree for a save that records `watched` once it commits, with
+/// the files found with more than one link.
+fn walked_for(repo: &Repo, mut watched: Watched) -> Result<Listing> {
+    let walk = full_walk(repo, false)?;
+    watched.linked = {
+        let _span = crate::trace::span("watch: files with more than one link");
+        linked_files(&repo.root, &walk.entries)
+    };
+    Ok(Listing::walked(walk, Some(watched)))
+}
+
+/// The files of `entries` (sorted by path) with more than one link: one `lstat` each,
+/// relative to its directory, opened once for the files of a run that share it (the
+/// walk's own stats do not keep the link count).
+fn linked_files(root: &Path, entries: &[WalkEntry]) -> Vec<Vec<u8>> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let files: Vec<&WalkEntry> = (entries.iter())
+        .filter(|entry| entry.kind == Kind::File)
+        .collect();
+    files
+        .par_chunks(512)
+        .flat_map_iter(|chunk| {
+            let mut open: Option<(&[u8], rustix::fd::OwnedFd)> = None;
+            let mut linked = Vec::new();
+            for entry in chunk {
+                let (dir, name) = match entry.path.iter().rposition(|&b| b == b'/') {
+                    Some(slash) => (&entry.path[..slash], &entry.path[slash + 1..]),
+                    None => (&[][..], entry.path.as_slice()),
+                };
+                if open.as_ref().is_none_or(|(held, _)| *held != dir) {
+                    let full = root.join(OsStr::from_bytes(dir));
+                    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                    open = rustix::fs::open(&full, flags, Mode::empty())
+                        .ok()
+                        .map(|fd| (dir, fd));
+                }
+                let links = match &open {
+                    Some((_, fd)) => rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|st| st.st_nlink)
+                        .unwrap_or(1),
+                    None => 1,
+                };
+                if links > 1 {
+                    linked.push(entry.path.clone());
+                }
+            }
+            linked
+        })
+        .collect()
 }
 
 fn full_walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
@@ -365,32 +452,58 @@ fn full_walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
     walk::walk(repo, leftovers_possible)
 }
 
+/// What [`refreshed`] found.
+struct Refreshed {
+    /// What a walk would find at and below `replaced`.
+    found: Walk,
+    /// The paths looked at again, sorted, none below another.
+    replaced: Vec<Vec<u8>>,
+    /// The files found with more than one link.
+    linked: Vec<Vec<u8>>,
+}
+
 /// What a walk would find at and below the paths to look at again for the changed
-/// `paths` and the files the base left out, and those paths (sorted, none below
-/// another). `None` when only a walk can tell (the top's `.gitignore` changed, a
-/// changed file has another name).
+/// `paths`, the files the base left out and those it found `linked` (more than one
+/// link). `None` when only a walk can tell: the top's `.gitignore` changed, or a file
+/// has gained another name, which may be in the worktree, unchanged by the journal's
+/// account.
 fn refreshed(
     repo: &Repo,
     paths: &[Vec<u8>],
     left_out: &[Vec<u8>],
-) -> Result<Option<(Walk, Vec<Vec<u8>>)>> {
+    linked: &[Vec<u8>],
+) -> Result<Option<Refreshed>> {
     let Some(mut changed) = to_look_at(paths) else {
         return Ok(None);
     };
-    changed.extend(left_out.iter().filter(|p| !p.is_empty()).cloned());
+    changed.extend(
+        left_out
+            .iter()
+            .chain(linked)
+            .filter(|p| !p.is_empty())
+            .cloned(),
+    );
     let replaced = topmost(changed);
     let found = {
         let _span = crate::trace::span("watch: changed paths");
         walk::walk_paths(repo, false, &replaced)?
     };
-    if found
-        .entries
+    let now_linked: Vec<Vec<u8>> = (found.entries.iter())
+        .filter(|entry| entry.kind == Kind::File && has_other_links(&repo.root, &entry.path))
+        .map(|entry| entry.path.clone())
+        .collect();
+    let known: std::collections::HashSet<&[u8]> = linked.iter().map(Vec::as_slice).collect();
+    if now_linked
         .iter()
-        .any(|entry| entry.kind == Kind::File && has_other_links(&repo.root, &entry.path))
+        .any(|path| !known.contains(path.as_slice()))
     {
         return Ok(None);
     }
-    Ok(Some((found, replaced)))
+    Ok(Some(Refreshed {
+        found,
+        replaced,
+        linked: now_linked,
+    }))
 }
 
 /// `paths` sorted, without duplicates and without any path below another of them.

@@ -870,6 +870,11 @@ pub fn prepare_unprivileged(repo: &Repo) -> bool {
 /// Runs the binary in the worktree as `nobody` through setpriv(1) when the tests run as
 /// root, so that file permissions apply; as itself otherwise.
 pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
+    run_unprivileged_with_input(repo, args, None)
+}
+
+/// [`run_unprivileged`] with `input` on stdin (an agent's hook payload).
+pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u8]>) -> Out {
     let mut cmd = if is_root() {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
@@ -880,7 +885,7 @@ pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
         repo.sb.bin_cmd(&repo.dir, args)
     };
     cmd.env("HOME", &repo.sb.home);
-    let out = run_cmd(cmd, DEFAULT_TIMEOUT);
+    let out = run_cmd_with_input(cmd, input, DEFAULT_TIMEOUT);
     assert_no_panic(&out, &format!("{args:?}"));
     out
 }

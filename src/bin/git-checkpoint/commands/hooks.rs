@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::git::repo::Repo;
 use git_checkpoint::settings::Settings;
 use git_checkpoint::watch;
@@ -216,6 +217,11 @@ struct UninstallArgs {
 /// needs to send the prompt, for Gemini CLI `{}` after every event, and for Cline
 /// {"cancel":false} after every event. Failures are appended to <git-dir>/checkpoint/hooks.log.
 ///
+/// Files it cannot read (root's, from docker or sudo) are left out of the checkpoint and
+/// listed on it as skipped. Once per session, Claude Code, Codex CLI and Gemini CLI are
+/// told so, and that a save failed, in a {"systemMessage": …} reply, which they show the
+/// user; for the other agents it is in the hooks log only.
+///
 /// After the save, unless `checkpoint.autoWatch` is false, it starts the worktree's
 /// watcher in the background when none runs (see `watch --help`), without waiting for
 /// it: the following saves ask it what changed instead of looking at every file. That
@@ -241,9 +247,14 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
             println!("{line}");
         }
     };
+    let warn = |line: String| {
+        if !quiet {
+            eprintln!("warning: {}", escape_controls(&line));
+        }
+    };
     match args.action {
         Action::Install(InstallArgs { agent, scope }) => {
-            install(start, &say, &Target::new(start, agent.0, &scope)?)
+            install(start, &say, &warn, &Target::new(start, agent.0, &scope)?)
         }
         Action::Uninstall(UninstallArgs { agent, scope }) => {
             uninstall(start, &say, &Target::new(start, agent.0, &scope)?)
@@ -285,7 +296,12 @@ impl Target {
 
 /// `hooks install`: our hooks into the file `scope` names, then, for an agent in a
 /// worktree, its personal file kept out of git and a first checkpoint.
-fn install(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Result<()> {
+fn install(
+    start: &Path,
+    say: &dyn Fn(String),
+    warn: &dyn Fn(String),
+    target: &Target,
+) -> anyhow::Result<()> {
     let Target { agent, path, .. } = target;
     let installed = agent.install(path)?;
     if agent.kind() == HookKind::GitCommit {
@@ -331,10 +347,15 @@ fn install(start: &Path, say: &dyn Fn(String), target: &Target) -> anyhow::Resul
             }
         }
         let started = std::time::Instant::now();
-        let id = agents::event::save_before_first_prompt(&repo, agent.name())?;
+        let first = agents::event::save_before_first_prompt(&repo, agent.name())?;
+        // What it left out (a file this user cannot read, one too large) is left out of
+        // every hook run's checkpoint too: said here once, where a person reads it.
+        for warning in &first.warnings {
+            warn(warning.to_string());
+        }
         say(format!(
             "Saved checkpoint {} as the state before the agent's first prompt ({:.2} s)",
-            &id.hex()[..7],
+            &first.id.hex()[..7],
             started.elapsed().as_secs_f64()
         ));
         // Said only where hook runs will start one: not with the key off, nor where this
@@ -390,8 +411,9 @@ fn run_hook(start: &Path, agent: &dyn Agent) -> anyhow::Result<()> {
     // An unreadable stdin leaves the input empty, which fails and is logged.
     let _ = std::io::stdin().read_to_end(&mut input);
     let run = agent.run(&input, start)?;
-    if !run.reply.is_empty() {
-        println!("{}", run.reply);
+    let answer = run.answer(agent);
+    if !answer.is_empty() {
+        println!("{answer}");
     }
     // After the save: the watcher's first look over the worktree does not compete with
     // it, and this run does not wait for the watcher (the next saves use it).

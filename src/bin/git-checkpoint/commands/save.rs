@@ -56,6 +56,28 @@ pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `error` with the way past it when it is a file of the worktree this user cannot read
+/// (root's, from a container or `sudo`): `--skip-unreadable` leaves such files out.
+fn with_skip_hint(context: &Context, error: git_checkpoint::Error) -> anyhow::Error {
+    let repo = &context.workspace.repo;
+    let unreadable_file = match &error {
+        git_checkpoint::Error::Io { path, error } => {
+            error.kind() == std::io::ErrorKind::PermissionDenied
+                && path.starts_with(&repo.root)
+                && !path.starts_with(&repo.git_dir)
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        }
+        _ => false,
+    };
+    match unreadable_file {
+        true => anyhow::anyhow!(
+            "{error}; save with --skip-unreadable to leave such files out (recorded on the \
+             checkpoint, and left alone by restore)"
+        ),
+        false => error.into(),
+    }
+}
+
 /// Runs `save`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let options = SaveOptions {
@@ -75,7 +97,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         || context.open_read_store(),
         || context.open_store(),
         &options,
-    )?;
+    )
+    .map_err(|error| with_skip_hint(context, error))?;
     for warning in &report.warnings {
         context.warn(warning);
     }

@@ -114,6 +114,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let options = SaveOptions {
             message: args.message.clone(),
             meta: args.meta.clone(),
+            // A file this user cannot read is left out (recorded, and warned of in the
+            // log) rather than stopping every save after quiet time.
+            skip_unreadable: true,
             settings,
             ..SaveOptions::default()
         };
