@@ -12,11 +12,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use ignore::Match;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::cache_use::CacheUse;
-use super::rules::{DirRules, LazyRules, Rules};
+use super::rules::{is_ignored, read_excludes, DirRules, LazyRules, Rules};
 use super::{classify_stat, Walk};
 use crate::git::repo::Repo;
 use crate::model::dir_cache::{
@@ -24,7 +23,7 @@ use crate::model::dir_cache::{
 };
 use crate::model::stat_cache::FileStat;
 use crate::worktree::exempt::{GitDirs, LinkedWorktrees};
-use crate::worktree::ignore_file::{Patterns, PatternsBuilder};
+use crate::worktree::ignore_file::Patterns;
 use crate::{Error, Result};
 
 /// What every directory of one walk shares.
@@ -55,15 +54,7 @@ impl WalkState<'_> {
     /// Whether git ignores `rel`, given the `.gitignore` rules of its directory and those
     /// above it (`None` where no directory on the way has one).
     pub(super) fn ignores(&self, rules: Option<&Rules>, rel: &[u8], is_dir: bool) -> bool {
-        let mut level = rules;
-        while let Some(rules) = level {
-            match rules.matcher.matched(&rel[rules.prefix..], is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => level = rules.parent.as_deref(),
-            }
-        }
-        self.excludes.matched(rel, is_dir).is_ignore()
+        is_ignored(rules, &self.excludes, rel, is_dir)
     }
 }
 
@@ -106,22 +97,10 @@ impl<'a> WalkState<'a> {
         // Before the files are read: a listing depends on what they said, and an edit
         // after their metadata was taken must show in it.
         let cache = cache.map(|listings| CacheUse::new(repo, listings, &excludes_files));
-        let mut excludes = PatternsBuilder::new(root);
-        for file in excludes_files.into_iter().flatten() {
-            // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
-            // git follows them.
-            if file.is_file() {
-                if let Err(err) = excludes.add_file(&file, true) {
-                    return Err(Error::InvalidArgument(format!(
-                        "cannot read excludes file {}: {err}",
-                        file.display()
-                    )));
-                }
-            }
-        }
+        let excludes = read_excludes(root, excludes_files)?;
         Ok(WalkState {
             root,
-            excludes: excludes.build(),
+            excludes,
             // About one entry per tracked file: the batches of every directory land in
             // room reserved once, not in a list grown (and its pages touched) again and
             // again while the walk's threads wait for its lock.

@@ -1,25 +1,73 @@
-//! The ignore rules a walk passes down, as ripgrep's `ignore` keeps its matcher stack
-//! apart from its traversal: each directory's `.gitignore` on top of those above it
-//! ([`Rules`]), read only when a directory under them is listed ([`LazyRules`]), and
-//! with the fingerprint the directory cache compares ([`DirRules`]). Each `.gitignore`
-//! is read as git reads it (`ignore_file`).
+//! The ignore rules, as ripgrep's `ignore` keeps its matcher stack apart from its
+//! traversal: each directory's `.gitignore` on top of those above it ([`Rules`]), read
+//! only when a directory under them is listed ([`LazyRules`]) and passed down with the
+//! fingerprint the directory cache compares ([`DirRules`]); the repository-wide excludes
+//! below them all ([`read_excludes`]); and the decision, which the nearest level with a
+//! matching pattern makes, as git makes it ([`is_ignored`]). Each ignore file is read as
+//! git reads it (`ignore_file`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use ignore::Match;
+
 use crate::model::dir_cache::{rule_settled, rules_fingerprint};
 use crate::model::stat_cache::FileStat;
 use crate::worktree::ignore_file::{Patterns, PatternsBuilder};
+use crate::{Error, Result};
 
 /// The ignore rules that apply in one directory: its own `.gitignore`, then those of the
 /// directories above it, then the repository-wide excludes. A path is decided by the
 /// nearest level with a matching pattern, as git decides it.
 pub(super) struct Rules {
     /// Matches paths relative to the directory whose `.gitignore` this is.
-    pub(super) matcher: Patterns,
+    matcher: Patterns,
     /// Length of that directory's worktree-relative path plus its slash (0 at the root).
-    pub(super) prefix: usize,
-    pub(super) parent: Option<Arc<Rules>>,
+    prefix: usize,
+    parent: Option<Arc<Rules>>,
+}
+
+/// Whether git ignores `rel` (a directory if `is_dir`), given `rules`, the `.gitignore`
+/// rules of its directory and those above it (`None` where no directory on the way has
+/// one), and below them the repository-wide `excludes` ([`read_excludes`]).
+pub(super) fn is_ignored(
+    rules: Option<&Rules>,
+    excludes: &Patterns,
+    rel: &[u8],
+    is_dir: bool,
+) -> bool {
+    let mut level = rules;
+    while let Some(rules) = level {
+        match rules.matcher.matched(&rel[rules.prefix..], is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => level = rules.parent.as_deref(),
+        }
+    }
+    excludes.matched(rel, is_dir).is_ignore()
+}
+
+/// The repository-wide excludes of the worktree at `root`: `files` (`core.excludesFile`,
+/// then `info/exclude`; later files win, as in git), those that exist. One that exists
+/// but cannot be read fails the walk.
+pub(super) fn read_excludes(
+    root: &Path,
+    files: impl IntoIterator<Item = Option<PathBuf>>,
+) -> Result<Patterns> {
+    let mut excludes = PatternsBuilder::new(root);
+    for file in files.into_iter().flatten() {
+        // These two may be symlinks (a dotfiles manager's `~/.config/git/ignore`):
+        // git follows them.
+        if file.is_file() {
+            if let Err(err) = excludes.add_file(&file, true) {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot read excludes file {}: {err}",
+                    file.display()
+                )));
+            }
+        }
+    }
+    Ok(excludes.build())
 }
 
 /// The ignore rules in force in one directory, as the walk passes them down: the
