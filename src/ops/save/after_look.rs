@@ -10,8 +10,9 @@
 //! that walked afresh would record of the worktree as the look saw it, with the files
 //! read again as they now are (docs/design.md invariant 20).
 
-use super::read::Cached;
-use super::scan::{read_and_gather, FileRules, Files, Reading, Scan};
+use super::readers::{read_and_gather, FileRules, Files, Reading};
+use super::scan::{Handing, Scan};
+use super::stat_match::Cached;
 use super::watched::Watched;
 use super::Warning;
 use crate::git::repo::Repo;
@@ -145,6 +146,39 @@ pub(super) fn scan<'s, S: StoreRead>(
         handing: None,
         watched,
     })
+}
+
+impl Scan<'_> {
+    /// What this scan found, for the save's write path to go on from
+    /// ([`scan`]); `None` unless the scan was given a read limit.
+    pub(super) fn into_handed(self) -> Option<LookedScan> {
+        let Handing {
+            generation,
+            reread,
+            looked,
+            found_warnings,
+            found_skipped,
+            stale,
+        } = self.handing?;
+        let mut warnings = self.warnings;
+        warnings.truncate(found_warnings);
+        let mut skipped = self.skipped;
+        skipped.truncate(found_skipped);
+        Some(LookedScan {
+            generation,
+            reread,
+            looked,
+            root: self.root,
+            totals: self.totals,
+            trees: self.trees,
+            warnings,
+            skipped,
+            stale,
+            leftovers: self.leftovers,
+            dir_cache: self.dir_cache,
+            watched: self.watched,
+        })
+    }
 }
 
 /// The paths (sorted) whose entry differs between `before` and `after` (both sorted by

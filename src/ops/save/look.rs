@@ -4,7 +4,8 @@
 //! ([`look_before_saving`]).
 
 use super::after_look::LookedScan;
-use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanMode, ScanRequest, Walked};
+use super::readers::ScanMode;
+use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanRequest, Walked};
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
 use crate::progress::Progress;
