@@ -86,10 +86,9 @@ pub(super) fn look_before_saving(
             skipped: scan.skipped,
             gc: None,
         }),
-        None => Looked::Changed(
-            scan.into_handed()
-                .map(|looked| Handed::Scanned(Box::new(looked))),
-        ),
+        None => {
+            Looked::Changed(LookedScan::of(*scan).map(|looked| Handed::Scanned(Box::new(looked))))
+        }
     })
 }
 

@@ -222,10 +222,13 @@ fn save_walked(
         writer: Some(store),
         progress: options.progress.as_deref(),
         walked,
-        looked,
         ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
-    let mut scan = complete(scan_store(repo, store, request)?)?;
+    let mut scan = match looked {
+        // Only what the look read is read again, unless something was committed since.
+        Some(looked) => after_look::scan(repo, store, request, *looked)?,
+        None => complete(scan_store(repo, store, request)?)?,
+    };
     crate::fault::point("save-chunks-written");
 
     let _span = crate::trace::span("commit");

@@ -6,7 +6,6 @@
 //! [`watched::Partial`]). A save, a look and a restore's look all scan;
 //! [`ScanRequest`] says what each wants.
 
-use super::after_look::{self, LookedScan};
 use super::readers::{read_and_gather, CacheUpdates, FileRules, Files, Reading, ScanMode};
 use super::stat_match::{match_stat_cache, Cached, StatCacheMatch};
 use super::watched::{self, Listing, Partial, Watched};
@@ -139,9 +138,6 @@ pub(super) struct ScanRequest<'a, 's> {
     pub(super) walked: Option<Walked>,
     /// A scan that would read more than this reads nothing and hands its walk back.
     pub(super) read_limit: Option<ReadLimit>,
-    /// What the save's look found, used unless something was committed to the store
-    /// since: then only what the look read is read again.
-    pub(super) looked: Option<Box<LookedScan>>,
 }
 
 impl<'a> ScanRequest<'a, '_> {
@@ -155,7 +151,6 @@ impl<'a> ScanRequest<'a, '_> {
             progress: None,
             walked: None,
             read_limit: None,
-            looked: None,
         }
     }
 }
@@ -213,16 +208,8 @@ impl Found {
 pub(super) fn scan_store<'s, S: StoreRead>(
     repo: &Repo,
     store: &'s S,
-    mut request: ScanRequest<'_, 's>,
+    request: ScanRequest<'_, 's>,
 ) -> Result<ScanEnd<'s>> {
-    if let Some(looked) = request.looked.take() {
-        // The look's findings hold only while nothing was committed since it was made
-        // (another save, a restore); else the worktree is looked at afresh.
-        if looked.generation == store.generation()? && !after_look::disabled() {
-            let scan = after_look::scan(repo, store, request, *looked)?;
-            return Ok(ScanEnd::Scanned(Box::new(scan)));
-        }
-    }
     let mode = request.mode;
     let mut warnings = Vec::new();
     let rules = FileRules::read(request.settings, mode, &mut warnings)?;
