@@ -3,11 +3,12 @@
 //!
 //! This is the only async part of the binary: a tokio runtime is built for this
 //! command alone. Each tool call runs on a blocking thread through the same functions
-//! the CLI commands use (`tools`, `reading`, `writing`), on a worktree its `scope`
-//! allows, and opens the store for that call only, so an idle server never keeps a hook
-//! or another command waiting. stdout carries the protocol and nothing else; logs go to
-//! stderr.
+//! the CLI commands use (`tools`, `reading`, `writing`, `body`), on a worktree its
+//! `scope` allows, and opens the store for that call only, so an idle server never keeps
+//! a hook or another command waiting. stdout carries the protocol and nothing else; logs
+//! go to stderr.
 
+mod body;
 mod reading;
 mod scope;
 mod tools;

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::tools::{has_store, require_store, said, worktree_paths, Answer, REPO};
+use super::body::{has_store, require_store, said, worktree_paths, Answer, REPO};
 use crate::commands::{diff, show, Context, Output};
 use crate::ui::json::{CheckpointJson, DiffJson, SessionJson};
 use crate::ui::output::show_path;

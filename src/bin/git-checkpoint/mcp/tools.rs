@@ -1,11 +1,9 @@
 //! The MCP server's tools: each one's description for the model, its hints, and the
 //! dispatch of a call to its body on the worktree its scope allows (`scope`). The
 //! bodies, with their arguments (whose JSON schema comes from the type, their
-//! descriptions from its doc comments), are in `reading` and `writing`; they call what
-//! the CLI commands call and answer with text escaped as the CLI escapes it and the
-//! commands' `--json` shapes as structured content.
-
-use std::path::PathBuf;
+//! descriptions from its doc comments), are in `reading` and `writing` (what they share
+//! is in `body`); they call what the CLI commands call and answer with text escaped as
+//! the CLI escapes it and the commands' `--json` shapes as structured content.
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -13,15 +11,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use git_checkpoint::agents;
-use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::ops::workspace::Workspace;
 
 use super::scope::Scope;
 use super::{reading, writing};
 use crate::commands::{self, Context};
-
-/// The description every tool gives its `repo` argument.
-pub(super) const REPO: &str = "A path inside the git worktree to work on: the worktree the server serves (its -C, else the client's first root, else where it was started) or one of the client's roots, nothing else; relative paths start from the server's directory. Leave it out to use that directory.";
 
 /// Tools that change nothing: all that `--read-only` offers.
 const READING: [&str; 4] = ["list_checkpoints", "list_sessions", "show", "diff"];
@@ -100,28 +94,6 @@ fn tool<A: JsonSchema + 'static>(
         .with_annotations(annotations)
 }
 
-/// What a tool answers: text for the model to read and the same as JSON.
-pub(super) struct Answer {
-    /// The text, escaped as the CLI escapes what it prints ([`said`]).
-    pub(super) text: String,
-    /// The same as the commands' `--json` shapes, with the exact text.
-    pub(super) structured: Value,
-    /// Whether the call did its work but failed all the same, as the CLI exits 1 (a
-    /// revert that conflicts): a tool error with the full answer.
-    pub(super) failed: bool,
-}
-
-/// Lines of an answer as one text, each escaped as the CLI's `say` escapes a line
-/// ([`escape_controls`]): a name or message from a file, a person or an agent cannot
-/// break a line, forge one, or carry a control or bidi character to the reader.
-pub(super) fn said(lines: &[String]) -> String {
-    lines
-        .iter()
-        .map(|line| escape_controls(line))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Runs tool `name` with `arguments` on a worktree `scope` allows; every failure is a
 /// tool error carrying the line the CLI would print.
 pub fn call(name: &str, arguments: JsonObject, scope: &Scope) -> CallToolResult {
@@ -165,30 +137,8 @@ fn failure(error: &anyhow::Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(commands::error_line(error).0)])
 }
 
-/// Whether the worktree has a store: a read must never create one, so a read of a
-/// worktree without one answers from nothing instead of opening it.
-pub(super) fn has_store(context: &Context) -> bool {
-    context.workspace.repo.store_path().exists()
-}
-
-/// Fails, as reading a worktree without a store does, unless it has one ([`has_store`]).
-pub(super) fn require_store(context: &Context) -> anyhow::Result<()> {
-    match has_store(context) {
-        true => Ok(()),
-        false => {
-            anyhow::bail!("no checkpoints yet: the save tool, or the agent's hooks, make the first")
-        }
-    }
-}
-
 /// The tool's arguments, or an error naming what is wrong with them.
 pub(super) fn parse<A: DeserializeOwned>(arguments: JsonObject) -> anyhow::Result<A> {
     serde_json::from_value(Value::Object(arguments))
         .map_err(|error| anyhow::anyhow!("invalid arguments: {error}"))
-}
-
-/// Worktree paths from arguments, relative to the worktree's top.
-pub(super) fn worktree_paths(context: &Context, paths: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
-    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    Ok(context.workspace.repo.worktree_paths(&paths)?)
 }

@@ -16,7 +16,7 @@ use git_checkpoint::CheckpointId;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::tools::{require_store, said, worktree_paths, Answer, REPO};
+use super::body::{require_store, said, worktree_paths, Answer, REPO};
 use crate::commands::{self, Context};
 use crate::ui::json::{
     CheckpointJson, PinJson, RestoreJson, RevertJson, SessionRestoreJson, UnchangedJson,
