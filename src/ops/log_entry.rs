@@ -36,7 +36,7 @@ impl Hasher for IdHasher {
     }
 }
 
-/// One checkpoint as [`log`] lists it.
+/// One checkpoint as [`log`](crate::ops::log::log) lists it.
 #[derive(Clone, Debug)]
 pub struct LogEntry {
     /// Its id.
