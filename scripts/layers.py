@@ -54,7 +54,8 @@ LINUX_ONLY = re.compile(
     r"""\binotify\b|\bfanotify\b|\bepoll_?\w*|\bsyncfs\b|\bstatx\b|/proc/|\bO_PATH\b
        |\bO_TMPFILE\b|\bmemfd_?\w*|\brenameat2\b|\brenameat_with\b|\bcopy_file_range\b
        |\bfallocate\b|\bfadvise\b|\bsendfile\b|\bprctl\b|\bopenat2\b|\blinux_raw\b
-       |\bFICLONE\b|\bioctl_ficlone\b|\bsignalfd\b|\btimerfd\w*|\beventfd\b""",
+       |\bFICLONE\b|\bioctl_ficlone\b|\bsignalfd\b|\btimerfd\w*|\beventfd\b
+       |\bOFlags::PATH\b""",
     re.VERBOSE,
 )
 # Crates that build or link on Linux only; Cargo.toml may name them only under a

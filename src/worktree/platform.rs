@@ -46,6 +46,18 @@ pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The flags that open a directory only to look its entries up (`statat` relative to
+/// it): on Linux `O_PATH`, which needs no read permission on the directory; elsewhere a
+/// read-only open.
+pub fn lookup_dir_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let lookup = OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let lookup = OFlags::RDONLY;
+    lookup | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
 /// The bytes an unprivileged user may still write to the filesystem holding `path`, or
 /// `None` where the filesystem cannot say.
 pub fn free_bytes(path: &Path) -> Option<u64> {
