@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::cache_use::CacheUse;
+use super::found::{classify_stat, file_type, Walk};
 use super::rules::{is_ignored, read_excludes, DirRules, LazyRules, Rules};
-use super::{classify_stat, Walk};
 use crate::git::repo::Repo;
 use crate::model::dir_cache::{
     may_record, DirCache, DirCacheUpdates, DirListing, ListedEntry, ListedKind,
@@ -198,11 +198,6 @@ fn file_stat(st: &rustix::fs::Stat) -> FileStat {
         dev: st.st_dev as u64,
         mode: st.st_mode as u32,
     }
-}
-
-/// The kind of file `stat` describes.
-pub(super) fn file_type(stat: &FileStat) -> rustix::fs::FileType {
-    rustix::fs::FileType::from_raw_mode(stat.mode as rustix::fs::RawMode)
 }
 
 /// `lstat` of `name` in the directory open as `dir`.

@@ -9,9 +9,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::found::{classify, Walk};
 use super::parallel::{walk_dir, WalkState};
 use super::rules::{dir_rules, DirRules, LazyRules, Rules};
-use super::{add_tracked, classify, Walk};
+use super::tracked::add_tracked;
 use crate::git::repo::Repo;
 use crate::worktree::exempt::{is_agent_file, GitDirs};
 use crate::Result;
