@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
+use super::reach::{HooksTrust, ProjectHooks};
 use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
 
@@ -101,9 +102,11 @@ pub trait Agent: Sync {
     }
 
     /// The file (for Cline, the directory) `scope` names, for a command run in `start`:
-    /// in the worktree `start` is in, or in the home directory. Refuses one that is, or
-    /// lies below, a symlink leading out of that directory, and a scope the agent has no
-    /// file for.
+    /// in the worktree `start` is in (at its top, or in `start` itself for an agent that
+    /// reads a project's hooks only from the directory it starts in, [`project_hooks`]
+    /// (Agent::project_hooks)), or in the home directory. Refuses one that is, or lies
+    /// below, a symlink leading out of that directory, and a scope the agent has no file
+    /// for.
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf>;
 
     /// Adds our hooks at `path` (from [`hooks_path`](Agent::hooks_path)), creating the
@@ -114,6 +117,18 @@ pub trait Agent: Sync {
     /// created for them once it holds nothing else. Returns false if there was nothing
     /// to remove.
     fn uninstall(&self, path: &Path) -> Result<bool>;
+
+    /// Where in a worktree the agent finds a project's hooks; [`hooks_path`]
+    /// (Agent::hooks_path) puts them there.
+    fn project_hooks(&self) -> ProjectHooks {
+        ProjectHooks::AtTheTop
+    }
+
+    /// Whether the agent runs the hooks installed for `scope` at `path` without the
+    /// user trusting them first (by the agent's own settings).
+    fn hooks_trust(&self, _scope: Scope, _path: &Path) -> Result<HooksTrust> {
+        Ok(HooksTrust::NotNeeded)
+    }
 
     /// Whether the file `scope` names is the user's own, to be kept out of
     /// `git status` (`agents::exclude`).

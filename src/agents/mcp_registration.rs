@@ -374,7 +374,7 @@ fn taken(path: &Path) -> Error {
 
 /// Codex's `config.toml`: `[mcp_servers.checkpoint]`, edited with `toml_edit` so that
 /// the user's comments, order and spacing stay as they were.
-mod codex_toml {
+pub(super) mod codex_toml {
     use std::path::Path;
 
     use toml_edit::{value, Array, DocumentMut, Item, Table};
@@ -382,8 +382,8 @@ mod codex_toml {
     use super::{taken, Entry, Registered, SERVER_NAME};
     use crate::{Error, Result};
 
-    /// The file as text ("" when there is none) and its parsed document.
-    fn read(path: &Path) -> Result<Option<(String, DocumentMut)>> {
+    /// The file as text and its parsed document; `None` when there is no file.
+    pub(in crate::agents) fn read(path: &Path) -> Result<Option<(String, DocumentMut)>> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

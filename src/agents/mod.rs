@@ -15,12 +15,14 @@
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
 //! ([`log_failure`]) instead of being reported. Beside the agents, `git` installs a
 //! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
-//! keeps a personal settings file an install writes out of `git status`.
+//! keeps a personal settings file an install writes out of `git status`; [`reach`] says
+//! which sessions installed hooks reach and whether the agent trusts them.
 
 mod agent;
 mod claude;
 mod cline;
 mod codex;
+pub mod codex_trust;
 mod copilot;
 mod cursor;
 pub mod event;
@@ -31,6 +33,7 @@ mod hook_groups;
 mod hook_list;
 pub mod mcp_registration;
 mod paths;
+pub mod reach;
 mod settings_file;
 mod transcript;
 
