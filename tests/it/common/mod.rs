@@ -4,6 +4,8 @@
 
 pub mod claude;
 pub mod raw_store;
+pub mod real_agent;
+pub mod tmux;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
