@@ -69,7 +69,7 @@ pub fn check(scope: Scope, hooks_file: &Path, command: &str) -> Result<HooksTrus
             .to_path_buf();
         let trust = config
             .get("projects")
-            .and_then(|projects| projects.get(&project.display().to_string()))
+            .and_then(|projects| projects.get(project.display().to_string()))
             .and_then(|entry| entry.get("trust_level"))
             .and_then(Item::as_str);
         if trust != Some("trusted") {

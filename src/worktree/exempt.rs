@@ -5,8 +5,10 @@
 //!   `claude --worktree` makes them under `.claude/worktrees/`). Their files belong to
 //!   that worktree, which has its own git dir and its own checkpoints; restoring this
 //!   worktree must never rewind another one's work.
-//! - the agent's settings files at the top, which `hooks install` writes: restoring a
-//!   checkpoint from before the install must not take the hooks away.
+//! - the agent's settings files at the top, which `hooks install` writes, and those of
+//!   the agents that read a project's settings from the directory they start in (Claude
+//!   Code, Gemini CLI) in any directory: restoring a checkpoint from before the install
+//!   must not take the hooks away.
 //! - the repository's own git dir, its common dir and the store, where they lie inside
 //!   the worktree under a name other than `.git` (a dotfiles repository's `~/.dotfiles`,
 //!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::repo::Repo;
 
-/// The agent settings files, as worktree paths: only these, at the top of the worktree.
+/// The agent settings files, as worktree paths at the top of the worktree.
 pub const AGENT_SETTINGS: &[&[u8]] = &[
     b".claude/settings.json",
     b".claude/settings.local.json",
@@ -37,9 +39,22 @@ pub const AGENT_SETTINGS: &[&[u8]] = &[
     b".github/hooks/git-checkpoint.json",
 ];
 
-/// Whether the worktree path `path` is one of [`AGENT_SETTINGS`].
+/// The settings files of the agents that read them in the directory they are started
+/// in, so that `hooks install` run there writes them there: agent settings in any
+/// directory of the worktree.
+const START_DIRECTORY_SETTINGS: &[&[u8]] = &[
+    b"/.claude/settings.json",
+    b"/.claude/settings.local.json",
+    b"/.gemini/settings.json",
+];
+
+/// Whether the worktree path `path` is one of [`AGENT_SETTINGS`], or Claude Code's or
+/// Gemini CLI's settings in a subdirectory.
 pub fn is_agent_settings(path: &[u8]) -> bool {
     AGENT_SETTINGS.contains(&path)
+        || START_DIRECTORY_SETTINGS
+            .iter()
+            .any(|file| path.ends_with(file))
 }
 
 /// A `.git` file is one line naming a directory; anything longer is not one git wrote.

@@ -171,3 +171,20 @@ fn codex_install_says_until_codex_trusts_exactly_these_hooks() {
     let (_, stderr) = install_in(&repo, ".", &["codex"]);
     assert!(stderr.contains("does not trust this project"), "{stderr}");
 }
+
+/// Hooks installed in a subdirectory are the agent's settings as those at the top are
+/// (docs/design.md invariant 16): no checkpoint holds them, so restoring one from before
+/// the install leaves them in place, and the agent's next session still saves.
+#[test]
+fn hooks_installed_in_a_subdirectory_survive_a_restore_from_before_the_install() {
+    let repo = monorepo();
+    let before = repo.save("before the install");
+    install_in(&repo, "pkg", &["claude", "--shared"]);
+    install_in(&repo, "pkg", &["gemini"]);
+    let out = repo.ok(&["restore", &before]);
+    for file in ["pkg/.claude/settings.json", "pkg/.gemini/settings.json"] {
+        assert!(repo.exists(file), "the restore took {file} away\n{out}");
+    }
+    let status = repo.ok(&["status"]);
+    assert!(!status.stdout.contains(".claude"), "{status}");
+}
