@@ -103,8 +103,8 @@ pub trait Agent: Sync {
 
     /// The file (for Cline, the directory) `scope` names, for a command run in `start`:
     /// in the worktree `start` is in (at its top, or in `start` itself for an agent that
-    /// reads a project's hooks only from the directory it starts in, [`project_hooks`]
-    /// (Agent::project_hooks)), or in the home directory. Refuses one that is, or lies
+    /// reads a project's hooks only from the directory it starts in: see
+    /// [`project_hooks`](Agent::project_hooks)), or in the home directory. Refuses one that is, or lies
     /// below, a symlink leading out of that directory, and a scope the agent has no file
     /// for.
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf>;
@@ -118,8 +118,8 @@ pub trait Agent: Sync {
     /// to remove.
     fn uninstall(&self, path: &Path) -> Result<bool>;
 
-    /// Where in a worktree the agent finds a project's hooks; [`hooks_path`]
-    /// (Agent::hooks_path) puts them there.
+    /// Where in a worktree the agent finds a project's hooks, which is where
+    /// [`hooks_path`](Agent::hooks_path) puts them.
     fn project_hooks(&self) -> ProjectHooks {
         ProjectHooks::AtTheTop
     }
