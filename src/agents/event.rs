@@ -78,7 +78,8 @@ pub struct EventContext {
     /// The number of the prompt this event belongs to, counted per session from 1.
     pub prompt: Option<u64>,
     /// The transcript file's length when the event arrived: where in the conversation
-    /// this checkpoint stands, since transcripts only grow.
+    /// this checkpoint stands, since transcripts only grow (0 when the agent has not
+    /// written its transcript yet).
     pub transcript_bytes: Option<u64>,
 }
 
@@ -334,7 +335,10 @@ fn save_for(
     let context = EventContext {
         prompt: prompt_number(&store.snapshot()?, event)?,
         transcript_bytes: match &transcript {
-            Some(Ok(transcript)) => Some(transcript.len),
+            Some(Ok(Some(transcript))) => Some(transcript.len),
+            // The agent's own transcript, not written yet: the conversation so far is
+            // 0 bytes of it (Claude Code's first prompt).
+            Some(Ok(None)) => Some(0),
             _ => None,
         },
     };
@@ -377,7 +381,7 @@ fn save_for(
 fn transcript_to_keep(
     workspace: &Workspace,
     event: &AgentEvent,
-    opened: Option<Result<Transcript>>,
+    opened: Option<Result<Option<Transcript>>>,
 ) -> Result<Option<AttachFile>> {
     let (repo, settings) = (&workspace.repo, &workspace.settings);
     if event.step != Step::Prompt || !settings.keep_transcripts.get()? {
@@ -388,12 +392,12 @@ fn transcript_to_keep(
         .get()?
         .unwrap_or(DEFAULT_MAX_FILE_SIZE);
     Ok(match opened {
-        None => None,
+        None | Some(Ok(None)) => None,
         Some(Err(e)) => {
             log_failure(repo, &format!("transcript left out of the checkpoint: {e}"));
             None
         }
-        Some(Ok(transcript)) if transcript.len > limit => {
+        Some(Ok(Some(transcript))) if transcript.len > limit => {
             log_failure(
                 repo,
                 &format!(
@@ -405,7 +409,7 @@ fn transcript_to_keep(
             );
             None
         }
-        Some(Ok(transcript)) => Some(AttachFile {
+        Some(Ok(Some(transcript))) => Some(AttachFile {
             name: transcript.name,
             file: Arc::new(transcript.file),
             len: transcript.len,

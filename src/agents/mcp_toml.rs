@@ -14,8 +14,9 @@ use crate::{Error, Result};
 /// The table Codex keeps its servers in.
 const SERVERS: &str = "mcp_servers";
 
-/// The file's parsed document, `None` when there is no file.
-fn read(path: &Path) -> Result<Option<DocumentMut>> {
+/// The file's parsed document, `None` when there is no file. Also Codex's own
+/// `config.toml`, read for its hook trust (`codex_trust`).
+pub(super) fn read(path: &Path) -> Result<Option<DocumentMut>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -6,8 +6,10 @@
 //!   that worktree, which has its own git dir and its own checkpoints; restoring this
 //!   worktree must never rewind another one's work.
 //! - the agents' files that `hooks install` and `mcp install` write (`Repo::agent_files`,
-//!   which the agents layer supplies): restoring a checkpoint from before the install
-//!   must not take the hooks or the MCP server away.
+//!   which the agents layer supplies), at the top and, for the agents that read a
+//!   project's settings in the directory they start in (Claude Code, Gemini CLI), in any
+//!   directory: restoring a checkpoint from before the install must not take the hooks
+//!   or the MCP server away.
 //! - the repository's own git dir, its common dir and the store, where they lie inside
 //!   the worktree under a name other than `.git` (a dotfiles repository's `~/.dotfiles`,
 //!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
@@ -28,7 +30,7 @@ use crate::git::repo::Repo;
 /// Whether the worktree path `path` is one of the agents' files of `repo`
 /// ([`Repo::agent_files`]).
 pub fn is_agent_file(repo: &Repo, path: &[u8]) -> bool {
-    repo.agent_files.iter().any(|file| file == path)
+    repo.agent_files.contains(path)
 }
 
 /// A `.git` file is one line naming a directory; anything longer is not one git wrote.

@@ -24,7 +24,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::exempt::{is_agent_file, GitDirs, LinkedWorktrees};
 use super::ignore_file::{Patterns, PatternsBuilder};
-use crate::git::repo::Repo;
+use crate::git::repo::{AgentFiles, Repo};
 use crate::model::dir_cache::{
     may_record, rule_settled, rules_fingerprint, DirCache, DirCacheUpdates, DirListing,
     ListedEntry, ListedKind,
@@ -463,7 +463,7 @@ struct WalkState<'a> {
     /// The repository's own directories inside the worktree, never entered.
     git_dirs: &'a GitDirs,
     /// The agents' files ([`Repo::agent_files`]), never captured.
-    agent_files: &'a [Vec<u8>],
+    agent_files: &'a AgentFiles,
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
     /// Whether an ignore rule left anything out: only then can a tracked file lie where

@@ -5,7 +5,9 @@
 //! A module is named by its area, so that a feature's tests are found from its name
 //! (docs/design.md section 7); `cargo test --test it <prefix>` runs an area:
 //!
-//! - `agent_*`: one agent's hooks: install, uninstall, a simulated session.
+//! - `agent_*`: one agent's hooks: install, uninstall, a simulated session;
+//!   `agent_real_*`: the real agent programs (which `.ci/run` installs with npm) in a
+//!   session driven by a scripted model on 127.0.0.1.
 //! - `cli_*`: the program as a whole at the command line: exit codes, revisions, help,
 //!   terminal, pager.
 //! - `cmd_*`: one subcommand's behaviour (`cmd_<command>` or `cmd_<command>_<topic>`).
@@ -30,7 +32,11 @@ mod agent_codex;
 mod agent_copilot;
 mod agent_cursor;
 mod agent_gemini;
+mod agent_hooks_reach;
 mod agent_prompt_numbers;
+mod agent_real_claude;
+mod agent_real_codex;
+mod agent_real_gemini;
 mod agent_transcripts;
 
 mod cli_exit_codes;

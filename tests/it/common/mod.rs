@@ -5,6 +5,8 @@
 pub mod claude;
 pub mod mcp;
 pub mod raw_store;
+pub mod real_agent;
+pub mod tmux;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
