@@ -1063,18 +1063,44 @@ const PEAK_MARKER: &str = "\ngit-checkpoint-test peak resident KiB: ";
 /// (`ru_maxrss` of a forked or vforked child includes what it shared at the fork), so
 /// the figure would be that of whatever the other tests hold at that moment.
 pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
+    run_limited_measuring_peak(cmd, input, None, DEFAULT_TIMEOUT)
+}
+
+/// Limits the kernel puts on a measured child ([`run_limited_measuring_peak`]).
+pub struct ChildLimits {
+    /// Its address space (`RLIMIT_AS`), in bytes: allocations past it fail.
+    pub address_space: u64,
+    /// The size of any file it writes (`RLIMIT_FSIZE`), in bytes.
+    pub file_size: u64,
+}
+
+/// [`run_measuring_peak`] with `limits` set in the child, killed after `timeout`.
+pub fn run_limited_measuring_peak(
+    cmd: Command,
+    input: Option<&[u8]>,
+    limits: Option<ChildLimits>,
+    timeout: Duration,
+) -> (Out, u64) {
     const MEASURE: &str = "import resource, subprocess, sys\n\
-        code = subprocess.run(sys.argv[2:]).returncode\n\
+        limits = [int(n) for n in sys.argv[2].split(',') if n]\n\
+        def limit():\n\
+        \x20   for which, value in zip((resource.RLIMIT_AS, resource.RLIMIT_FSIZE), limits):\n\
+        \x20       resource.setrlimit(which, (value, value))\n\
+        code = subprocess.run(sys.argv[3:], preexec_fn=limit).returncode\n\
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
         sys.stderr.write('%s%d\\n' % (sys.argv[1], peak))\n\
         sys.exit(code if code >= 0 else 128 - code)\n";
     let mut wrapper = Command::new("python3");
-    // `python3 -c CODE MARKER PROGRAM ARGS…`: the marker comes as an argument, so that the
-    // script needs no quoting of its own.
+    // `python3 -c CODE MARKER LIMITS PROGRAM ARGS…`: the marker comes as an argument, so
+    // that the script needs no quoting of its own.
+    let limits = limits
+        .map(|l| format!("{},{}", l.address_space, l.file_size))
+        .unwrap_or_default();
     wrapper
         .arg("-c")
         .arg(MEASURE)
         .arg(PEAK_MARKER)
+        .arg(limits)
         .arg(cmd.get_program())
         .args(cmd.get_args());
     if let Some(dir) = cmd.get_current_dir() {
@@ -1086,7 +1112,7 @@ pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
             None => wrapper.env_remove(key),
         };
     }
-    let mut out = run_cmd_with_input(wrapper, input, DEFAULT_TIMEOUT);
+    let mut out = run_cmd_with_input(wrapper, input, timeout);
     let at = out
         .stderr
         .rfind(PEAK_MARKER)
