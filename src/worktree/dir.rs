@@ -299,7 +299,7 @@ impl Dir<'_> {
 }
 
 /// Pushes a changed directory's entries to the drive where the barrier needs it (see
-/// [`Dir::mark_changed`]); a failure is kept for [`Worktree::sync`] to report.
+/// `Dir::mark_changed`); a failure is kept for [`Worktree::sync`] to report.
 impl Drop for Dir<'_> {
     fn drop(&mut self) {
         if !self.changed.load(Ordering::Relaxed) {
