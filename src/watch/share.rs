@@ -64,7 +64,7 @@ pub struct Share {
 }
 
 impl Share {
-    /// The share of `limits` ([`SHARE_DIVISOR`]), at least one of each.
+    /// The share of `limits` (a quarter), at least one of each.
     pub fn of(limits: Limits) -> Share {
         Share {
             instances: (limits.instances / SHARE_DIVISOR).max(1),

@@ -15,6 +15,9 @@
 //!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
 //!   objects, and restoring them would rewind git's refs and replace the store itself.
 //!
+//! - the cookies a watcher writes in the worktree's top for a moment
+//!   ([`WATCH_COOKIE_PREFIX`]): they are the watcher's, and gone again at once.
+//!
 //! A nested independent repository (a `.git` directory, or a `.git` file naming a git dir
 //! that is not one of this repository's worktrees, as a submodule's does) is the
 //! worktree's own and is captured.
@@ -31,6 +34,17 @@ use crate::git::repo::Repo;
 /// ([`Repo::agent_files`]).
 pub fn is_agent_file(repo: &Repo, path: &[u8]) -> bool {
     repo.agent_files.contains(path)
+}
+
+/// How the names of the files a watcher writes in the worktree's top begin: a cookie,
+/// whose event tells the watcher that the events of every earlier change have reached it
+/// (`watch::cookie`, on macOS). No walk, save, status or restore sees one.
+pub const WATCH_COOKIE_PREFIX: &str = ".git-checkpoint-cookie-";
+
+/// Whether the worktree path `path` is a watcher's cookie ([`WATCH_COOKIE_PREFIX`], in
+/// the top directory).
+pub fn is_watch_cookie(path: &[u8]) -> bool {
+    path.starts_with(WATCH_COOKIE_PREFIX.as_bytes()) && !path.contains(&b'/')
 }
 
 /// A `.git` file is one line naming a directory; anything longer is not one git wrote.
@@ -172,7 +186,7 @@ impl<'r> ExemptPaths<'r> {
     /// are looked into: below a symlink or a file nothing is the worktree's, so nothing
     /// there is a linked worktree of it either.
     pub fn contains(&mut self, path: &[u8]) -> bool {
-        if is_agent_file(self.repo, path) || self.git_dirs.contains(path) {
+        if is_agent_file(self.repo, path) || is_watch_cookie(path) || self.git_dirs.contains(path) {
             return true;
         }
         if self.linked.admin.is_none() {

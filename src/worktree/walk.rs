@@ -5,7 +5,7 @@
 //! into: their files are captured under their own ignore rules, their `.git` is not. The
 //! paths [`super::exempt`] names are never captured: the repository's own git dirs and
 //! the linked worktrees of the same repository are not entered, and the agent settings
-//! files at the top are left out.
+//! files and a watcher's cookies at the top are left out.
 //!
 //! Ignore files are read as git reads them (`ignore_file`): as bytes, line by line, each
 //! pattern matched on bytes, and a `.gitignore` that is a symlink is not followed.
@@ -22,7 +22,7 @@ use ignore::Match;
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::exempt::{is_agent_file, GitDirs, LinkedWorktrees};
+use super::exempt::{is_agent_file, is_watch_cookie, GitDirs, LinkedWorktrees};
 use super::ignore_file::{Patterns, PatternsBuilder};
 use crate::git::repo::{AgentFiles, Repo};
 use crate::model::dir_cache::{
@@ -217,6 +217,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
             || git_dirs.contains(path)
+            || is_watch_cookie(path)
         {
             continue;
         }
@@ -1007,6 +1008,9 @@ fn read_dir<'s>(
                         .is_ok_and(|s| file_type(&s) == rustix::fs::FileType::RegularFile),
                     kind => kind == rustix::fs::FileType::RegularFile,
                 };
+            continue;
+        }
+        if dir.is_empty() && is_watch_cookie(name) {
             continue;
         }
         has_gitignore |= name == b".gitignore";

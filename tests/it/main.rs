@@ -77,6 +77,7 @@ mod cmd_verify;
 mod cmd_watch;
 mod cmd_watch_auto;
 mod cmd_watch_changes;
+mod cmd_watch_delayed;
 mod cmd_watch_limits;
 mod cmd_watch_share;
 
