@@ -58,6 +58,18 @@ impl Installed {
     }
 }
 
+/// Whether our hooks are in a hooks file, as [`Agent::hooks_state`] finds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HooksState {
+    /// None of ours is there.
+    Missing,
+    /// Ours are there, exactly as this build installs them.
+    Current,
+    /// Some of ours are there, but not as this build writes them (an older build's, or
+    /// some taken out by hand): `hooks install` replaces them.
+    Outdated,
+}
+
 /// What one hook run did, and what the hook must print for the agent.
 #[derive(Debug)]
 pub struct HookRun {
@@ -139,6 +151,11 @@ pub trait Agent: Sync {
     /// Adds our hooks at `path` (from [`hooks_path`](Agent::hooks_path)), creating the
     /// file if needed and changing nothing else in it.
     fn install(&self, path: &Path) -> Result<Installed>;
+
+    /// Whether our hooks are at `path` (from [`hooks_path`](Agent::hooks_path)), as
+    /// [`install`](Agent::install) would put them; changes nothing. Fails for a file
+    /// that cannot be read or is not laid out as the agent's.
+    fn hooks_state(&self, path: &Path) -> Result<HooksState>;
 
     /// Removes exactly what [`install`](Agent::install) added at `path`, and what it
     /// created for them once it holds nothing else. Returns false if there was nothing

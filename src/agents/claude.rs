@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -124,6 +124,10 @@ impl Agent for Claude {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         CLAUDE_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        CLAUDE_HOOKS.state(path)
     }
 
     /// `.claude/settings.local.json` is Claude Code's "personal, not committed" file.

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -107,6 +107,10 @@ impl Agent for Codex {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         CODEX_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        CODEX_HOOKS.state(path)
     }
 
     /// Codex runs our hooks only once the user trusted them ([`super::codex_trust`]).

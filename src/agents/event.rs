@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::log_failure;
+use super::hooks_log::{log_failure, log_note};
 use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
@@ -394,11 +394,11 @@ fn transcript_to_keep(
     Ok(match opened {
         None | Some(Ok(None)) => None,
         Some(Err(e)) => {
-            log_failure(repo, &format!("transcript left out of the checkpoint: {e}"));
+            log_note(repo, &format!("transcript left out of the checkpoint: {e}"));
             None
         }
         Some(Ok(Some(transcript))) if transcript.len > limit => {
-            log_failure(
+            log_note(
                 repo,
                 &format!(
                     "transcript left out of the checkpoint: {} ({}) is larger than checkpoint.maxFileSize ({})",

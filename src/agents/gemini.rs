@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -125,6 +125,10 @@ impl Agent for Gemini {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         GEMINI_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        GEMINI_HOOKS.state(path)
     }
 
     /// Prints [`GEMINI_HOOK_OUTPUT`] whatever became of the save, so that the agent goes

@@ -13,7 +13,7 @@
 //! writes on stdin, finds the worktree the agent works in, saves it with the session and
 //! event as metadata, and then runs the automatic gc that `save` runs. It must never
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
-//! ([`log_failure`]) instead of being reported. Beside the agents, `git` installs a
+//! ([`hooks_log`]) instead of being reported. Beside the agents, `git` installs a
 //! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
 //! keeps a personal settings file an install writes out of `git status`; [`reach`] says
 //! which sessions installed hooks reach and whether the agent trusts them.
@@ -37,6 +37,7 @@ mod gemini;
 mod git;
 mod hook_groups;
 mod hook_list;
+pub mod hooks_log;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
@@ -46,11 +47,10 @@ pub mod reach;
 mod settings_file;
 mod transcript;
 
-use std::io::Write;
+pub use agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
+pub use hooks_log::HOOKS_LOG;
 
-pub use agent::{Agent, HookKind, HookRun, Installed, Scope};
-
-use crate::git::repo::{AgentFiles, Repo};
+use crate::git::repo::AgentFiles;
 
 /// Every agent git-checkpoint hooks into, in the order `hooks install --help` lists
 /// them: the only list of agents. Adding an agent is its module (an [`Agent`], which
@@ -99,22 +99,4 @@ pub fn worktree_files() -> AgentFiles {
         }
     }
     files
-}
-
-/// Where failed hook runs are logged, inside `<git-dir>/checkpoint`.
-pub const HOOKS_LOG: &str = "hooks.log";
-
-/// Appends a line to `<git-dir>/checkpoint/hooks.log`; a hook has nowhere else to say it.
-pub fn log_failure(repo: &Repo, message: &str) {
-    let dir = repo.checkpoint_dir();
-    let _ = std::fs::create_dir_all(&dir);
-    let now = crate::clock::now_ns();
-    let line = format!("{} {message}\n", crate::clock::rfc3339(now));
-    if let Ok(mut log) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(HOOKS_LOG))
-    {
-        let _ = log.write_all(line.as_bytes());
-    }
 }

@@ -1,6 +1,6 @@
 //! Which sessions installed hooks reach, and whether the agent runs them at all: the
-//! checks `hooks install` reports after an install, kept here as library functions so
-//! that a later `doctor` asks the same questions.
+//! questions `doctor` (`ops::doctor::agent`) asks of every hooks file it finds, and
+//! `hooks install` of the one it wrote.
 //!
 //! Two things make hooks that are in place run for no session, and say nothing of it
 //! (issue 40, seen with the real programs). Claude Code and Gemini CLI read a project's
@@ -66,57 +66,4 @@ pub fn hooks_cover(
     }
     let read_there = agent.hooks_path(scope, started_in)?;
     Ok(resolved(&read_there) == resolved(hooks_file))
-}
-
-/// What `hooks install` warns about after installing `agent`'s hooks for `scope` at
-/// `hooks_file`, from the directory `start`: the sessions they cannot reach, and the
-/// trust the agent still wants before it runs them. Each warning is one line.
-pub fn install_warnings(
-    agent: &dyn Agent,
-    scope: Scope,
-    hooks_file: &Path,
-    start: &Path,
-) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    let (about, name) = (agent.about(), agent.name());
-    if scope != Scope::Global && agent.project_hooks() == ProjectHooks::InTheStartDirectory {
-        warnings.push(format!(
-            "{about} runs these hooks only in a session started in {}, not in one started \
-             in a subdirectory or anywhere else: run `git checkpoint hooks install {name}` in \
-             each directory you start it in, or install with --global",
-            resolved(start).display()
-        ));
-    }
-    let review = |dir: Option<&Path>| match dir {
-        Some(dir) => format!("start `{name}` in {}", dir.display()),
-        None => format!("start `{name}`"),
-    };
-    let project = (scope != Scope::Global).then(|| resolved(start));
-    let project = project.as_deref();
-    match agent.hooks_trust(scope, hooks_file)? {
-        HooksTrust::NotNeeded | HooksTrust::Trusted => {}
-        HooksTrust::ProjectUntrusted { project } => warnings.push(format!(
-            "{about} does not trust this project ({}) and loads none of its settings, these \
-             hooks included: {} and trust the project when it asks, then trust the hooks",
-            project.display(),
-            review(Some(&project))
-        )),
-        HooksTrust::Untrusted => warnings.push(format!(
-            "{about} runs these hooks only once you trust them, and `{name} exec` skips \
-             untrusted hooks without a word: {}, and where it says \"Hooks need review\" \
-             choose \"Trust all and continue\" (or review them in /hooks)",
-            review(project)
-        )),
-        HooksTrust::Changed => warnings.push(format!(
-            "these hooks changed since you trusted them, and {about} skips them until you \
-             trust them again: {}, and where it says \"Hooks need review\" choose \"Trust \
-             all and continue\"",
-            review(project)
-        )),
-        HooksTrust::Disabled => warnings.push(format!(
-            "one of these hooks is turned off in {about}, which skips it: turn it on again \
-             in {name}'s /hooks"
-        )),
-    }
-    Ok(warnings)
 }

@@ -19,13 +19,17 @@ fn monorepo() -> Repo {
     repo
 }
 
-/// `hooks install <args>` run in `dir` (relative to the worktree), which must succeed;
-/// its stdout and stderr.
+/// `hooks install <args>` run in `dir` (relative to the worktree), with the binary on
+/// PATH as an installed one is (else install warns that the hooks cannot find it),
+/// which must succeed; its stdout and stderr.
 #[track_caller]
 fn install_in(repo: &Repo, dir: &str, args: &[&str]) -> (String, String) {
     let mut all = vec!["hooks", "install"];
     all.extend_from_slice(args);
-    let out = repo.sb.ok_in(&repo.p(dir), &all);
+    let mut cmd = repo.sb.bin_cmd(&repo.p(dir), &all);
+    cmd.env("PATH", common::path_with_bin());
+    let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+    assert_eq!(out.code, 0, "hooks install {args:?} in {dir}\n{out}");
     (out.stdout, out.stderr)
 }
 

@@ -147,7 +147,10 @@ fn codex_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
 
     trust_in_codex_ui(&repo, &codex);
     // Our check reads the trust Codex wrote (path and hash) as Codex does.
-    let again = repo.ok(&["hooks", "install", "codex"]);
+    let mut install = repo.sb.bin_cmd(&repo.dir, &["hooks", "install", "codex"]);
+    install.env("PATH", common::path_with_bin());
+    let again = common::run_cmd(install, common::DEFAULT_TIMEOUT);
+    assert_eq!(again.code, 0, "{again}");
     assert!(!again.stderr.contains("warning"), "{again}");
 
     let mut thread = None;

@@ -52,6 +52,7 @@ mod cmd_blame;
 mod cmd_browse;
 mod cmd_completions;
 mod cmd_diff_vs_git;
+mod cmd_doctor;
 mod cmd_drop;
 mod cmd_fork_switch_branch;
 mod cmd_gc;

@@ -4,9 +4,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use git_checkpoint::agents::{self, exclude, reach, Agent, HookKind, Installed, Scope};
+use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::ops::doctor::{self, Status};
 use git_checkpoint::settings::Settings;
 use git_checkpoint::watch;
 
@@ -147,9 +148,12 @@ impl clap::ValueEnum for AgentArg {
 ///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
-/// prompt is always there (not for git). Hook runs start the worktree's watcher when
-/// none runs (see `hooks run --help`); `git config checkpoint.autoWatch false` turns
-/// that off.
+/// prompt is always there (not for git). Then it warns of what would still stop the
+/// hooks from working, as `git checkpoint doctor` checks it: sessions started where the
+/// agent does not read them, trust the agent wants first, and git finding no
+/// git-checkpoint on PATH (every hook would fail), each with the command that fixes
+/// it. Hook runs start the worktree's watcher when none runs (see `hooks run --help`);
+/// `git config checkpoint.autoWatch false` turns that off.
 ///
 /// Examples:
 ///
@@ -268,12 +272,17 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
         Action::Install(InstallArgs { agent, scope }) => {
             let target = Target::new(start, agent.0, &scope)?;
             install(start, &say, &warn, &target)?;
-            // What the install cannot make happen: sessions started where the agent does
-            // not read these hooks, and trust the agent wants first.
-            if agent.0.kind() == HookKind::Agent && !quiet {
-                let warnings = reach::install_warnings(agent.0, target.scope, &target.path, start)?;
-                for warning in warnings {
-                    warn(warning);
+            // What would still stop the hooks from working, as `doctor` finds it: sessions
+            // started where the agent does not read them, trust it wants first, a PATH
+            // on which git finds no git-checkpoint.
+            if !quiet {
+                let reach =
+                    doctor::agent::installed_hooks(agent.0, target.scope, &target.path, start);
+                let path = doctor::path::check(&std::env::current_exe()?);
+                for finding in reach.iter().chain([&path]) {
+                    if finding.status != Status::Ok {
+                        warn(super::doctor::warning(finding));
+                    }
                 }
             }
             Ok(())
