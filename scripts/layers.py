@@ -36,7 +36,7 @@ PLATFORM_SEAMS = ("src/watch/platform/", "src/worktree/platform.rs")
 
 # Calls, files and crates that exist on Linux (and Android) only.
 LINUX_ONLY = re.compile(
-    r"""\binotify\b|\bfanotify\b|\bepoll_?\w*|\bsyncfs\b|\bstatx\b|/proc/|\bO_PATH\b
+    r"""\binotify\b|\bfanotify\b|\bepoll_?\w*|\bsyncfs\b|\bstatx\b|/proc/|\bO_PATH\b|\bOFlags::PATH\b
        |\bO_TMPFILE\b|\bmemfd_?\w*|\brenameat2\b|\brenameat_with\b|\bcopy_file_range\b
        |\bfallocate\b|\bfadvise\b|\bsendfile\b|\bprctl\b|\bopenat2\b|\blinux_raw\b
        |\bFICLONE\b|\bioctl_ficlone\b|\bsignalfd\b|\btimerfd\w*|\beventfd\b""",

@@ -46,6 +46,17 @@ pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The flags that open a directory only to look up names in it: Linux opens no more
+/// than the path (`O_PATH`, no read permission needed); elsewhere a plain read-only open.
+pub fn lookup_dir_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let only_the_path = OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let only_the_path = OFlags::RDONLY;
+    only_the_path | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
 /// The bytes an unprivileged user may still write to the filesystem holding `path`, or
 /// `None` where the filesystem cannot say.
 pub fn free_bytes(path: &Path) -> Option<u64> {

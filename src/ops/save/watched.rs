@@ -411,7 +411,7 @@ fn walked_for(repo: &Repo, mut watched: Watched) -> Result<Listing> {
 /// relative to its directory, opened once for the files of a run that share it (the
 /// walk's own stats do not keep the link count).
 fn linked_files(root: &Path, entries: &[WalkEntry]) -> Vec<Vec<u8>> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
+    use rustix::fs::{AtFlags, Mode};
     let files: Vec<&WalkEntry> = (entries.iter())
         .filter(|entry| entry.kind == Kind::File)
         .collect();
@@ -427,7 +427,7 @@ fn linked_files(root: &Path, entries: &[WalkEntry]) -> Vec<Vec<u8>> {
                 };
                 if open.as_ref().is_none_or(|(held, _)| *held != dir) {
                     let full = root.join(OsStr::from_bytes(dir));
-                    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                    let flags = crate::worktree::platform::lookup_dir_flags();
                     open = rustix::fs::open(&full, flags, Mode::empty())
                         .ok()
                         .map(|fd| (dir, fd));
