@@ -477,3 +477,45 @@ fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
     );
     assert_eq!(log_ids(&repo, &["--all"]), [safety, c1]);
 }
+
+#[test]
+fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
+    let r = Repo::new();
+    r.write("src/a.c", b"a1\n");
+    let a = r.save("A");
+    r.write("src/a.c", b"a2\n");
+    r.write("new.c", b"new\n");
+    r.save("B");
+    // Unsaved work, which a restore would first save as a safety checkpoint.
+    r.write("unsaved.c", b"unsaved\n");
+    let before = r.snapshot();
+    let checkpoints = r.log_ids(true);
+    let short = &a[..7];
+    let wanted = format!(
+        "error: pathspec 'nosuchfile.c' did not match any file in checkpoint {short} or the worktree"
+    );
+    for args in [
+        &["restore", "@~1", "--", "nosuchfile.c"][..],
+        &["restore", "@~1", "--dry-run", "--", "nosuchfile.c"],
+        &["restore", "@~1", "--json", "--", "src/a.c", "nosuchfile.c"],
+        &["restore", "@~1", "--no-save", "--", "nosuchfile.c"],
+    ] {
+        let out = r.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.stderr.trim_end(), wanted, "{args:?}: {out}");
+        assert_eq!(out.stdout, "", "{args:?}: {out}");
+        assert_snap_eq(&before, &r.snapshot(), "a pathspec that matched nothing");
+        assert_eq!(
+            r.log_ids(true),
+            checkpoints,
+            "{args:?}: no safety checkpoint"
+        );
+    }
+    // A path only the worktree has matches (the restore deletes it, as git restore
+    // does), and so does a directory the checkpoint has.
+    let out = r.ok(&["restore", "@~1", "--", "new.c", "src"]);
+    assert!(out.stdout.contains("1 written, 1 deleted"), "{out}");
+    assert!(!r.exists("new.c"));
+    assert_eq!(r.read("src/a.c"), b"a1\n");
+    assert_eq!(r.read("unsaved.c"), b"unsaved\n");
+}

@@ -136,8 +136,8 @@ pub fn restore(
         &snapshot,
         &store.hasher,
         (now.tree, now.scanned_trees.as_ref(), &now.skipped),
-        (target.tree, &target.skipped),
-        &filter,
+        &target,
+        &options.paths,
         &mut report,
     );
     let changes = match planned {
@@ -310,8 +310,8 @@ pub fn dry_run(
         &before,
         store.hasher(),
         (scan.root, Some(&scan.trees), &scan.skipped),
-        (target.tree, &target.skipped),
-        &PathFilter::new(options.paths.clone()),
+        &target,
+        &options.paths,
         &mut report,
     )?;
     Ok(report)
