@@ -49,6 +49,7 @@ use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
 use plan::plan;
+pub(crate) use preflight::{check_directories_writable, check_names_and_room, holds_nothing_else};
 
 /// How a restore runs.
 #[derive(Clone, Debug, Default)]

@@ -37,6 +37,7 @@ pub(super) fn preflight(
         .map(|c| c.path.as_slice())
         .collect();
     check_names_and_room(root, changes)?;
+    check_directories_writable(root, changes)?;
     let mut dirs = DirsSeen::default();
     let mut last = LastPack::default();
     for change in changes {
@@ -64,7 +65,7 @@ pub(super) fn preflight(
 
 /// Refuses a restore known to fail half-way: a name longer than a filesystem takes, or
 /// more bytes to write than the worktree's filesystem has free.
-fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
+pub(crate) fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
     let mut needed: u64 = 0;
     for change in changes.iter().filter(|c| c.new.is_some()) {
         if let Some(long) = change
@@ -97,6 +98,73 @@ fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a change that a directory would stop half-way: each directory that gets a
+/// new entry or loses one (the nearest one that exists, where directories are to be
+/// made) must be one this user may write (not read-only for them, not immutable, not on
+/// a read-only filesystem). Each directory is looked at once.
+pub(crate) fn check_directories_writable(root: &Path, changes: &[Change]) -> Result<()> {
+    let mut checked: HashSet<&[u8]> = HashSet::new();
+    for change in changes {
+        let mut dir = parent_of(&change.path);
+        loop {
+            if checked.contains(dir) {
+                break;
+            }
+            let full = root.join(OsStr::from_bytes(dir));
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => {
+                    checked.insert(dir);
+                    if let Err(e) = may_write_in(&full) {
+                        return Err(Error::RestoreBlocked {
+                            path: full,
+                            why: format!(
+                                "this directory cannot be written ({e}); make it writable and retry"
+                            ),
+                        });
+                    }
+                    break;
+                }
+                // Missing, or a file the change deletes first (or below one): the
+                // directory holding it gets the new entry.
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) => {}
+                Err(e) => return Err(Error::io(full, e)),
+            }
+            if dir.is_empty() {
+                break;
+            }
+            dir = parent_of(dir);
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process may add and remove entries in the directory `dir`, as the kernel
+/// decides for its effective user (permissions, ACLs, the immutable flag, a read-only
+/// mount).
+fn may_write_in(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{Access, AtFlags, CWD};
+    rustix::fs::accessat(
+        CWD,
+        dir,
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    )
+    .map_err(std::io::Error::from)
+}
+
+/// The directory holding `path` (empty at the top).
+fn parent_of(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => &path[..slash],
+        None => &[],
+    }
 }
 
 /// Directories already found to be real ones, or missing, so each is looked at once
@@ -209,7 +277,7 @@ fn holds_the_same<'a>(
 }
 
 /// Checks that `dir` holds only directories and files in `deleted`.
-fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
+pub(crate) fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let path = entry.path();

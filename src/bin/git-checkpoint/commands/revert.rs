@@ -83,10 +83,15 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     say(context, &args.rev, &report, short, conflict_style)?;
     let conflicts = report.conflicts();
-    if !conflicts.is_empty() && !report.dry_run {
-        return Err(Error::RevertConflicts { paths: conflicts }.into());
+    if conflicts.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // A dry run exits as the real run would: 1 when it would leave conflicts.
+    Err(match report.dry_run {
+        true => Error::RevertWouldConflict { paths: conflicts },
+        false => Error::RevertConflicts { paths: conflicts },
+    }
+    .into())
 }
 
 /// Reports what the revert did, or would do.
