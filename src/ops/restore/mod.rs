@@ -89,6 +89,11 @@ pub struct RestoreReport {
     pub target: Option<CheckpointId>,
     /// The checkpoint the worktree was saved as first, if it had unsaved changes.
     pub safety_checkpoint: Option<CheckpointId>,
+    /// The checkpoint holding the worktree as the restore found it, so that restoring
+    /// it undoes the restore: the safety checkpoint, or the current one when nothing was
+    /// unsaved. `None` when nothing was saved first (a dry run, `--no-save`) or nothing
+    /// was written.
+    pub worktree: Option<CheckpointId>,
     /// Whether a dry run found unsaved changes that a real run would save first.
     pub would_save: bool,
     /// Paths written (files and symlinks), sorted.
@@ -154,6 +159,10 @@ pub fn restore(
             return Err(refused);
         }
     };
+    if changes.is_empty() && now.leftovers.is_empty() {
+        // Nothing written: nothing to undo.
+        report.worktree = None;
+    }
     // A restore that changes no file needs no way back, and a path-limited one leaves
     // the branch where it is: run twice, the second run changes nothing at all.
     if let (true, HeadUpdate::MoveBranch, Some(safety)) = (
@@ -241,6 +250,7 @@ impl Current {
         )?;
         report.warnings.extend(saved.report.warnings);
         report.safety_checkpoint = saved.made;
+        report.worktree = Some(saved.worktree);
         let id = saved.worktree;
         let record = store.snapshot()?.checkpoint(id)?;
         if let HeadUpdate::SwitchBranch(name) = &options.head {

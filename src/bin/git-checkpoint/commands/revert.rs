@@ -26,8 +26,11 @@ use crate::ui::output::show_path;
 /// from the content. Paths the checkpoint did not change are never touched.
 ///
 /// The worktree is saved first as a checkpoint of its own, so every revert can be undone
-/// with `git checkpoint restore <that checkpoint>`. Exit status 1 when anything
-/// conflicts (each conflict is listed).
+/// with `git checkpoint restore <that checkpoint>`. Before anything is written, the
+/// whole revert is checked (directories writable, room, names): one the worktree
+/// cannot take is refused with nothing changed; one that fails part-way says so and
+/// names that restore. Exit status 1 when anything conflicts (each conflict is listed);
+/// --dry-run exits as the real run would.
 ///
 /// <rev> is any revision restore takes (`3fa9c1e`, `@~2`, `<session>:prompt3`,
 /// `<session>:<tool-call-id>`), or a range `A..B`: undo everything from A to B (an empty
