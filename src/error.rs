@@ -220,7 +220,7 @@ pub enum Error {
     },
     /// A path given to `restore` names nothing in the checkpoint nor in the worktree, as
     /// git's "pathspec did not match"; nothing was changed.
-    #[error("pathspec '{path}' did not match any file in checkpoint {checkpoint} or the worktree")]
+    #[error("pathspec '{path}' did not match any file in checkpoint {checkpoint} or in the worktree (ignored files aside)")]
     PathspecNoMatch {
         /// The path, relative to the worktree's top.
         path: String,

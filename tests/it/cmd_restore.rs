@@ -492,7 +492,7 @@ fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
     let checkpoints = r.log_ids(true);
     let short = &a[..7];
     let wanted = format!(
-        "error: pathspec 'nosuchfile.c' did not match any file in checkpoint {short} or the worktree"
+        "error: pathspec 'nosuchfile.c' did not match any file in checkpoint {short} or in the worktree (ignored files aside)"
     );
     for args in [
         &["restore", "@~1", "--", "nosuchfile.c"][..],
@@ -511,6 +511,17 @@ fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
             "{args:?}: no safety checkpoint"
         );
     }
+    // An ignored file is no file a restore would touch: it matches nothing either.
+    r.write(".git/info/exclude", b"*.log\n");
+    r.write("build.log", b"ignored\n");
+    let out = r.run(&["restore", "@~1", "--", "build.log"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stderr
+            .starts_with("error: pathspec 'build.log' did not match"),
+        "{out}"
+    );
+    assert_eq!(r.log_ids(true), checkpoints, "no safety checkpoint");
     // A path only the worktree has matches (the restore deletes it, as git restore
     // does), and so does a directory the checkpoint has.
     let out = r.ok(&["restore", "@~1", "--", "new.c", "src"]);
