@@ -16,6 +16,13 @@ pub(super) struct Case {
     pub(super) outside: Snap,
     /// The output of the last command, for a failure found after it.
     pub(super) last: Option<Out>,
+    /// Who wrote which session paths since the tip: what the next checkpoint on the
+    /// line takes ([`Cp::writes`]).
+    pub(super) pending: Vec<(Vec<u8>, Writer)>,
+    /// Tool calls made so far, for their ids.
+    pub(super) calls: usize,
+    /// Each session's prompts so far (a number is never given twice).
+    pub(super) prompted: Vec<u64>,
 }
 
 impl Drop for Case {
@@ -76,7 +83,17 @@ impl Case {
             ],
             outside,
             last: None,
+            pending: Vec::new(),
+            calls: 0,
+            prompted: vec![0; SESSIONS.len()],
         }
+    }
+
+    /// Adds checkpoint `id`, made from `captured` as a child of the tip (by `hook`, if a
+    /// hook made it), to the model, with the session paths written since the tip.
+    pub(super) fn record(&mut self, id: &str, captured: &Capture, hook: Option<Hook>) {
+        let writes = std::mem::take(&mut self.pending);
+        self.model.add(id, captured, hook, writes);
     }
 
     pub(super) fn p(&self, rel: &[u8]) -> std::path::PathBuf {
@@ -368,7 +385,7 @@ impl Case {
                         tip.id
                     );
                 }
-                self.model.add(&id, &captured);
+                self.record(&id, &captured, None);
                 self.model
                     .branches
                     .insert(self.model.head.clone(), id.clone());
@@ -418,6 +435,30 @@ impl Case {
             Op::Switch { branch } => self.switch(*branch)?,
             Op::Drop { target } => self.drop_checkpoint(*target)?,
             Op::Gc { keep } => self.gc(*keep)?,
+            Op::AgentPrompt { session } => self.agent_prompt(*session)?,
+            Op::AgentEdit {
+                session,
+                path,
+                content,
+                user,
+            } => self.agent_edit(*session, *path, *content, *user)?,
+            Op::AgentShell {
+                session,
+                writes,
+                hooked_before,
+                user,
+            } => self.agent_shell(*session, writes, *hooked_before, *user)?,
+            Op::OnlySession { session, prompt } => self.only_session(*session, *prompt)?,
+            Op::Revert { what, strict } => self.revert(what, *strict)?,
+            Op::FlipRevert { path, content } => self.flip_revert(*path, *content)?,
+            Op::Flip { path, content } => {
+                self.flip(*path, *content);
+                return Ok(());
+            }
+            Op::UserEdit { path, content } => {
+                self.user_edit(*path, *content);
+                return Ok(());
+            }
             edit => {
                 // Edits change no checkpoint; the store is checked after the next
                 // command, which is cheaper than after every edit.

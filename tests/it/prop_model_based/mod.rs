@@ -1,7 +1,11 @@
-//! Model-based test: random sequences of worktree edits, ignore-rule changes, large
-//! files, saves with and without the watcher, whole and path-limited restores (with and
-//! without `--no-save`), fork, switch, drop and gc, each checked against a model after
-//! every step.
+//! Model-based test: random sequences of worktree edits (files turned into directories
+//! and back among them), ignore-rule changes, large files, saves with and without the
+//! watcher, whole and path-limited restores (with and without `--no-save`, with paths
+//! that name nothing), fork, switch, drop and gc, two agent sessions' prompts and tool
+//! calls (through their hooks) with the user's edits between and during them,
+//! `restore --only-session`, and `revert` of a step, a range and a turn, each checked
+//! against a model after every step. Every dry run is compared with its real run: the
+//! same exit status, the same plan.
 //!
 //! The model is git itself: a checkpoint holds exactly what `git add -A` would see at
 //! save time (`git ls-files --cached --others --exclude-standard`, read from the
@@ -12,6 +16,15 @@
 //! nothing at all (worktree, branches, HEAD). After every step the worktree, the
 //! checkpoint set, the branches and HEAD are compared with the model, and every new
 //! checkpoint's tree is compared with the model's copy through `diff <parent> <new>`.
+//!
+//! For agent sessions the model also knows who wrote each session path (the agent's
+//! tool call, or the user), which `restore --only-session` may never contradict: it
+//! puts back no path whose last writer since its target is not the session. And it
+//! keeps the hooks' record (prompts, tool calls, the file each names, the before-tool
+//! hooks), from which it predicts what the restore puts back. A revert is predicted per
+//! path from the model's trees (the change's two sides and the worktree), as
+//! docs/revert.md states the merge: applied (the parent's content back), unchanged, or
+//! a conflict, with what each leaves in the worktree; no other path changes.
 //!
 //! Environment:
 //! - `GIT_CHECKPOINT_MODEL_SEED=<n>`: the seed, or `random` for a new one (printed);
@@ -93,6 +106,23 @@ const RULES_BANG: &[&[u8]] = &[b"!"];
 /// git reads a rule up to its first NUL byte (`d1`, `x y`, `*.txt`).
 const RULES_NUL: &[&[u8]] = &[b"d1\x00x", b"x y\x00z", b"*.txt\x00.bak"];
 
+/// Paths only agent sessions and the user's edits between and during their tool calls
+/// write: no ignore rule above matches them, and no other edit touches them.
+const SESSION_PATHS: &[&[u8]] = &[b"s/p.rs", b"s/q.rs", b"r.md"];
+
+/// The agent sessions (Claude Code's session ids; their first 8 characters tell them
+/// apart).
+const SESSIONS: &[&str] = &[
+    "aaaa0001-0000-4000-8000-000000000001",
+    "bbbb0002-0000-4000-8000-000000000002",
+];
+
+/// Paths that `flip` turns from a file into a directory and back.
+const FLIP_PATHS: &[&[u8]] = &[b"d1/sub", b"x y", b"fd"];
+
+/// A path no edit ever makes, which a path-limited restore sometimes names.
+const MISSING_PATH: &[u8] = b"no/such.c";
+
 /// Every operation kind, as `GIT_CHECKPOINT_MODEL_EXCLUDE` names them, with how often it
 /// is drawn: edits dominate, then saves and restores.
 const KINDS: &[(&str, u32)] = &[
@@ -115,6 +145,16 @@ const KINDS: &[(&str, u32)] = &[
     ("switch", 2),
     ("drop", 2),
     ("gc", 1),
+    ("flip", 4),
+    ("flip-revert", 3),
+    ("user-edit", 6),
+    ("agent-prompt", 6),
+    ("agent-edit", 10),
+    ("agent-shell", 8),
+    ("only-session", 8),
+    ("revert-step", 6),
+    ("revert-range", 3),
+    ("revert-turn", 4),
 ];
 
 /// One step of a sequence. Indices are taken modulo what exists when the step runs, so
@@ -163,6 +203,48 @@ enum Op {
     Drop { target: usize },
     /// `gc --keep <keep>`, then a second `gc` and `verify`.
     Gc { keep: usize },
+    /// Turns `FLIP_PATHS[path]` into a directory holding a file, or back into a file.
+    Flip { path: usize, content: u8 },
+    /// A flip, a save, and `revert @`: the step that turned a file into a directory (or
+    /// back) undone.
+    FlipRevert { path: usize, content: u8 },
+    /// The user writes `SESSION_PATHS[path]`, between the agents' steps.
+    UserEdit { path: usize, content: u8 },
+    /// `SESSIONS[session]` gets a prompt (its `UserPromptSubmit` hook).
+    AgentPrompt { session: usize },
+    /// A file tool of `SESSIONS[session]` writes `SESSION_PATHS[path]`, which its
+    /// `PostToolUse` names; with `user`, the user writes another session path meanwhile.
+    AgentEdit {
+        session: usize,
+        path: usize,
+        content: u8,
+        user: Option<(usize, u8)>,
+    },
+    /// A shell command of `SESSIONS[session]` writes `writes` and names none. With
+    /// `hooked_before`, a `PreToolUse` hook brackets it (the user's `user` edit comes
+    /// before that hook); without, the user's edit lands while it runs.
+    AgentShell {
+        session: usize,
+        writes: Vec<(usize, u8)>,
+        hooked_before: bool,
+        user: Option<(usize, u8)>,
+    },
+    /// `restore <session>:prompt<N> --only-session`, a dry run first.
+    OnlySession { session: usize, prompt: usize },
+    /// `revert` of `what`, a dry run first, with `--no-conflicts` when `strict`.
+    Revert { what: RevertOf, strict: bool },
+}
+
+/// What a `revert` undoes; indices are taken modulo what exists.
+#[derive(Clone, Debug)]
+enum RevertOf {
+    /// A checkpoint's change against its parent: `target`, or the current one (`@`,
+    /// the step just made, the common case) when `None`.
+    Step { target: Option<usize> },
+    /// `A..B`, or `A..` (the current checkpoint) when `to` is `None`.
+    Range { from: usize, to: Option<usize> },
+    /// `<session>:turn<N>`.
+    Turn { session: usize, prompt: usize },
 }
 
 impl Op {
@@ -187,6 +269,18 @@ impl Op {
             Op::Switch { .. } => "switch",
             Op::Drop { .. } => "drop",
             Op::Gc { .. } => "gc",
+            Op::Flip { .. } => "flip",
+            Op::FlipRevert { .. } => "flip-revert",
+            Op::UserEdit { .. } => "user-edit",
+            Op::AgentPrompt { .. } => "agent-prompt",
+            Op::AgentEdit { .. } => "agent-edit",
+            Op::AgentShell { .. } => "agent-shell",
+            Op::OnlySession { .. } => "only-session",
+            Op::Revert { what, .. } => match what {
+                RevertOf::Step { .. } => "revert-step",
+                RevertOf::Range { .. } => "revert-range",
+                RevertOf::Turn { .. } => "revert-turn",
+            },
         }
     }
 }
@@ -256,7 +350,11 @@ fn random_op(rng: &mut StdRng, excluded: &BTreeSet<String>) -> Op {
         "restore" | "restore-no-save" | "path-restore" | "path-restore-no-save" => {
             let paths = if kind.starts_with("path") {
                 (0..rng.random_range(1..=2))
-                    .map(|_| (rng.random_range(0..PATHS.len()), rng.random_bool(0.3)))
+                    .map(|_| match rng.random_bool(0.1) {
+                        // MISSING_PATH (see `pick_path`).
+                        true => (usize::MAX, false),
+                        false => (rng.random_range(0..PATHS.len()), rng.random_bool(0.3)),
+                    })
                     .collect()
             } else {
                 Vec::new()
@@ -270,8 +368,70 @@ fn random_op(rng: &mut StdRng, excluded: &BTreeSet<String>) -> Op {
         "fork" => Op::Fork { target },
         "switch" => Op::Switch { branch: target },
         "drop" => Op::Drop { target },
-        _ => Op::Gc {
+        "gc" => Op::Gc {
             keep: rng.random_range(1..5),
+        },
+        _ => random_session_op(rng, kind, target),
+    }
+}
+
+/// Draws one operation of a kind added for sessions and undo (flip, the agents' steps,
+/// `restore --only-session`, `revert`).
+fn random_session_op(rng: &mut StdRng, kind: &str, target: usize) -> Op {
+    // One write of a session path: which, and its content.
+    let write = |rng: &mut StdRng| {
+        (
+            rng.random_range(0..SESSION_PATHS.len()),
+            rng.random_range(0..4),
+        )
+    };
+    let session = rng.random_range(0..SESSIONS.len());
+    let (path, content) = write(rng);
+    let user = rng.random_bool(0.4).then(|| write(rng));
+    let prompt = rng.random_range(0..1000);
+    let count = rng.random_range(1..=2);
+    let writes = (0..count).map(|_| write(rng)).collect();
+    let (coin, strict, to) = (
+        rng.random_bool(0.5),
+        rng.random_bool(0.25),
+        rng.random_range(0..1000),
+    );
+    match kind {
+        "flip" => Op::Flip {
+            path: path % FLIP_PATHS.len(),
+            content,
+        },
+        "flip-revert" => Op::FlipRevert {
+            path: path % FLIP_PATHS.len(),
+            content,
+        },
+        "user-edit" => Op::UserEdit { path, content },
+        "agent-prompt" => Op::AgentPrompt { session },
+        "agent-edit" => Op::AgentEdit {
+            session,
+            path,
+            content,
+            user,
+        },
+        "agent-shell" => Op::AgentShell {
+            session,
+            writes,
+            hooked_before: coin,
+            user,
+        },
+        "only-session" => Op::OnlySession { session, prompt },
+        _ => Op::Revert {
+            what: match kind {
+                "revert-step" => RevertOf::Step {
+                    target: coin.then_some(target),
+                },
+                "revert-range" => RevertOf::Range {
+                    from: target,
+                    to: coin.then_some(to),
+                },
+                _ => RevertOf::Turn { session, prompt },
+            },
+            strict,
         },
     }
 }
@@ -287,6 +447,7 @@ macro_rules! ensure {
 mod case;
 mod model;
 mod restores;
+mod sessions;
 mod undo;
 
 use case::{Case, Failure};

@@ -46,8 +46,12 @@ pub(super) fn printf_of(bytes: &[u8]) -> String {
     s
 }
 
-/// The path `PATHS[path]` or, with `dir`, its directory when it has one.
+/// The path `PATHS[path]` or, with `dir`, its directory when it has one;
+/// [`MISSING_PATH`] for `usize::MAX`.
 pub(super) fn pick_path(path: usize, dir: bool) -> Vec<u8> {
+    if path == usize::MAX {
+        return MISSING_PATH.to_vec();
+    }
     let p = PATHS[path % PATHS.len()];
     if dir {
         if let Some(slash) = p.iter().rposition(|&b| b == b'/') {
@@ -68,6 +72,41 @@ pub(super) struct Cp {
     pub(super) tree: Snap,
     pub(super) skipped: BTreeSet<Vec<u8>>,
     pub(super) parent: Option<String>,
+    /// The agent hook that saved it, if one did.
+    pub(super) hook: Option<Hook>,
+    /// Who wrote which of [`SESSION_PATHS`] since the checkpoint before it on its line
+    /// (oldest first): the truth `restore --only-session` may never contradict.
+    pub(super) writes: Vec<(Vec<u8>, Writer)>,
+}
+
+/// An agent hook's checkpoint: the session (an index into [`SESSIONS`]) and the step.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Hook {
+    pub(super) session: usize,
+    pub(super) step: HookStep,
+}
+
+/// The step a hook's checkpoint stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum HookStep {
+    /// A prompt, numbered as the session numbers them.
+    Prompt { number: u64 },
+    /// Just before tool call `call` (a `PreToolUse` hooked by hand).
+    BeforeTool { call: String },
+    /// After tool call `call`, which named the file `named`, if any.
+    Tool {
+        call: String,
+        named: Option<Vec<u8>>,
+    },
+}
+
+/// Who wrote a session path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Writer {
+    /// The user, or anything that is not an agent's tool call (a restore, a revert).
+    User,
+    /// A tool call of the session with this index.
+    Agent(usize),
 }
 
 /// What the store should hold: checkpoints in the order they were made, branches, HEAD.
@@ -99,15 +138,36 @@ impl Model {
         }
     }
 
-    /// Adds a checkpoint the tool made from `capture`, child of the current tip.
-    pub(super) fn add(&mut self, id: &str, capture: &Capture) {
+    /// Adds a checkpoint the tool made from `capture`, child of the current tip, saved by
+    /// `hook` (if a hook saved it), with the session paths written since the tip.
+    pub(super) fn add(
+        &mut self,
+        id: &str,
+        capture: &Capture,
+        hook: Option<Hook>,
+        writes: Vec<(Vec<u8>, Writer)>,
+    ) {
         let parent = self.tip().map(|c| c.id.clone());
         self.cps.push(Cp {
             id: id.to_string(),
             tree: capture.tree.clone(),
             skipped: capture.skipped.clone(),
             parent,
+            hook,
+            writes,
         });
+    }
+
+    /// The checkpoints from `id` back to the first, following parents.
+    pub(super) fn line(&self, id: &str) -> Vec<&Cp> {
+        let mut line = Vec::new();
+        let mut at = Some(id.to_string());
+        while let Some(id) = at {
+            let cp = self.get(&id);
+            line.push(cp);
+            at = cp.parent.clone();
+        }
+        line
     }
 
     /// Removes `gone`: children re-linked to the nearest ancestor that stays, branches
@@ -127,12 +187,26 @@ impl Model {
         for (name, tip) in &self.branches {
             branches.insert(name.clone(), stays(&Some(tip.clone()))?);
         }
+        // A checkpoint that stays takes the writes of those removed between it and its
+        // new parent: its change against that parent now holds theirs too.
+        let writes_between = |c: &Cp| {
+            let mut writes = Vec::new();
+            let mut at = c.parent.clone();
+            while let Some(id) = at.filter(|id| gone.contains(id)) {
+                let removed = self.get(&id);
+                writes.splice(0..0, removed.writes.iter().cloned());
+                at = removed.parent.clone();
+            }
+            writes.extend(c.writes.iter().cloned());
+            writes
+        };
         let cps = self
             .cps
             .iter()
             .filter(|c| !gone.contains(&c.id))
             .map(|c| Cp {
                 parent: stays(&c.parent),
+                writes: writes_between(c),
                 ..c.clone()
             })
             .collect();
@@ -326,4 +400,13 @@ pub(super) fn changed_paths(a: &Snap, b: &Snap) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The paths of [`SESSION_PATHS`] whose entry differs between `a` and `b`.
+pub(super) fn session_paths_changed(a: &Snap, b: &Snap) -> Vec<Vec<u8>> {
+    SESSION_PATHS
+        .iter()
+        .filter(|p| a.get(**p) != b.get(**p))
+        .map(|p| p.to_vec())
+        .collect()
 }

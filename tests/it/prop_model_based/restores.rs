@@ -70,7 +70,7 @@ impl Case {
         );
         let safety = new.first().cloned();
         if let Some(id) = &safety {
-            self.model.add(id, &captured);
+            self.record(id, &captured, None);
         }
         let target = target_of(&self.model, safety.as_deref());
         let target_cp = self.model.get(&target).clone();
@@ -158,7 +158,9 @@ impl Case {
         }
         let branches = self.model.branches.clone();
         let restored_tip = self.model.tip().map(|c| c.id.clone());
+        let (pending, before) = (self.pending.clone(), leaves(&self.repo));
         let (done, _) = self.restore_like(&args, no_save, |_, _| id.clone(), &filter)?;
+        self.after_restoring(pending, &before, done && filter.is_empty());
         if done && filter.is_empty() {
             self.model
                 .branches
@@ -266,7 +268,9 @@ impl Case {
         let branches = self.model.branches.clone();
         let head = self.model.head.clone();
         let args: Vec<&[u8]> = vec![b"fork", id.as_bytes(), b"-b", name.as_bytes()];
+        let (pending, before) = (self.pending.clone(), leaves(&self.repo));
         let (done, safety) = self.restore_like(&args, false, |_, _| id.clone(), &[])?;
+        self.after_restoring(pending, &before, done);
         self.model.branches = branches;
         if done {
             if let Some(s) = safety {
@@ -290,6 +294,7 @@ impl Case {
         let args: Vec<&[u8]> = vec![b"switch", name.as_bytes()];
         let target_name = name.clone();
         let left = head.clone();
+        let (pending, before) = (self.pending.clone(), leaves(&self.repo));
         let (done, safety) = self.restore_like(
             &args,
             false,
@@ -299,6 +304,7 @@ impl Case {
             },
             &[],
         )?;
+        self.after_restoring(pending, &before, done);
         self.model.branches = branches;
         if done {
             if let Some(s) = safety {
@@ -307,6 +313,42 @@ impl Case {
             self.model.head = name;
         }
         Ok(())
+    }
+
+    /// What is pending after a restore, fork or switch that was pending before it
+    /// (`pending`, the worktree `before`): nothing once the worktree is a checkpoint's
+    /// whole (`whole`); else what was, and the session paths the restore wrote (the
+    /// safety checkpoint took the writes, but it is not on the line).
+    pub(super) fn after_restoring(
+        &mut self,
+        pending: Vec<(Vec<u8>, Writer)>,
+        before: &Snap,
+        whole: bool,
+    ) {
+        self.pending = if whole { Vec::new() } else { pending };
+        if !whole {
+            let after = leaves(&self.repo);
+            self.pending.extend(
+                session_paths_changed(before, &after)
+                    .into_iter()
+                    .map(|p| (p, Writer::User)),
+            );
+        }
+    }
+
+    /// The writes of the checkpoints `gone` takes from the top of HEAD's line: the
+    /// worktree is as it was, so their changes are unsaved again.
+    pub(super) fn orphaned_writes(&self, gone: &BTreeSet<String>) -> Vec<(Vec<u8>, Writer)> {
+        let mut writes = Vec::new();
+        if let Some(tip) = self.model.tip() {
+            for cp in self.model.line(&tip.id) {
+                if !gone.contains(&cp.id) {
+                    break;
+                }
+                writes.splice(0..0, cp.writes.iter().cloned());
+            }
+        }
+        writes
     }
 
     pub(super) fn drop_checkpoint(&mut self, target: usize) -> Result<(), Failure> {
@@ -319,6 +361,8 @@ impl Case {
         match self.model.remove(&gone) {
             Some(next) => {
                 ensure!(out.code == 0, "drop {id} failed\n{out}");
+                let orphaned = self.orphaned_writes(&gone);
+                self.pending.splice(0..0, orphaned);
                 self.model = next;
             }
             None => ensure!(
@@ -350,6 +394,8 @@ impl Case {
             .map(|c| c.id.clone())
             .filter(|id| !kept.contains(id))
             .collect();
+        let orphaned = self.orphaned_writes(&gone);
+        self.pending.splice(0..0, orphaned);
         self.model = self
             .model
             .remove(&gone)
