@@ -224,10 +224,10 @@ impl RevertReport {
 /// Reverts `undo` in the worktree: saves it first, merges each path the change touched,
 /// and writes the result. Conflicts are written (or left) and reported; with
 /// `no_conflicts`, any conflict refuses the whole revert before anything changes. So
-/// does anything the preflight finds ([`preflight`]): a refused revert changes nothing,
-/// and its safety checkpoint goes again. A failure once the worktree began to change is
-/// [`Error::RevertStopped`], which names the checkpoint that undoes it. A dry run is
-/// [`dry_run`].
+/// does anything the preflight finds (names, room, directories that may be written,
+/// immutable files): a refused revert changes nothing, and its safety checkpoint goes
+/// again. A failure once the worktree began to change is [`Error::RevertStopped`],
+/// which names the checkpoint that undoes it. A dry run is [`dry_run`].
 pub fn revert(
     repo: &Repo,
     store: &Store,
