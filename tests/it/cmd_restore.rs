@@ -530,3 +530,20 @@ fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
     assert_eq!(r.read("src/a.c"), b"a1\n");
     assert_eq!(r.read("unsaved.c"), b"unsaved\n");
 }
+
+/// The preflight looks at the way to each directory from the top and never through a
+/// symlink: one that loops onto itself, where the checkpoint has a directory, is
+/// replaced like any other symlink the current checkpoint holds.
+#[test]
+fn a_symlink_looping_onto_itself_where_a_directory_belongs_is_replaced() {
+    let r = Repo::new();
+    r.write("d1/sub/x", b"x\n");
+    let with_dir = r.snapshot();
+    let a = r.save("a directory");
+    r.remove("d1");
+    r.symlink("d1", "d1/f");
+    r.save("a symlink in its place");
+    let out = r.run(&["restore", &a]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_snap_eq(&with_dir, &r.snapshot(), "the directory is back");
+}

@@ -2,7 +2,7 @@
 //! before any (docs/design.md invariant 1), so that a refused restore changes nothing
 //! and a dry run refuses exactly what the real run would.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -100,46 +100,43 @@ pub(crate) fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()
     Ok(())
 }
 
-/// Refuses a change that a directory would stop half-way: each directory that gets a
-/// new entry or loses one (the nearest one that exists, where directories are to be
-/// made) must be one this user may write (not read-only for them, not immutable, not on
-/// a read-only filesystem). Each directory is looked at once.
+/// Refuses a change that a directory would stop half-way: the directory that gets each
+/// new entry or loses one (the deepest real one on the way, where directories are to be
+/// made or a file in the way is deleted first) must be one this user may write (not
+/// read-only for them, not immutable, not on a read-only filesystem). The way is looked
+/// at from the top down and never through a symlink; each directory is looked at once.
 pub(crate) fn check_directories_writable(root: &Path, changes: &[Change]) -> Result<()> {
+    let mut real: HashMap<&[u8], bool> = HashMap::new();
     let mut checked: HashSet<&[u8]> = HashSet::new();
     for change in changes {
-        let mut dir = parent_of(&change.path);
-        loop {
-            if checked.contains(dir) {
+        let parent = parent_of(&change.path);
+        let ends = parent
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'/')
+            .map(|(i, _)| i)
+            .chain((!parent.is_empty()).then_some(parent.len()));
+        let mut deepest: &[u8] = &[];
+        for end in ends {
+            let dir = &parent[..end];
+            let is_dir = *real.entry(dir).or_insert_with(|| {
+                std::fs::symlink_metadata(root.join(OsStr::from_bytes(dir)))
+                    .is_ok_and(|meta| meta.is_dir())
+            });
+            if !is_dir {
                 break;
             }
-            let full = root.join(OsStr::from_bytes(dir));
-            match std::fs::symlink_metadata(&full) {
-                Ok(meta) if meta.is_dir() => {
-                    checked.insert(dir);
-                    if let Err(e) = may_write_in(&full) {
-                        return Err(Error::RestoreBlocked {
-                            path: full,
-                            why: format!(
-                                "this directory cannot be written ({e}); make it writable and retry"
-                            ),
-                        });
-                    }
-                    break;
-                }
-                // Missing, or a file the change deletes first (or below one): the
-                // directory holding it gets the new entry.
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) => {}
-                Err(e) => return Err(Error::io(full, e)),
-            }
-            if dir.is_empty() {
-                break;
-            }
-            dir = parent_of(dir);
+            deepest = dir;
+        }
+        if !checked.insert(deepest) {
+            continue;
+        }
+        let full = root.join(OsStr::from_bytes(deepest));
+        if let Err(e) = may_write_in(&full) {
+            return Err(Error::RestoreBlocked {
+                path: full,
+                why: format!("this directory cannot be written ({e}); make it writable and retry"),
+            });
         }
     }
     Ok(())

@@ -45,13 +45,19 @@ impl Case {
         self.write_session_path(rel, content, Writer::User);
     }
 
+    /// Writes `rel` as `by`; a write of the bytes it holds already changes nothing, and
+    /// is no write of `by`'s.
     fn write_session_path(&mut self, rel: &[u8], content: u8, by: Writer) {
-        common::write_file(&self.p(rel), &content_of(content), false);
+        let data = content_of(content);
+        let same = std::fs::read(self.p(rel)).is_ok_and(|held| held == data);
+        common::write_file(&self.p(rel), &data, false);
         self.log.push(format!(
             "mkdir -p \"$(dirname {0})\"; printf 'v{content}\\n' > {0}    # {by:?}",
             sh(rel)
         ));
-        self.pending.push((rel.to_vec(), by));
+        if !same {
+            self.pending.push((rel.to_vec(), by));
+        }
     }
 
     /// Sends one Claude Code hook event of `SESSIONS[session]`, and adds the checkpoint
