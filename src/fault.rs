@@ -32,7 +32,8 @@
 //! `restore-mid-write` (half the files of a restore staged under
 //! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
 //! into place: the worktree is half old, half new), `revert-planned` (a revert saved
-//! the worktree and merged every path, nothing written yet),
+//! the worktree and merged every path, nothing written yet), `revert-staged` (every
+//! file a revert writes is staged under a temporary name, nothing deleted or renamed),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),

@@ -9,7 +9,7 @@ use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
-use crate::model::session::{Session, TOOL_KIND};
+use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
 use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome, Warning};
@@ -91,11 +91,11 @@ impl AgentEvent {
         let kind = match self.step {
             Step::Prompt => "prompt",
             Step::Tool { .. } => TOOL_KIND,
-            Step::BeforeTool => "before-tool",
+            Step::BeforeTool => BEFORE_TOOL_KIND,
             Step::Other => "other",
         };
         let failed = self.step == Step::Tool { failed: true };
-        let fields: [(&str, Option<String>); 13] = [
+        let fields: [(&str, Option<String>); 14] = [
             ("agent", Some(self.agent.to_string())),
             ("session", self.session.clone()),
             ("prompt", context.prompt.map(|n| n.to_string())),
@@ -107,6 +107,8 @@ impl AgentEvent {
             ("subagent", self.subagent.clone()),
             ("failed", failed.then(|| "true".to_string())),
             ("path", self.file_in(root)),
+            // Kept as named: `path` above is rewritten from what the step changed.
+            (NAMED_PATH_KEY, self.file_in(root)),
             ("transcript", self.transcript.clone()),
             (
                 "transcript_bytes",

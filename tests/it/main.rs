@@ -69,6 +69,7 @@ mod cmd_mcp_scope;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
+mod cmd_revert_safety;
 mod cmd_save;
 mod cmd_save_after_look;
 mod cmd_save_unchanged;

@@ -877,6 +877,13 @@ pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
 
 /// [`run_unprivileged`] with `input` on stdin (an agent's hook payload).
 pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u8]>) -> Out {
+    let out = run_cmd_with_input(unprivileged_cmd(repo, args), input, DEFAULT_TIMEOUT);
+    assert_no_panic(&out, &format!("{args:?}"));
+    out
+}
+
+/// The command [`run_unprivileged`] runs, to be run or spawned by the caller.
+pub fn unprivileged_cmd(repo: &Repo, args: &[&str]) -> Command {
     let mut cmd = if is_root() {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
@@ -887,9 +894,7 @@ pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u
         repo.sb.bin_cmd(&repo.dir, args)
     };
     cmd.env("HOME", &repo.sb.home);
-    let out = run_cmd_with_input(cmd, input, DEFAULT_TIMEOUT);
-    assert_no_panic(&out, &format!("{args:?}"));
-    out
+    cmd
 }
 
 /// Spawns the binary with `args` in the worktree, paused for `ms` at the fault point
@@ -897,15 +902,24 @@ pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u
 /// as its announcement (`GIT_CHECKPOINT_PAUSED_FILE`) shows; a kill or a change made now
 /// is known to land there.
 pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::process::Child {
+    spawn_paused_cmd(repo, repo.sb.bin_cmd(&repo.dir, args), point, ms)
+}
+
+/// [`spawn_paused`] for a command of the caller's (one [`unprivileged_cmd`] made, say).
+pub fn spawn_paused_cmd(
+    repo: &Repo,
+    mut cmd: Command,
+    point: &str,
+    ms: u64,
+) -> std::process::Child {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static SPAWNED: AtomicUsize = AtomicUsize::new(0);
     let paused = repo.sb.root.join(format!(
         "paused-{}",
         SPAWNED.fetch_add(1, Ordering::Relaxed)
     ));
-    let mut child = repo
-        .sb
-        .bin_cmd(&repo.dir, args)
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let mut child = cmd
         .env("GIT_CHECKPOINT_PAUSE", format!("{point}:{ms}"))
         .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
         .stdin(Stdio::null())
