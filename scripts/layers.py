@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """The layering rules of docs/design.md section 6, checked over the source (run by .ci/run).
 
-Six rules, each a function below; every broken one is reported, then the exit status
+Seven rules, each a function below; every broken one is reported, then the exit status
 is 1. Comments are not code: a rule reads only what `code()` leaves of a file.
 
-1. `linux_only_outside_seam`: no Linux-only call, file or crate is named outside the
-   platform seams (`src/watch/platform/`, `src/worktree/platform.rs`), and Cargo.toml
-   declares Linux-only crates and features only under a Linux target section. A build
-   for macOS must not depend on anything this rule names.
-4. `linux_crates_used_elsewhere`: the other direction of rule 1: a crate Cargo.toml
-   declares only for Linux is used only inside the platform seams, so that a build for
-   another system, which does not get the crate, still compiles.
+1. `system_only_outside_seam`: no Linux-only or macOS-only call, file or crate is named
+   outside the platform seams (`src/watch/platform/`, `src/worktree/platform.rs`), and
+   Cargo.toml declares such crates and features only under that system's target
+   section. A build for another system must not depend on anything this rule names.
 2. `lower_layers_import_upper`: nothing below the operations (storage, git, worktree,
    watch, model, format, settings, the ground floor) imports `ops`, `remote` or `agents`.
 3. `redb_outside_storage`: nothing outside `src/storage/` names redb; inside it, no item
    another module can reach (`pub`, `pub(crate)`) names redb or a name imported from
    it, so no alias (`pub type ReadChunks = ...redb...`) carries it out either. Inside the
    storage layer, engine types travel through `pub(super)` / `pub(in crate::storage)`.
-5. `file_import_cycles`: no files of `src/` import each other, straight or round a loop.
+4. `target_crates_used_elsewhere`: the other direction of rule 1: a crate Cargo.toml
+   declares only for Linux, or only for macOS, is used only inside the platform seams,
+   so that a build for another system, which does not get the crate, still compiles.
+5. `unsafe_outside_fsevents`: in the library, `unsafe` appears only in the macOS event
+   source (`src/watch/platform/macos.rs`: FSEvents has only a C interface); the library
+   denies it everywhere else. (The binary sets signal dispositions through libc.)
+6. `file_import_cycles`: no files of `src/` import each other, straight or round a loop.
    File A has an arrow to file B when A names an item B defines: in a `use` (`crate::`,
    `super::`, `self::`, a name in scope, `git_checkpoint::` in the binary) or in a path
    in its code (`super::store::new_generation(..)`), each name followed through imports
@@ -33,7 +36,7 @@ is 1. Comments are not code: a rule reads only what `code()` leaves of a file.
    - Test modules (`#[cfg(test)]`) are left out: a test may compare two rooms' answers.
    - Read from tokens: a name a macro defines is taken to be its module's file's, and
      a bare name from a glob import counts where the file names it.
-6. `files_over_limit`: no file of `src/` is over 700 lines; past that, split it by
+7. `files_over_limit`: no file of `src/` is over 700 lines; past that, split it by
    concern.
 
 Usage: scripts/layers.py [repository root]; prints nothing when every rule holds.
@@ -61,6 +64,33 @@ LINUX_ONLY = re.compile(
 # Crates that build or link on Linux only; Cargo.toml may name them only under a
 # `[target.'cfg(target_os = "linux")'...]` section.
 LINUX_CRATES = ("inotify", "inotify-sys", "fanotify", "procfs", "linux-raw-sys")
+
+# Calls and types that exist on macOS only (FSEvents, Core Foundation, libdispatch, the
+# BSD mount table as macOS has it).
+MACOS_ONLY = re.compile(
+    r"\bk?FSEvent\w*|\bCF(?:String|Array|RunLoop|Retained)\b|\bDispatchQueue\b|\bgetfsstat\b"
+    r"|\bgetmntinfo\b"
+)
+# Crates that build or link on macOS only (bindings to Apple's frameworks); Cargo.toml
+# may name them only under a `[target.'cfg(target_os = "macos")'...]` section.
+MACOS_CRATES = (
+    "objc2",
+    "objc2-core-foundation",
+    "objc2-core-services",
+    "dispatch2",
+    "block2",
+    "fsevent-sys",
+    "core-foundation",
+    "core-foundation-sys",
+)
+# Each system's only names and crates, and how its target section says so.
+SYSTEMS = (
+    ("Linux", LINUX_ONLY, LINUX_CRATES, 'target_os = "linux"'),
+    ("macOS", MACOS_ONLY, MACOS_CRATES, 'target_os = "macos"'),
+)
+
+# The one file that may use `unsafe` (rule 5).
+UNSAFE_ALLOWED = "src/watch/platform/macos.rs"
 
 # The layers above everything else (design.md section 6): the operations and their
 # peers, and the binary. Every other module of `src/` is below them.
@@ -123,55 +153,61 @@ def lines_matching(path, pattern, strings=True):
             yield number, line.strip()
 
 
-def linux_only_outside_seam():
-    """Rule 1: Linux-only names stay in the platform seams; Linux-only crates and
-    features are declared for Linux only."""
+def system_only_outside_seam():
+    """Rule 1: Linux- and macOS-only names stay in the platform seams; such crates and
+    features are declared for their system only."""
     found = []
     for path in rust_files():
         if rel(path).startswith(PLATFORM_SEAMS):
             continue
-        for number, line in lines_matching(path, LINUX_ONLY):
-            found.append(f"{rel(path)}:{number}: {line}")
+        for system, names, _, _ in SYSTEMS:
+            for number, line in lines_matching(path, names):
+                found.append(f"{rel(path)}:{number}: {system}: {line}")
     section = None
     for number, line in enumerate((ROOT / "Cargo.toml").read_text().split("\n"), 1):
         stripped = line.split("#", 1)[0].strip()
         if stripped.startswith("["):
             section = stripped
             continue
-        linux_section = section is not None and 'target_os = "linux"' in section
-        if not stripped or linux_section:
+        if not stripped:
             continue
         name = stripped.split("=", 1)[0].strip().strip('"')
-        if name in LINUX_CRATES or re.search(r'features\s*=.*"linux', stripped):
-            found.append(f"Cargo.toml:{number} ({section}): {stripped}")
+        for system, _, crates, target in SYSTEMS:
+            if section is not None and target in section:
+                continue
+            feature = re.search(rf'features\s*=.*"{system.lower()}', stripped)
+            if name in crates or feature:
+                found.append(f"Cargo.toml:{number} ({section}): {system}: {stripped}")
     if found:
         return (
-            "Linux-only calls or crates named outside the platform seams "
+            "Linux-only or macOS-only calls or crates named outside the platform seams "
             f"({', '.join(PLATFORM_SEAMS)}); put them behind the seam with a fallback "
-            "for other systems, and Linux-only crates under "
-            "[target.'cfg(target_os = \"linux\")'.dependencies]:",
+            "for other systems, and such crates under that system's "
+            "[target.'cfg(target_os = \"...\")'.dependencies]:",
             found,
         )
     return None
 
 
-def linux_only_crates():
-    """The crates Cargo.toml declares under a Linux target section, as Rust names them."""
+def target_only_crates(target):
+    """The crates Cargo.toml declares under a section for `target` (`target_os = "..."`),
+    as Rust names them."""
     crates, section = set(), None
     for line in (ROOT / "Cargo.toml").read_text().split("\n"):
         stripped = line.split("#", 1)[0].strip()
         if stripped.startswith("["):
             section = stripped
             continue
-        if section and 'target_os = "linux"' in section and "dependencies" in section:
+        if section and target in section and "dependencies" in section:
             if "=" in stripped:
                 crates.add(stripped.split("=", 1)[0].strip().strip('"').replace("-", "_"))
     return crates
 
 
-def linux_crates_used_elsewhere():
-    """Rule 4: a crate only Linux builds get is named only inside the platform seams."""
-    crates = linux_only_crates()
+def target_crates_used_elsewhere():
+    """Rule 4: a crate only Linux builds, or only macOS builds, get is named only inside
+    the platform seams."""
+    crates = set().union(*(target_only_crates(target) for _, _, _, target in SYSTEMS))
     if not crates:
         return None
     names = "|".join(sorted(map(re.escape, crates)))
@@ -186,9 +222,27 @@ def linux_crates_used_elsewhere():
             found.append(f"{rel(path)}:{number}: {line}")
     if found:
         return (
-            "a crate Cargo.toml declares for Linux only is used outside the platform seams "
-            f"({', '.join(PLATFORM_SEAMS)}); a build for macOS or Windows does not get it: "
-            "declare it for every system, or use it behind the seam:",
+            "a crate Cargo.toml declares for Linux or macOS only is used outside the "
+            f"platform seams ({', '.join(PLATFORM_SEAMS)}); a build for another system "
+            "does not get it: declare it for every system, or use it behind the seam:",
+            found,
+        )
+    return None
+
+
+def unsafe_outside_fsevents():
+    """Rule 5: in the library, `unsafe` only in the macOS event source."""
+    word = re.compile(r"\bunsafe\b")
+    found = []
+    for path in rust_files():
+        if rel(path) == UNSAFE_ALLOWED or rel(path).startswith("src/bin/"):
+            continue
+        for number, line in lines_matching(path, word, strings=False):
+            found.append(f"{rel(path)}:{number}: {line}")
+    if found:
+        return (
+            f"`unsafe` in the library outside {UNSAFE_ALLOWED} (docs/design.md section 6: it "
+            "has no unsafe but FSEvents' C interface; go through rustix or std):",
             found,
         )
     return None
@@ -515,7 +569,7 @@ class SourceTree:
         return at
 
     def arrows(self):
-        """file -> file -> the names the first takes from the second (rule 5)."""
+        """file -> file -> the names the first takes from the second (rule 6)."""
         found = {}
         for ref in self.references:
             if self.modules[ref.module].test:
@@ -568,7 +622,7 @@ def cycles(arrows):
 
 
 def file_import_cycles():
-    """Rule 5: no files of src/ import each other, straight or round a loop."""
+    """Rule 6: no files of src/ import each other, straight or round a loop."""
     arrows = SourceTree().arrows()
     found = []
     for group in cycles(arrows):
@@ -588,7 +642,7 @@ def file_import_cycles():
 
 
 def files_over_limit():
-    """Rule 6: no file of src/ is over MAX_LINES lines."""
+    """Rule 7: no file of src/ is over MAX_LINES lines."""
     found = []
     for path in rust_files():
         lines = path.read_text().count("\n")
@@ -602,10 +656,11 @@ def files_over_limit():
 def main():
     failed = False
     for rule in (
-        linux_only_outside_seam,
-        linux_crates_used_elsewhere,
+        system_only_outside_seam,
+        target_crates_used_elsewhere,
         lower_layers_import_upper,
         redb_outside_storage,
+        unsafe_outside_fsevents,
         file_import_cycles,
         files_over_limit,
     ):

@@ -218,6 +218,37 @@ pub enum Error {
         /// The checkpoint's short id.
         checkpoint: String,
     },
+    /// A path given to `restore` names nothing in the checkpoint nor in the worktree, as
+    /// git's "pathspec did not match"; nothing was changed.
+    #[error("pathspec '{path}' did not match any file in checkpoint {checkpoint} or in the worktree (ignored files aside)")]
+    PathspecNoMatch {
+        /// The path, relative to the worktree's top.
+        path: String,
+        /// The checkpoint's short id.
+        checkpoint: String,
+    },
+    /// `revert` found, before changing anything, that the worktree cannot take the
+    /// revert (a directory it may not write, an immutable file, too little room).
+    #[error("refusing to revert {}: {why}; nothing was changed", path.display())]
+    RevertBlocked {
+        /// The worktree path involved.
+        path: PathBuf,
+        /// Why the revert cannot be made.
+        why: String,
+    },
+    /// `revert` failed after it began to change the worktree: some paths are reverted,
+    /// others not. The checkpoint named holds the worktree as the revert found it.
+    #[error("the revert stopped part-way ({done} of {total} paths changed): {cause}; the worktree as the revert found it is checkpoint {checkpoint}: git checkpoint restore {checkpoint} puts it back")]
+    RevertStopped {
+        /// Paths changed before the failure.
+        done: usize,
+        /// Paths the revert was to change.
+        total: usize,
+        /// What failed, in its own words.
+        cause: Box<Error>,
+        /// The short id of the checkpoint that undoes the revert.
+        checkpoint: String,
+    },
     /// A path `revert` was to change changed after the worktree was saved.
     #[error("{} changed while the revert ran; nothing was reverted: run it again", path.display())]
     RevertRaced {
@@ -318,6 +349,7 @@ impl Error {
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
             | Error::NoParentToRevert { .. }
+            | Error::PathspecNoMatch { .. }
             | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,
@@ -329,7 +361,8 @@ impl Error {
             | Error::LooksSecret { .. }
             | Error::RevertWouldConflict { .. }
             | Error::RevertConflicts { .. }
-            | Error::RevertRaced { .. } => ErrorKind::Refused,
+            | Error::RevertRaced { .. }
+            | Error::RevertBlocked { .. } => ErrorKind::Refused,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
@@ -339,6 +372,8 @@ impl Error {
                 ErrorKind::Io
             }
             Error::Internal(_) => ErrorKind::Internal,
+            // Whatever stopped it decides: a full disk, a refused permission, a race.
+            Error::RevertStopped { cause, .. } => cause.kind(),
         }
     }
 

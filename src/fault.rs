@@ -16,6 +16,12 @@
 //! - `GIT_CHECKPOINT_WATCH_EVICT_IDLE_MS=<ms>` is how long a hook-started watcher must
 //!   have been idle before a hook run of another worktree may ask it to make room
 //!   (`watch::share`), instead of a minute.
+//! - `GIT_CHECKPOINT_WATCH_DELAYED=<min ms>-<max ms>[:<n>]` makes a watcher on Linux get
+//!   inotify's events as FSEvents delivers events on macOS (`watch::platform`, its
+//!   `delayed.rs`): in batches, each a latency between the bounds after its first event,
+//!   coalesced per path, and with `:<n>` one batch in `n` dropped for "events were lost";
+//!   the watcher then waits for a cookie's event before every answer, as on macOS. The
+//!   suite's watcher modules run once more with it (.ci/run).
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none
@@ -26,7 +32,8 @@
 //! `restore-mid-write` (half the files of a restore staged under
 //! temporary names, none renamed), `restore-mid-rename` (half the staged files renamed
 //! into place: the worktree is half old, half new), `revert-planned` (a revert saved
-//! the worktree and merged every path, nothing written yet),
+//! the worktree and merged every path, nothing written yet), `revert-staged` (every
+//! file a revert writes is staged under a temporary name, nothing deleted or renamed),
 //! `progress-file` (a file done, when a progress bar is in use: makes a save slow enough
 //! for the bar to appear), `gc-planned` (gc decided what goes, nothing written),
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),

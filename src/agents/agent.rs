@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
 use super::mcp_registration::McpConfig;
+use super::reach::{HooksTrust, ProjectHooks};
 use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
 
@@ -55,6 +56,18 @@ impl Installed {
             false => Installed::AlreadyThere,
         }
     }
+}
+
+/// Whether our hooks are in a hooks file, as [`Agent::hooks_state`] finds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HooksState {
+    /// None of ours is there.
+    Missing,
+    /// Ours are there, exactly as this build installs them.
+    Current,
+    /// Some of ours are there, but not as this build writes them (an older build's, or
+    /// some taken out by hand): `hooks install` replaces them.
+    Outdated,
 }
 
 /// What one hook run did, and what the hook must print for the agent.
@@ -128,14 +141,21 @@ pub trait Agent: Sync {
     }
 
     /// The file (for Cline, the directory) `scope` names, for a command run in `start`:
-    /// in the worktree `start` is in, or in the home directory. Refuses one that is, or
-    /// lies below, a symlink leading out of that directory, and a scope the agent has no
-    /// file for.
+    /// in the worktree `start` is in (at its top, or in `start` itself for an agent that
+    /// reads a project's hooks only from the directory it starts in: see
+    /// [`project_hooks`](Agent::project_hooks)), or in the home directory. Refuses one that is, or lies
+    /// below, a symlink leading out of that directory, and a scope the agent has no file
+    /// for.
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf>;
 
     /// Adds our hooks at `path` (from [`hooks_path`](Agent::hooks_path)), creating the
     /// file if needed and changing nothing else in it.
     fn install(&self, path: &Path) -> Result<Installed>;
+
+    /// Whether our hooks are at `path` (from [`hooks_path`](Agent::hooks_path)), as
+    /// [`install`](Agent::install) would put them; changes nothing. Fails for a file
+    /// that cannot be read or is not laid out as the agent's.
+    fn hooks_state(&self, path: &Path) -> Result<HooksState>;
 
     /// Removes exactly what [`install`](Agent::install) added at `path`, and what it
     /// created for them once it holds nothing else. Returns false if there was nothing
@@ -152,6 +172,17 @@ pub trait Agent: Sync {
     /// `mcp install` (`super::mcp_registration`); `None` for one that takes no MCP
     /// server (git's post-commit hook).
     fn mcp(&self) -> Option<McpConfig>;
+    /// Where in a worktree the agent finds a project's hooks, which is where
+    /// [`hooks_path`](Agent::hooks_path) puts them.
+    fn project_hooks(&self) -> ProjectHooks {
+        ProjectHooks::AtTheTop
+    }
+
+    /// Whether the agent runs the hooks installed for `scope` at `path` without the
+    /// user trusting them first (by the agent's own settings).
+    fn hooks_trust(&self, _scope: Scope, _path: &Path) -> Result<HooksTrust> {
+        Ok(HooksTrust::NotNeeded)
+    }
 
     /// Whether the file `scope` names is the user's own, to be kept out of
     /// `git status` (`agents::exclude`).

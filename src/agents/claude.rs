@@ -1,11 +1,13 @@
 //! Claude Code's side of the agent hooks.
 //!
 //! Claude Code reads hooks from its settings files (the project's personal
-//! `.claude/settings.local.json` at the repository top, the shared and committed
-//! `.claude/settings.json`, or the user's `~/.claude/settings.json`) and runs each hook
+//! `.claude/settings.local.json` and the shared, committed `.claude/settings.json`, both
+//! in the directory it is started in and no other, or the user's
+//! `~/.claude/settings.json`) and runs each hook
 //! command with a JSON description of the event on stdin. Installing ([`Claude`]) merges
 //! our hooks into one of those files — a save when the user submits a prompt, and one after
-//! each tool that can change files, whether it succeeded or failed — and uninstalling
+//! each tool that can change files (our MCP server's tools included), whether it
+//! succeeded or failed — and uninstalling
 //! takes out exactly those, leaving everything else, including the file's indentation
 //! and key order, as it was. A hook run saves with the session, the prompt's number in it and the event as metadata, and
 //! every event makes a checkpoint (an empty one when nothing changed), so that "before
@@ -16,17 +18,23 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
-use super::paths::{agent_home, worktree_or_home_file};
+use super::paths::{agent_home, start_dir_or_home_file};
+use super::reach::ProjectHooks;
 use crate::Result;
 
 /// The command the Claude Code hooks run.
 pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
-/// Claude Code's tools that can change files; a checkpoint is saved after each use.
-pub const CLAUDE_FILE_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell";
+/// The tools a checkpoint is saved after: Claude Code's tools that can change files, and
+/// every tool of our MCP server (`mcp__checkpoint__<tool>`), so that the agent's own
+/// revert or restore through MCP is a step of its session. A matcher of more than names
+/// and `|` is a regular expression to Claude Code, tested unanchored, so it is anchored:
+/// `Edit` alone would also match another server's `mcp__x__Edit_file`.
+pub const CLAUDE_FILE_TOOLS: &str =
+    "^(Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell|mcp__checkpoint__.+)$";
 /// The hook events and the tool matcher of each (`None`: the event takes no matcher). A
 /// tool that fails (a shell command exiting non-zero) fires `PostToolUseFailure`, not
 /// `PostToolUse`, and may have changed files before it failed.
@@ -53,8 +61,9 @@ const CLAUDE_HOOKS: HookGroups = HookGroups {
     },
 };
 
-/// Claude Code: hooks in `.claude/settings.local.json` ([`Scope::Personal`]),
-/// `.claude/settings.json` ([`Scope::Shared`]) or `~/.claude/settings.json`
+/// Claude Code: hooks in `.claude/settings.local.json` ([`Scope::Personal`]) or
+/// `.claude/settings.json` ([`Scope::Shared`]) of the directory the install runs in,
+/// which is where Claude Code started there reads them, or `~/.claude/settings.json`
 /// ([`Scope::Global`]).
 pub struct Claude;
 
@@ -77,7 +86,7 @@ impl Agent for Claude {
             Scope::Personal => PERSONAL_SETTINGS,
             Scope::Shared | Scope::Global => SHARED_SETTINGS,
         };
-        worktree_or_home_file(scope, start, Path::new(file))
+        start_dir_or_home_file(scope, start, Path::new(file))
     }
 
     fn worktree_hook_files(&self) -> Vec<String> {
@@ -102,12 +111,23 @@ impl Agent for Claude {
         })
     }
 
+    /// Claude Code reads `.claude/settings*.json` of the directory it is started in, not
+    /// of the directories above it (Claude Code 2.1.197, started in a subdirectory, read
+    /// only the user's `~/.claude/settings.json`; `.mcp.json` it does find above).
+    fn project_hooks(&self) -> ProjectHooks {
+        ProjectHooks::InTheStartDirectory
+    }
+
     fn install(&self, path: &Path) -> Result<Installed> {
         CLAUDE_HOOKS.install(path)
     }
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         CLAUDE_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        CLAUDE_HOOKS.state(path)
     }
 
     /// `.claude/settings.local.json` is Claude Code's "personal, not committed" file.
@@ -218,6 +238,23 @@ mod tests {
         assert!(CLAUDE_HOOKS.remove(&mut settings));
         assert_eq!(settings, original);
         assert!(!CLAUDE_HOOKS.remove(&mut settings));
+    }
+
+    /// Each agent's matcher covers every tool of our MCP server by the name that agent
+    /// gives it, so that the agent's own revert or restore through MCP is a step.
+    #[test]
+    fn the_matchers_cover_our_mcp_server_by_its_name() {
+        use crate::agents::codex::CODEX_FILE_TOOLS;
+        use crate::agents::gemini::GEMINI_FILE_TOOLS;
+        use crate::agents::mcp_registration::SERVER_NAME;
+        for (matcher, tools) in [
+            (CLAUDE_FILE_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
+            (CODEX_FILE_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
+            (GEMINI_FILE_TOOLS, format!("mcp_{SERVER_NAME}_.+")),
+        ] {
+            assert!(matcher.contains(&format!("|{tools})$")), "{matcher}");
+            assert!(matcher.starts_with("^("), "{matcher}");
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
@@ -138,6 +138,22 @@ impl Agent for Cline {
 
     fn uninstall(&self, dir: &Path) -> Result<bool> {
         uninstall(dir)
+    }
+
+    /// Ours are the wrapper scripts, exactly as this build writes them; a script of
+    /// another content is not ours.
+    fn hooks_state(&self, dir: &Path) -> Result<HooksState> {
+        let mut ours = 0;
+        for event in CLINE_EVENTS {
+            if is_ours(&dir.join(event))? == Some(true) {
+                ours += 1;
+            }
+        }
+        Ok(match ours {
+            0 => HooksState::Missing,
+            n if n == CLINE_EVENTS.len() => HooksState::Current,
+            _ => HooksState::Outdated,
+        })
     }
 
     /// A tool that only reads gets no checkpoint. Every run prints [`CLINE_REPLY`],

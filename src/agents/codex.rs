@@ -3,12 +3,13 @@
 //! Codex reads hooks, laid out as Claude Code's are, from `hooks.json` beside each of its
 //! config layers: the project's `.codex/hooks.json` (loaded only once the project is
 //! trusted, and Codex asks the user to review new hooks in `/hooks` before they run) and
-//! the user's `~/.codex/hooks.json` (developers.openai.com/codex/hooks). It runs each
+//! the user's `~/.codex/hooks.json` (developers.openai.com/codex/hooks); it runs a hook
+//! only once the user trusted it, which [`super::codex_trust`] checks. It runs each
 //! hook command in the session's `cwd` with a JSON description of the event on stdin
 //! (the wire format: openai/codex `codex-rs/hooks/schema/generated/`). Installing
 //! ([`Codex`]) adds a save when the user submits a prompt (`UserPromptSubmit`) and one
-//! after each shell command and file edit (`PostToolUse` for `Bash` and `apply_patch`);
-//! uninstalling takes out exactly those.
+//! after each shell command and file edit (`PostToolUse` for `Bash` and `apply_patch`)
+//! and each call of our MCP server's tools; uninstalling takes out exactly those.
 //!
 //! Codex has no failure event: `PostToolUse` also fires after a shell command that exits
 //! non-zero, but the payload's `tool_response` is then only the command's output text,
@@ -21,11 +22,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
+use super::reach::HooksTrust;
 use crate::Result;
 
 /// The hooks file, from the worktree's top or the home directory.
@@ -33,9 +35,12 @@ const CODEX_HOOKS_FILE: &str = ".codex/hooks.json";
 
 /// The command the Codex hooks run.
 pub const CODEX_HOOK_COMMAND: &str = "git checkpoint hooks run codex";
-/// Codex's tools that can change files: its shell (every shell tool is reported to hooks
-/// as `Bash`) and its file-edit tool.
-pub const CODEX_FILE_TOOLS: &str = "Bash|apply_patch";
+/// The tools a checkpoint is saved after: Codex's tools that can change files, its shell
+/// (every shell tool is reported to hooks as `Bash`) and its file-edit tool, and every
+/// tool of our MCP server, which Codex reports as `mcp__checkpoint__<tool>`. Anchored, as
+/// Codex tests a matcher with more than names and `|` as an unanchored regular
+/// expression.
+pub const CODEX_FILE_TOOLS: &str = "^(Bash|apply_patch|mcp__checkpoint__.+)$";
 /// The hook events and the tool matcher of each; Codex ignores a matcher on
 /// `UserPromptSubmit`, so none is written.
 const CODEX_EVENTS: [(&str, Option<&str>); 2] = [
@@ -102,6 +107,15 @@ impl Agent for Codex {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         CODEX_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        CODEX_HOOKS.state(path)
+    }
+
+    /// Codex runs our hooks only once the user trusted them ([`super::codex_trust`]).
+    fn hooks_trust(&self, scope: Scope, path: &Path) -> Result<HooksTrust> {
+        super::codex_trust::check(scope, path, CODEX_HOOK_COMMAND)
     }
 
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {

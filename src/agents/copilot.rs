@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -117,6 +117,10 @@ impl Agent for Copilot {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         COPILOT_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        COPILOT_HOOKS.state(path)
     }
 
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {

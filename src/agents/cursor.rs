@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::agent::{Agent, HookRun, Installed, Scope};
+use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::hook_list::HookList;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
@@ -92,6 +92,10 @@ impl Agent for Cursor {
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         CURSOR_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        CURSOR_HOOKS.state(path)
     }
 
     /// Prints [`CURSOR_PROMPT_REPLY`] for a prompt whatever became of the save (a hook

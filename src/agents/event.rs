@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::log_failure;
+use super::hooks_log::{log_failure, log_note};
 use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
-use crate::model::session::{Session, TOOL_KIND};
+use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
 use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome, Warning};
@@ -78,7 +78,8 @@ pub struct EventContext {
     /// The number of the prompt this event belongs to, counted per session from 1.
     pub prompt: Option<u64>,
     /// The transcript file's length when the event arrived: where in the conversation
-    /// this checkpoint stands, since transcripts only grow.
+    /// this checkpoint stands, since transcripts only grow (0 when the agent has not
+    /// written its transcript yet).
     pub transcript_bytes: Option<u64>,
 }
 
@@ -90,11 +91,11 @@ impl AgentEvent {
         let kind = match self.step {
             Step::Prompt => "prompt",
             Step::Tool { .. } => TOOL_KIND,
-            Step::BeforeTool => "before-tool",
+            Step::BeforeTool => BEFORE_TOOL_KIND,
             Step::Other => "other",
         };
         let failed = self.step == Step::Tool { failed: true };
-        let fields: [(&str, Option<String>); 13] = [
+        let fields: [(&str, Option<String>); 14] = [
             ("agent", Some(self.agent.to_string())),
             ("session", self.session.clone()),
             ("prompt", context.prompt.map(|n| n.to_string())),
@@ -106,6 +107,8 @@ impl AgentEvent {
             ("subagent", self.subagent.clone()),
             ("failed", failed.then(|| "true".to_string())),
             ("path", self.file_in(root)),
+            // Kept as named: `path` above is rewritten from what the step changed.
+            (NAMED_PATH_KEY, self.file_in(root)),
             ("transcript", self.transcript.clone()),
             (
                 "transcript_bytes",
@@ -334,7 +337,10 @@ fn save_for(
     let context = EventContext {
         prompt: prompt_number(&store.snapshot()?, event)?,
         transcript_bytes: match &transcript {
-            Some(Ok(transcript)) => Some(transcript.len),
+            Some(Ok(Some(transcript))) => Some(transcript.len),
+            // The agent's own transcript, not written yet: the conversation so far is
+            // 0 bytes of it (Claude Code's first prompt).
+            Some(Ok(None)) => Some(0),
             _ => None,
         },
     };
@@ -377,7 +383,7 @@ fn save_for(
 fn transcript_to_keep(
     workspace: &Workspace,
     event: &AgentEvent,
-    opened: Option<Result<Transcript>>,
+    opened: Option<Result<Option<Transcript>>>,
 ) -> Result<Option<AttachFile>> {
     let (repo, settings) = (&workspace.repo, &workspace.settings);
     if event.step != Step::Prompt || !settings.keep_transcripts.get()? {
@@ -388,13 +394,13 @@ fn transcript_to_keep(
         .get()?
         .unwrap_or(DEFAULT_MAX_FILE_SIZE);
     Ok(match opened {
-        None => None,
+        None | Some(Ok(None)) => None,
         Some(Err(e)) => {
-            log_failure(repo, &format!("transcript left out of the checkpoint: {e}"));
+            log_note(repo, &format!("transcript left out of the checkpoint: {e}"));
             None
         }
-        Some(Ok(transcript)) if transcript.len > limit => {
-            log_failure(
+        Some(Ok(Some(transcript))) if transcript.len > limit => {
+            log_note(
                 repo,
                 &format!(
                     "transcript left out of the checkpoint: {} ({}) is larger than checkpoint.maxFileSize ({})",
@@ -405,7 +411,7 @@ fn transcript_to_keep(
             );
             None
         }
-        Some(Ok(transcript)) => Some(AttachFile {
+        Some(Ok(Some(transcript))) => Some(AttachFile {
             name: transcript.name,
             file: Arc::new(transcript.file),
             len: transcript.len,

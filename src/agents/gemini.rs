@@ -10,8 +10,10 @@
 //! prints [`GEMINI_HOOK_OUTPUT`] and nothing else. Installing ([`Gemini`]) adds a save
 //! when the user submits a prompt (`BeforeAgent`) and one after each tool that can
 //! change files (`AfterTool` for `write_file`, `replace` and `run_shell_command`, the
-//! names in gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`);
-//! uninstalling takes out exactly those.
+//! names in gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`, and
+//! for our MCP server's tools); uninstalling takes out exactly those. Gemini CLI reads a
+//! project's `.gemini/settings.json` only in the directory it is started in, so that is
+//! where an install puts it.
 //!
 //! `AfterTool` fires whether or not the tool succeeded; a failed tool's `tool_response`
 //! carries an `error` object, which is what marks the step failed. A shell command that
@@ -24,11 +26,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
-use super::paths::{agent_home, worktree_or_home_file};
+use super::paths::{agent_home, start_dir_or_home_file};
+use super::reach::ProjectHooks;
 use crate::Result;
 
 /// The settings file, from the worktree's top or the home directory.
@@ -36,8 +39,10 @@ const GEMINI_SETTINGS: &str = ".gemini/settings.json";
 
 /// The command the Gemini CLI hooks run.
 pub const GEMINI_HOOK_COMMAND: &str = "git checkpoint hooks run gemini";
-/// Gemini CLI's tools that can change files; a checkpoint is saved after each use.
-pub const GEMINI_FILE_TOOLS: &str = "write_file|replace|run_shell_command";
+/// The tools a checkpoint is saved after: Gemini CLI's tools that can change files, and
+/// every tool of our MCP server, which Gemini CLI names `mcp_checkpoint_<tool>`. Gemini
+/// CLI tests every matcher as an unanchored regular expression, so it is anchored.
+pub const GEMINI_FILE_TOOLS: &str = "^(write_file|replace|run_shell_command|mcp_checkpoint_.+)$";
 /// What a hook run prints: Gemini CLI parses a hook's stdout as JSON, and an empty object
 /// asks for nothing (the tool result and the turn go on unchanged).
 pub const GEMINI_HOOK_OUTPUT: &str = "{}";
@@ -82,7 +87,7 @@ impl Agent for Gemini {
     }
 
     fn hooks_path(&self, scope: Scope, start: &Path) -> Result<PathBuf> {
-        worktree_or_home_file(scope, start, Path::new(GEMINI_SETTINGS))
+        start_dir_or_home_file(scope, start, Path::new(GEMINI_SETTINGS))
     }
 
     fn worktree_hook_files(&self) -> Vec<String> {
@@ -107,12 +112,23 @@ impl Agent for Gemini {
         })
     }
 
+    /// Gemini CLI reads the `.gemini/settings.json` of the directory it is started in
+    /// (its workspace), not of the directories above it (Gemini CLI 0.61.0, started in a
+    /// subdirectory, ran none of the top's hooks).
+    fn project_hooks(&self) -> ProjectHooks {
+        ProjectHooks::InTheStartDirectory
+    }
+
     fn install(&self, path: &Path) -> Result<Installed> {
         GEMINI_HOOKS.install(path)
     }
 
     fn uninstall(&self, path: &Path) -> Result<bool> {
         GEMINI_HOOKS.uninstall(path)
+    }
+
+    fn hooks_state(&self, path: &Path) -> Result<HooksState> {
+        GEMINI_HOOKS.state(path)
     }
 
     /// Prints [`GEMINI_HOOK_OUTPUT`] whatever became of the save, so that the agent goes

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::agent::{Agent, HookKind, HookRun, Installed, Scope};
+use super::agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
 use super::mcp_registration::McpConfig;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
@@ -89,6 +89,15 @@ impl Agent for Git {
 
     fn uninstall(&self, hook: &Path) -> Result<bool> {
         uninstall(hook)
+    }
+
+    /// Ours is the script exactly as this build writes it; one edited since is the
+    /// user's.
+    fn hooks_state(&self, hook: &Path) -> Result<HooksState> {
+        Ok(match is_ours(hook)? {
+            Some(true) => HooksState::Current,
+            _ => HooksState::Missing,
+        })
     }
 
     fn run(&self, _input: &[u8], _fallback_dir: &Path) -> Result<HookRun> {

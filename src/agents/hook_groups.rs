@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::agent::Installed;
+use super::agent::{HooksState, Installed};
 use super::settings_file;
 use crate::Result;
 
@@ -35,6 +35,14 @@ impl HookGroups {
         Value::Object(group)
     }
 
+    /// Each event with the group install puts in its list.
+    fn wanted(&self) -> Vec<(&'static str, Value)> {
+        self.events
+            .iter()
+            .map(|(event, matcher)| (*event, self.group(*matcher)))
+            .collect()
+    }
+
     fn is_ours(&self, hook: &Value) -> bool {
         hook.get("command").and_then(Value::as_str) == Some(self.command)
     }
@@ -44,11 +52,7 @@ impl HookGroups {
     /// matcher, no timeout) are replaced, never doubled. Fails (with the reason) if the
     /// settings are not shaped as the agent expects.
     pub(super) fn add(&self, settings: &mut Value) -> std::result::Result<bool, String> {
-        let wanted: Vec<_> = self
-            .events
-            .iter()
-            .map(|(event, matcher)| (*event, self.group(*matcher)))
-            .collect();
+        let wanted = self.wanted();
         if settings_file::hooks_hold_all(settings, &wanted) {
             return Ok(false);
         }
@@ -85,6 +89,11 @@ impl HookGroups {
     pub(super) fn install(&self, path: &Path) -> Result<Installed> {
         let what = format!("{}'s settings are", self.agent);
         settings_file::add_hooks(path, &what, |settings| self.add(settings)).map(Installed::added)
+    }
+
+    /// Whether our hooks are in the settings file at `path`, as this build writes them.
+    pub(super) fn state(&self, path: &Path) -> Result<HooksState> {
+        settings_file::hooks_state(path, &self.wanted(), |settings| self.remove(settings))
     }
 
     /// Removes the hooks [`install`](HookGroups::install) added to the settings file at

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::agent::Installed;
+use super::agent::{HooksState, Installed};
 use super::settings_file;
 use crate::Result;
 
@@ -42,6 +42,19 @@ impl HookList {
         settings_file::remove_hooks(path, &["version"], |settings| self.remove(settings))
     }
 
+    /// Whether our hooks are in the file at `path`, as this build writes them.
+    pub(super) fn state(&self, path: &Path) -> Result<HooksState> {
+        settings_file::hooks_state(path, &self.wanted(), |settings| self.remove(settings))
+    }
+
+    /// Each event with the hook install adds to its list.
+    fn wanted(&self) -> Vec<(&'static str, Value)> {
+        self.events
+            .iter()
+            .map(|event| (*event, (self.hook)()))
+            .collect()
+    }
+
     fn is_ours(&self, hook: &Value) -> bool {
         hook.get(self.command_key).and_then(Value::as_str) == Some(self.command)
     }
@@ -50,11 +63,7 @@ impl HookList {
     /// as this build writes it. Hooks an older build wrote are replaced, never doubled.
     /// Fails (with the reason) if the settings are not shaped as the agent expects.
     fn add(&self, settings: &mut Value) -> std::result::Result<bool, String> {
-        let wanted: Vec<_> = self
-            .events
-            .iter()
-            .map(|event| (*event, (self.hook)()))
-            .collect();
+        let wanted = self.wanted();
         if settings_file::hooks_hold_all(settings, &wanted) {
             return Ok(false);
         }
@@ -105,6 +114,26 @@ mod tests {
         assert!(LIST.remove(&mut settings));
         assert_eq!(settings, original);
         assert!(!LIST.remove(&mut settings));
+    }
+
+    #[test]
+    fn state_tells_ours_as_written_from_an_older_version_and_from_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hooks.json");
+        let state = |path: &Path| LIST.state(path).unwrap();
+        assert_eq!(state(&path), HooksState::Missing);
+        std::fs::write(&path, r#"{"hooks": {"a": [{"command": "fmt"}]}}"#).unwrap();
+        assert_eq!(state(&path), HooksState::Missing);
+        LIST.install(&path).unwrap();
+        assert_eq!(state(&path), HooksState::Current);
+        std::fs::write(
+            &path,
+            r#"{"hooks": {"a": [{"command": "ours", "timeout": 1}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(state(&path), HooksState::Outdated);
+        std::fs::write(&path, "[1").unwrap();
+        assert!(LIST.state(&path).is_err());
     }
 
     #[test]

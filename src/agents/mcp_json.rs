@@ -17,7 +17,7 @@ use jsonc_parser::tokens::{Token, TokenAndRange};
 use jsonc_parser::{parse_to_ast, CollectOptions, CommentCollectionStrategy, ParseOptions};
 use serde_json::{Map, Value};
 
-use super::mcp_registration::{taken, Registered, SERVER_NAME};
+use super::mcp_registration::{taken, Registered, Registration, SERVER_NAME};
 use super::settings_file::replace_file;
 use crate::{Error, Result};
 
@@ -122,6 +122,34 @@ pub(super) fn uninstall(path: &Path, ours: &[Value]) -> Result<bool> {
         write(path, &edited)?;
     }
     Ok(true)
+}
+
+/// The entry named [`SERVER_NAME`] in the file at `path`: its command, and whether it
+/// is exactly one of `ours`; `None` when there is none. Changes nothing.
+pub(super) fn registration(path: &Path, ours: &[Value]) -> Result<Option<Registration>> {
+    let Some(text) = read(path)? else {
+        return Ok(None);
+    };
+    let parsed = Parsed::of(&text, path)?;
+    let servers = parsed
+        .root()
+        .and_then(|root| member(root, SERVERS))
+        .map(|servers| &servers.value);
+    let Some(Node::Object(servers)) = servers else {
+        return Ok(None);
+    };
+    let Some(found) = member(servers, SERVER_NAME) else {
+        return Ok(None);
+    };
+    let value = parsed.value_of(found);
+    Ok(Some(Registration {
+        command: value
+            .as_ref()
+            .and_then(|value| value.get("command"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        ours: value.is_some_and(|value| ours.contains(&value)),
+    }))
 }
 
 /// The file's text, or `None` when there is no file or only whitespace in it (written

@@ -134,6 +134,16 @@ pub enum Registered {
     AlreadyThere,
 }
 
+/// An entry named [`SERVER_NAME`] found in an agent's file ([`Target::registration`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// The program it runs, where it names one.
+    pub command: Option<String>,
+    /// Whether it is exactly what an install of this build, or an earlier one, writes
+    /// there; else it is the user's own.
+    pub ours: bool,
+}
+
 /// The server entry an install writes: the program to run and its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -170,11 +180,7 @@ impl Target {
                 settings_path_under(&worktree_top(start)?, Path::new(relative))
             }
             McpScope::User => {
-                let base = match user.env {
-                    Some(var) => agent_home(var, user.home)
-                        .ok_or_else(|| Error::InvalidArgument("HOME is not set".into()))?,
-                    None => home_dir()?.join(user.home),
-                };
+                let base = self.user_dir()?;
                 // The agent's directory may not exist yet: checked from the home
                 // directory, or from itself when it is the agent's own variable.
                 match base.strip_prefix(home_dir()?) {
@@ -186,6 +192,26 @@ impl Target {
                 }
             }
         }
+    }
+
+    /// The directory of the user's file: `$<env>`, else its directory in the home
+    /// directory.
+    fn user_dir(&self) -> Result<PathBuf> {
+        let user = self.config.user;
+        match user.env {
+            Some(var) => agent_home(var, user.home)
+                .ok_or_else(|| Error::InvalidArgument("HOME is not set".into())),
+            None => Ok(home_dir()?.join(user.home)),
+        }
+    }
+
+    /// The file `scope` names, as [`Target::path`] gives it, but `None` where its
+    /// directory does not exist (nothing is registered there), which is not made.
+    pub fn existing_path(&self, scope: McpScope, start: &Path) -> Result<Option<PathBuf>> {
+        if scope == McpScope::User && !self.user_dir()?.is_dir() {
+            return Ok(None);
+        }
+        self.path(scope, start).map(Some)
     }
 
     /// The entry for this agent in `scope`'s file: the program ([`ON_PATH`] for the
@@ -240,6 +266,25 @@ impl Target {
                 mcp_json::install(path, self.agent, &self.json_entry(entry), &older)
             }
             Format::CodexToml => mcp_toml::install(path, entry, older),
+        }
+    }
+
+    /// The entry named [`SERVER_NAME`] in the file at `path`, `None` when there is none;
+    /// `entry` and `older` are what an install writes there ([`Target::entries`]).
+    /// Changes nothing.
+    pub fn registration(
+        &self,
+        path: &Path,
+        entry: &Entry,
+        older: &[Entry],
+    ) -> Result<Option<Registration>> {
+        let ours: Vec<Entry> = std::iter::once(entry).chain(older).cloned().collect();
+        match self.config.format {
+            Format::Json { .. } => {
+                let ours: Vec<Value> = ours.iter().map(|e| self.json_entry(e)).collect();
+                mcp_json::registration(path, &ours)
+            }
+            Format::CodexToml => mcp_toml::registration(path, &ours),
         }
     }
 

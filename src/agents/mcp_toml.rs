@@ -7,15 +7,16 @@ use std::path::Path;
 
 use toml_edit::{value, Array, DocumentMut, Item, Table};
 
-use super::mcp_registration::{taken, Entry, Registered, SERVER_NAME};
+use super::mcp_registration::{taken, Entry, Registered, Registration, SERVER_NAME};
 use super::settings_file::replace_file;
 use crate::{Error, Result};
 
 /// The table Codex keeps its servers in.
 const SERVERS: &str = "mcp_servers";
 
-/// The file's parsed document, `None` when there is no file.
-fn read(path: &Path) -> Result<Option<DocumentMut>> {
+/// The file's parsed document, `None` when there is no file. Also Codex's own
+/// `config.toml`, read for its hook trust (`codex_trust`).
+pub(super) fn read(path: &Path) -> Result<Option<DocumentMut>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -104,6 +105,26 @@ pub(super) fn install(path: &Path, entry: &Entry, older: &[Entry]) -> Result<Reg
     }
     write(path, &document)?;
     Ok(Registered::Added)
+}
+
+/// `[mcp_servers.checkpoint]` in the file at `path`: its command, and whether it is
+/// exactly one of `ours`; `None` when there is none. Changes nothing.
+pub(super) fn registration(path: &Path, ours: &[Entry]) -> Result<Option<Registration>> {
+    let Some(document) = read(path)? else {
+        return Ok(None);
+    };
+    let found = document
+        .get(SERVERS)
+        .and_then(Item::as_table_like)
+        .and_then(|servers| servers.get(SERVER_NAME));
+    Ok(found.map(|found| Registration {
+        command: found
+            .as_table_like()
+            .and_then(|table| table.get("command"))
+            .and_then(Item::as_str)
+            .map(str::to_string),
+        ours: ours.iter().any(|entry| is_entry(found, entry)),
+    }))
 }
 
 /// Removes `[mcp_servers.checkpoint]` if it is exactly one of `ours`, then the servers

@@ -13,9 +13,10 @@
 //! writes on stdin, finds the worktree the agent works in, saves it with the session and
 //! event as metadata, and then runs the automatic gc that `save` runs. It must never
 //! stop the agent, so what goes wrong is appended to the worktree's hooks log
-//! ([`log_failure`]) instead of being reported. Beside the agents, `git` installs a
+//! ([`hooks_log`]) instead of being reported. Beside the agents, `git` installs a
 //! plain git `post-commit` hook that records each commit on a checkpoint; [`exclude`]
-//! keeps a personal settings file an install writes out of `git status`.
+//! keeps a personal settings file an install writes out of `git status`; [`reach`] says
+//! which sessions installed hooks reach and whether the agent trusts them.
 //! [`mcp_registration`] registers `git checkpoint mcp` in an agent's configuration
 //! (`mcp_json` for JSON files, `mcp_toml` for Codex's), as the agent's
 //! [`Agent::mcp`] says. Every file either install may write in a worktree is listed by
@@ -27,6 +28,7 @@ mod agent;
 mod claude;
 mod cline;
 mod codex;
+pub mod codex_trust;
 mod copilot;
 mod cursor;
 pub mod event;
@@ -35,19 +37,20 @@ mod gemini;
 mod git;
 mod hook_groups;
 mod hook_list;
+pub mod hooks_log;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
 mod notice;
 mod paths;
+pub mod reach;
 mod settings_file;
 mod transcript;
 
-use std::io::Write;
+pub use agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
+pub use hooks_log::HOOKS_LOG;
 
-pub use agent::{Agent, HookKind, HookRun, Installed, Scope};
-
-use crate::git::repo::Repo;
+use crate::git::repo::AgentFiles;
 
 /// Every agent git-checkpoint hooks into, in the order `hooks install --help` lists
 /// them: the only list of agents. Adding an agent is its module (an [`Agent`], which
@@ -69,36 +72,31 @@ pub fn find(name: &str) -> Option<&'static dyn Agent> {
 }
 
 /// Every file that `hooks install` or `mcp install` may write inside a worktree, for
-/// every agent, as paths from its top: the agents' set-up, which no checkpoint holds
-/// and no restore changes. Handed to `ops::workspace::Workspace::new` by whoever makes
-/// one, since the layers below the agents cannot ask them (docs/design.md invariant 16).
-pub fn worktree_files() -> Vec<Vec<u8>> {
-    let mut files: Vec<Vec<u8>> = Vec::new();
+/// every agent: the agents' set-up, which no checkpoint holds and no restore changes.
+/// The hooks files of an agent that reads a project's hooks in the directory it starts
+/// in ([`reach::ProjectHooks::InTheStartDirectory`]) count in any directory, since `hooks
+/// install` run there writes them there; a project's MCP file only at the top. Handed to `ops::workspace::Workspace::new` by
+/// whoever makes one, since the layers below the agents cannot ask them
+/// (docs/design.md invariant 16).
+pub fn worktree_files() -> AgentFiles {
+    let mut files = AgentFiles::default();
     for agent in AGENTS {
-        let project_mcp = agent.mcp().and_then(|mcp| mcp.project).map(str::to_string);
-        for file in agent.worktree_hook_files().into_iter().chain(project_mcp) {
-            if !files.iter().any(|known| *known == file.as_bytes()) {
-                files.push(file.into_bytes());
+        let hooks_anywhere = agent.project_hooks() == reach::ProjectHooks::InTheStartDirectory;
+        let hooks = agent
+            .worktree_hook_files()
+            .into_iter()
+            .map(|file| (file, hooks_anywhere));
+        // `mcp install` writes a project's entry at the top only.
+        let project_mcp = agent.mcp().and_then(|mcp| mcp.project);
+        for (file, anywhere) in hooks.chain(project_mcp.map(|file| (file.to_string(), false))) {
+            let list = match anywhere {
+                true => &mut files.in_any_directory,
+                false => &mut files.at_top,
+            };
+            if !list.iter().any(|known| *known == file.as_bytes()) {
+                list.push(file.into_bytes());
             }
         }
     }
     files
-}
-
-/// Where failed hook runs are logged, inside `<git-dir>/checkpoint`.
-pub const HOOKS_LOG: &str = "hooks.log";
-
-/// Appends a line to `<git-dir>/checkpoint/hooks.log`; a hook has nowhere else to say it.
-pub fn log_failure(repo: &Repo, message: &str) {
-    let dir = repo.checkpoint_dir();
-    let _ = std::fs::create_dir_all(&dir);
-    let now = crate::clock::now_ns();
-    let line = format!("{} {message}\n", crate::clock::rfc3339(now));
-    if let Ok(mut log) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(HOOKS_LOG))
-    {
-        let _ = log.write_all(line.as_bytes());
-    }
 }

@@ -8,9 +8,9 @@
 
 use std::io::{Read, Write};
 
-use super::log_failure;
+use super::hooks_log::log_note;
 use crate::format::path::quote_path;
-use crate::format::text::escape_controls;
+use crate::format::text::{escape_controls, list_names};
 use crate::git::repo::Repo;
 
 /// Where what hook runs told is remembered, inside `<git-dir>/checkpoint`.
@@ -41,10 +41,7 @@ pub(super) fn unreadable(
         return None;
     }
     memory.write();
-    let mut names: Vec<String> = new.iter().take(NAMED).map(|p| quote_path(p)).collect();
-    if new.len() > NAMED {
-        names.push(format!("{} more", new.len() - NAMED));
-    }
+    let names: Vec<String> = new.iter().map(|p| quote_path(p)).collect();
     let them = match new.len() {
         1 => "it",
         _ => "them",
@@ -53,9 +50,9 @@ pub(super) fn unreadable(
         "git-checkpoint cannot read {} and leaves {them} out of this session's checkpoints \
          (a restore leaves {them} alone): make {them} readable, or ignore {them} \
          (said once per session)",
-        join_names(&names)
+        list_names(&names, NAMED)
     );
-    log_failure(repo, &text);
+    log_note(repo, &text);
     Some(text)
 }
 
@@ -78,15 +75,6 @@ pub(super) fn failed(
         escape_controls(error),
         repo.checkpoint_dir().join(super::HOOKS_LOG).display()
     ))
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn join_names(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 /// What hook runs told, for one session of one agent.

@@ -43,6 +43,32 @@ pub(super) fn worktree_or_home_file(
     settings_path_under(&base, relative)
 }
 
+/// The agent file `relative` in the directory `start` itself, for an agent that reads a
+/// project's settings only from the directory it is started in, or for
+/// [`Scope::Global`] in the user's home directory. `start` must be in a worktree, and the
+/// file is refused as [`settings_path_under`] refuses it, the worktree's top being the
+/// directory it must not lead out of.
+pub(super) fn start_dir_or_home_file(
+    scope: Scope,
+    start: &Path,
+    relative: &Path,
+) -> Result<PathBuf> {
+    if scope == Scope::Global {
+        return settings_path_under(&home_dir()?, relative);
+    }
+    let top = worktree_top(start)?;
+    let real_top = std::fs::canonicalize(&top).map_err(|e| Error::io(&top, e))?;
+    let here = std::fs::canonicalize(start).map_err(|e| Error::io(start, e))?;
+    let below = here.strip_prefix(&real_top).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "{} is not inside the worktree {}",
+            start.display(),
+            top.display()
+        ))
+    })?;
+    settings_path_under(&top, &below.join(relative))
+}
+
 /// `base/relative`, refused if it is, or lies below, a symlink leading outside `base`.
 pub(super) fn settings_path_under(base: &Path, relative: &Path) -> Result<PathBuf> {
     let path = base.join(relative);
@@ -59,7 +85,7 @@ pub(super) fn settings_path_under(base: &Path, relative: &Path) -> Result<PathBu
 
 /// Where `path` really is: its deepest existing ancestor with symlinks resolved, and the
 /// rest of it (which does not exist yet) as given.
-fn resolved(path: &Path) -> PathBuf {
+pub(super) fn resolved(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut existing = path;
     loop {

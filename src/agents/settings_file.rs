@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::agent::HooksState;
 use crate::{Error, Result};
 
 /// A settings file as read: its parsed value and how it was laid out, so that a rewrite
@@ -192,6 +193,27 @@ pub(super) fn remove_hooks(
         file.write(&settings)?;
     }
     Ok(true)
+}
+
+/// Whether our hooks are in the settings file at `path`: all of `wanted` (as
+/// [`hooks_hold_all`] tests it), or some, which `remove` (taking ours out of parsed
+/// settings, saying whether it took any) finds.
+pub(super) fn hooks_state(
+    path: &Path,
+    wanted: &[(&str, Value)],
+    remove: impl FnOnce(&mut Value) -> bool,
+) -> Result<HooksState> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(HooksState::Missing);
+    }
+    let mut settings = SettingsFile::read(path)?.value;
+    Ok(if hooks_hold_all(&settings, wanted) {
+        HooksState::Current
+    } else if remove(&mut settings) {
+        HooksState::Outdated
+    } else {
+        HooksState::Missing
+    })
 }
 
 /// Whether each `(event, entry)` stands in the list `hooks.<event>` of parsed settings,

@@ -2,12 +2,15 @@
 //! the agent's own transcript directories (each agent's module says where those are).
 //! A payload's `transcript_path` is only what the payload says: taken as it is, it would
 //! attach (and a push would publish) any file the user can read — a private key,
-//! `/etc/shadow`, `/proc/self/environ` — or block on a FIFO.
+//! `/etc/shadow`, `/proc/self/environ` — or block on a FIFO. A transcript the agent has
+//! not written yet (Claude Code writes it only after the first prompt's hook) is one of
+//! 0 bytes, when it would be the agent's own.
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use super::paths::resolved;
 use crate::{Error, Result};
 
 /// A transcript, open.
@@ -23,15 +26,36 @@ pub(super) struct Transcript {
 
 /// Opens the transcript `named` if it is a regular file below one of `dirs` with every
 /// symlink resolved (a link in a transcript directory leading out of it does not count).
-pub(super) fn open(dirs: &[PathBuf], named: &Path) -> Result<Transcript> {
+/// `None` when there is no file there yet but one made there would be inside: a
+/// transcript the agent has not started, 0 bytes of conversation.
+pub(super) fn open(dirs: &[PathBuf], named: &Path) -> Result<Option<Transcript>> {
     let refuse = |why: String| Error::UnsafeFile {
         path: named.to_path_buf(),
         why,
     };
-    let real = std::fs::canonicalize(named).map_err(|e| Error::io(named, e))?;
+    let (real, exists) = match std::fs::canonicalize(named) {
+        Ok(real) => (real, true),
+        // Where it would be: its deepest existing folder with every link resolved, and
+        // the rest as named, which must then not climb out again.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let climbs = named
+                .components()
+                .any(|part| part == std::path::Component::ParentDir);
+            match climbs {
+                true => {
+                    return Err(refuse(
+                        "a transcript's path must not climb with '..'".into(),
+                    ))
+                }
+                false => (resolved(named), false),
+            }
+        }
+        Err(e) => return Err(Error::io(named, e)),
+    };
+    // A transcript directory the agent has not made yet is where it would be.
     let inside = dirs
         .iter()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .map(|dir| resolved(dir))
         .any(|dir| real.starts_with(&dir) && real != dir);
     if !inside {
         let places: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -42,6 +66,9 @@ pub(super) fn open(dirs: &[PathBuf], named: &Path) -> Result<Transcript> {
                 places.join(", ")
             ),
         }));
+    }
+    if !exists {
+        return Ok(None);
     }
     // The resolved path has no symlink left; O_NOFOLLOW refuses one swapped in since, and
     // O_NONBLOCK keeps a FIFO from blocking the open.
@@ -58,11 +85,11 @@ pub(super) fn open(dirs: &[PathBuf], named: &Path) -> Result<Transcript> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .ok_or_else(|| refuse("it names no file".into()))?;
-    Ok(Transcript {
+    Ok(Some(Transcript {
         file,
         len: meta.len(),
         name,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -78,8 +105,9 @@ mod tests {
         std::fs::write(tmp.path().join("secret"), b"key\n").unwrap();
         std::os::unix::fs::symlink(tmp.path().join("secret"), dir.join("p/link.jsonl")).unwrap();
         let dirs = [dir.clone()];
-        let opened = open(&dirs, &dir.join("p/s.jsonl")).unwrap();
+        let opened = open(&dirs, &dir.join("p/s.jsonl")).unwrap().unwrap();
         assert_eq!((opened.len, opened.name.as_str()), (3, "s.jsonl"));
+        assert!(open(&dirs, &dir.join("q/not-yet.jsonl")).unwrap().is_none());
         for refused in [
             tmp.path().join("secret"),
             dir.join("p/link.jsonl"),
@@ -89,5 +117,12 @@ mod tests {
             assert!(open(&dirs, &refused).is_err(), "{}", refused.display());
         }
         assert!(open(&[], &dir.join("p/s.jsonl")).is_err());
+        for refused in [
+            tmp.path().join("not-yet.jsonl"),
+            dir.join("q/../../not-yet.jsonl"),
+            dir.join("p/link.jsonl/../../../not-yet.jsonl"),
+        ] {
+            assert!(open(&dirs, &refused).is_err(), "{}", refused.display());
+        }
     }
 }

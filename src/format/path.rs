@@ -33,6 +33,36 @@ pub fn quote_prefixed(prefix: &str, path: &[u8]) -> String {
     quote_path(&joined)
 }
 
+/// Worktree path `path` as seen from the directory `prefix` (the current one: empty at the
+/// top, else ending in `/`).
+pub fn relative_to(prefix: &[u8], path: &[u8]) -> Vec<u8> {
+    let parts = |p: &[u8]| -> Vec<Vec<u8>> {
+        p.split(|&b| b == b'/')
+            .filter(|c| !c.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let (here, there) = (parts(prefix), parts(path));
+    let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<Vec<u8>> = vec![b"..".to_vec(); here.len() - common];
+    out.extend(there[common..].iter().cloned());
+    match out.is_empty() {
+        true => b".".to_vec(),
+        false => out.join(&b'/'),
+    }
+}
+
+/// `word` as one POSIX shell word: as it is when it holds only characters no shell reads
+/// specially, else single-quoted.
+pub fn shell_word(word: &[u8]) -> String {
+    let text = String::from_utf8_lossy(word);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@%=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.into_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

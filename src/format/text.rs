@@ -23,6 +23,21 @@ pub fn escape_controls_keeping_lines(text: &str) -> Cow<'_, str> {
     escape_except(text, &['\n', '\t'])
 }
 
+/// `names` as a sentence lists them, the first `at_most` by name and the rest counted:
+/// `a`, `a and b`, `a, b and c`, `a, b, c and 2 more`.
+pub fn list_names(names: &[String], at_most: usize) -> String {
+    let mut shown: Vec<&str> = names.iter().take(at_most).map(String::as_str).collect();
+    let more = format!("{} more", names.len().saturating_sub(at_most));
+    if names.len() > at_most {
+        shown.push(&more);
+    }
+    match shown.as_slice() {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Whether `c` is a bidi control: an embedding, override or isolate (U+202A to U+202E,
 /// U+2066 to U+2069), which makes a terminal show the text around it in another order
 /// than it is ("Trojan Source"). The marks (U+200E, U+200F) only affect neutral
@@ -68,6 +83,16 @@ pub(crate) fn push_escaped_byte(out: &mut String, b: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_listed_as_a_sentence_lists_them() {
+        let names = |n: usize| (1..=n).map(|i| format!("f{i}")).collect::<Vec<_>>();
+        assert_eq!(list_names(&names(0), 3), "");
+        assert_eq!(list_names(&names(1), 3), "f1");
+        assert_eq!(list_names(&names(2), 3), "f1 and f2");
+        assert_eq!(list_names(&names(3), 3), "f1, f2 and f3");
+        assert_eq!(list_names(&names(5), 3), "f1, f2, f3 and 2 more");
+    }
 
     #[test]
     fn control_characters_are_escaped_and_nothing_else() {

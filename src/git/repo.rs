@@ -32,7 +32,31 @@ pub struct Repo {
     /// checkpoint holds them and no restore changes them (docs/design.md invariant 16).
     /// Only the agents know them: empty here, filled by `ops::workspace::Workspace::new`
     /// from what its caller hands it (`agents::worktree_files`).
-    pub agent_files: Vec<Vec<u8>>,
+    pub agent_files: AgentFiles,
+}
+
+/// The files agents' installs write inside a worktree ([`Repo::agent_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentFiles {
+    /// Paths from the worktree's top.
+    pub at_top: Vec<Vec<u8>>,
+    /// Paths from any directory of the worktree, the top included: the settings of an
+    /// agent that reads a project's settings in the directory it is started in, where
+    /// `hooks install` run there writes them.
+    pub in_any_directory: Vec<Vec<u8>>,
+}
+
+impl AgentFiles {
+    /// Whether the worktree path `path` is one of these files.
+    pub fn contains(&self, path: &[u8]) -> bool {
+        self.at_top.iter().any(|file| file == path)
+            || self.in_any_directory.iter().any(|file| {
+                path == file.as_slice()
+                    || path
+                        .strip_suffix(file.as_slice())
+                        .is_some_and(|dir| dir.ends_with(b"/"))
+            })
+    }
 }
 
 /// Where the real repository's HEAD pointed when a checkpoint was saved.
@@ -117,7 +141,7 @@ impl Repo {
                 common_dir: found.common_dir,
                 prefix: found.prefix,
                 config,
-                agent_files: Vec::new(),
+                agent_files: AgentFiles::default(),
             };
             trace_found("in-process", how, &repo);
             return Ok(repo);
@@ -192,7 +216,7 @@ impl Repo {
             common_dir,
             prefix,
             config,
-            agent_files: Vec::new(),
+            agent_files: AgentFiles::default(),
         })
     }
 

@@ -15,6 +15,17 @@ const PROMPT_KIND: &str = "prompt";
 /// `<session>:<tool call>` names.
 pub const TOOL_KIND: &str = "tool";
 
+/// The `kind` of the checkpoint a hook saves just before a tool call runs (an event
+/// such as Claude Code's `PreToolUse`): with the one after it, it brackets what the call
+/// did.
+pub const BEFORE_TOOL_KIND: &str = "before-tool";
+
+/// Metadata key: the file a tool call's payload names, relative to the worktree's top,
+/// as the agent gave it and whether or not the call changed it (unlike `path`, which
+/// falls back to the first path changed). What `restore --only-session` counts as the
+/// session's own at a tool call that no hook before it brackets.
+pub const NAMED_PATH_KEY: &str = "named_path";
+
 /// The shortest session id prefix [`Session::short_id`] gives, as checkpoint ids show at
 /// least 7 digits.
 const MIN_SHORT_SESSION: usize = 8;

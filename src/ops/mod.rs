@@ -3,6 +3,7 @@
 //! gets both: the worktree with its settings, and the one way to open its store.
 
 pub mod blame;
+pub mod doctor;
 pub mod gc;
 pub mod log;
 mod log_entry;

@@ -2,9 +2,15 @@
 //! paths the session's own tool calls changed since a checkpoint go back to that
 //! checkpoint; every other path is left alone.
 //!
-//! "Changed by the session" is read off the checkpoints, never guessed from content:
-//! each checkpoint a hook saves after a tool call (`kind=tool`) records the worktree just
-//! after the call, so what differs between it and its first parent is what the call did.
+//! "Changed by the session" is read off the checkpoints and the hooks' own records,
+//! never guessed from content. A hook saves a checkpoint after each tool call
+//! (`kind=tool`); what differs between it and its first parent happened while the call
+//! ran, or since the checkpoint before it, which may be the prompt's: the user may have
+//! edited files meanwhile (Cursor has no hook before a file edit at all). So a path
+//! counts as the session's only where the call names it (`named_path`, from the hook's
+//! payload), or where the call's first parent is the session's own checkpoint from just
+//! before that same call (`kind=before-tool`: the two hooks bracket it). Any other path
+//! changed at the session's tool call is unsure: listed as a conflict and left alone.
 //! What appears at any other checkpoint (a before-prompt or before-tool checkpoint, a
 //! manual save, a watcher's, another session's) was done by someone else: the user
 //! between turns, or another agent. So are unsaved changes in the worktree.
@@ -13,13 +19,14 @@
 //! checkpoint and not from the target, which must be an ancestor of it. A path the
 //! session changed there and someone else changed there too is a conflict: listed, and
 //! left alone unless forced. The rest is an ordinary path-limited restore
-//! ([`crate::ops::restore`]), safety checkpoint first.
+//! ([`crate::ops::restore`]), safety checkpoint first; its report names the checkpoint
+//! that undoes it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use crate::git::repo::Repo;
-use crate::model::session::{Session, TOOL_KIND};
+use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
@@ -38,9 +45,16 @@ pub struct SessionRestoreOptions {
     pub restore: RestoreOptions,
 }
 
-/// Who else changed a path the session changed.
+/// Who else changed a path the session changed, or may have.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ChangedBy {
+    /// A tool call of the session itself that changed the path without naming it, and
+    /// that no hook of the session brackets from just before it: the change may be the
+    /// user's, made while the call ran or before it.
+    UnsureToolCall {
+        /// The tool call's checkpoint.
+        id: CheckpointId,
+    },
     /// A checkpoint that is not one of the session's tool calls: a prompt or before-tool
     /// checkpoint of any session (the user's changes between steps), another session's
     /// tool call, or a save not made by a hook.
@@ -57,11 +71,16 @@ pub enum ChangedBy {
     Worktree,
 }
 
-/// A path both the session and someone else changed since the target.
+/// A path someone else changed since the target, besides the session or perhaps
+/// instead of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
     /// Root-relative path.
     pub path: Vec<u8>,
+    /// Whether the session surely changed it too (a tool call named it, or its hooks
+    /// bracket the change); when not, every change to it is [`ChangedBy::UnsureToolCall`]
+    /// or someone else's.
+    pub by_session: bool,
     /// The other changes to it, oldest first; the worktree last.
     pub by: Vec<ChangedBy>,
 }
@@ -73,9 +92,11 @@ pub struct SessionRestoreReport {
     pub target: Option<CheckpointId>,
     /// The session's full id.
     pub session: String,
-    /// Every path the session's tool calls changed since the target, sorted.
+    /// Every path the session's tool calls surely changed since the target (named by
+    /// the call, or bracketed by its hooks), sorted.
     pub changed_by_session: Vec<Vec<u8>>,
-    /// Of those, the ones someone else changed too, sorted by path.
+    /// The paths left alone unless forced, sorted by path: the session's that someone
+    /// else changed too, and those changed at its tool calls where it is unsure who did.
     pub conflicts: Vec<Conflict>,
     /// Whether the conflicting paths were restored too (`--force`).
     pub forced: bool,
@@ -190,19 +211,30 @@ fn plan(
         let record = by_id[&id];
         let tool_call = meta(record, "kind") == Some(TOOL_KIND);
         let own = tool_call && meta(record, "session") == Some(session.as_str());
+        let bracketed = own
+            && record
+                .parents
+                .first()
+                .and_then(|parent| by_id.get(parent))
+                .is_some_and(|before| brackets(before, record));
+        let named = meta(record, NAMED_PATH_KEY).map(str::as_bytes);
         for change in changes_from_parent(&snapshot, &reader, record)? {
-            if own {
+            let by = if !own {
+                ChangedBy::Checkpoint {
+                    id,
+                    session: meta(record, "session").map(str::to_string),
+                    tool_call,
+                }
+            } else if bracketed || named == Some(change.path.as_slice()) {
                 by_session.insert(change.path);
+                continue;
             } else {
-                by_others.entry(change.path).or_default().push((
-                    record.time_ns,
-                    ChangedBy::Checkpoint {
-                        id,
-                        session: meta(record, "session").map(str::to_string),
-                        tool_call,
-                    },
-                ));
-            }
+                ChangedBy::UnsureToolCall { id }
+            };
+            by_others
+                .entry(change.path)
+                .or_default()
+                .push((record.time_ns, by));
         }
     }
     let current_root = checkpoint_root(&snapshot, &reader, current)?;
@@ -218,13 +250,29 @@ fn plan(
             .push((i128::MAX, ChangedBy::Worktree));
     }
 
+    // Every path a tool call of the session changed, surely or not.
+    let unsure = |others: &[(i128, ChangedBy)]| {
+        others
+            .iter()
+            .any(|(_, by)| matches!(by, ChangedBy::UnsureToolCall { .. }))
+    };
+    let candidates: BTreeSet<Vec<u8>> = by_session
+        .iter()
+        .cloned()
+        .chain(
+            by_others
+                .iter()
+                .filter(|(_, others)| unsure(others))
+                .map(|(path, _)| path.clone()),
+        )
+        .collect();
     // A path the worktree already holds as the target does needs nothing, and is no
     // conflict whoever changed it on the way: a second run finds nothing to do.
     let target_root = checkpoint_root(&snapshot, &reader, target)?;
-    let differs: HashSet<Vec<u8>> = if by_session.is_empty() {
+    let differs: HashSet<Vec<u8>> = if candidates.is_empty() {
         HashSet::new()
     } else {
-        let filter = PathFilter::new(by_session.iter().cloned().collect());
+        let filter = PathFilter::new(candidates.iter().cloned().collect());
         diff_trees(&reader, Some(target_root), Some(scan.root), &filter)?
             .into_iter()
             .map(|change| change.path)
@@ -233,12 +281,13 @@ fn plan(
 
     let mut conflicts = Vec::new();
     let mut paths = Vec::new();
-    for path in by_session.iter().filter(|path| differs.contains(*path)) {
+    for path in candidates.iter().filter(|path| differs.contains(*path)) {
         match by_others.remove(path) {
             Some(mut others) => {
                 others.sort();
                 conflicts.push(Conflict {
                     path: path.clone(),
+                    by_session: by_session.contains(path),
                     by: others.into_iter().map(|(_, by)| by).collect(),
                 });
                 if options.force {
@@ -257,6 +306,22 @@ fn plan(
         restore: None,
     };
     Ok((report, paths))
+}
+
+/// Whether `before` is the session's own checkpoint from just before the tool call whose
+/// checkpoint is `after` (its first parent): then everything between the two is the
+/// call's. The two must be of the same session, and of the same tool call where the
+/// agent names calls (else of the same tool).
+fn brackets(before: &Checkpoint, after: &Checkpoint) -> bool {
+    let same = |key: &str| meta(before, key) == meta(after, key);
+    meta(before, "kind") == Some(BEFORE_TOOL_KIND)
+        && meta(before, "session").is_some()
+        && same("session")
+        && match (meta(before, "tool_use_id"), meta(after, "tool_use_id")) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => same("tool"),
+            _ => false,
+        }
 }
 
 /// The checkpoints reachable from `current` and not from `target` (git's

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::git::repo::Repo;
+use crate::git::repo::{AgentFiles, Repo};
 use crate::settings::Settings;
 use crate::storage::{verify, ReadStore, Store};
 use crate::Result;
@@ -28,7 +28,7 @@ pub struct Workspace {
 impl Workspace {
     /// Finds the worktree containing `dir` ([`Repo::discover`]) and reads its settings;
     /// `agent_files` as for [`Workspace::new`].
-    pub fn discover(dir: &Path, agent_files: Vec<Vec<u8>>) -> Result<Workspace> {
+    pub fn discover(dir: &Path, agent_files: AgentFiles) -> Result<Workspace> {
         Ok(Workspace::new(Repo::discover(dir)?, agent_files))
     }
 
@@ -36,7 +36,7 @@ impl Workspace {
     /// agents' installs write in a worktree, which no checkpoint holds and no restore
     /// changes ([`Repo::agent_files`]): `agents::worktree_files()`, handed down by the
     /// caller because only the agents layer, above this one, knows them.
-    pub fn new(mut repo: Repo, agent_files: Vec<Vec<u8>>) -> Workspace {
+    pub fn new(mut repo: Repo, agent_files: AgentFiles) -> Workspace {
         repo.agent_files = agent_files;
         let settings = Settings::of(&repo);
         Workspace { repo, settings }

@@ -14,14 +14,20 @@ use crate::{Error, Result};
 
 /// How long a save waits for the watcher's answer before it walks instead. The answer
 /// normally takes well under a millisecond; this only bounds a watcher that is busy
-/// (catching up on a burst) or stuck.
-pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(100);
+/// (catching up on a burst) or stuck. On macOS the watcher first waits for its cookie's
+/// event (`watch::cookie`), which FSEvents delivers some milliseconds late.
+pub const ANSWER_TIMEOUT: Duration = if cfg!(target_os = "macos") {
+    Duration::from_millis(500)
+} else {
+    Duration::from_millis(100)
+};
 
 /// [`ANSWER_TIMEOUT`], or in test builds `GIT_CHECKPOINT_WATCH_ANSWER_MS`: the tests
 /// check what a watched save records, not how fast a watcher answers on a machine busy
 /// with other tests, so they give it longer (a late answer only makes the save walk,
-/// which a test asserting a watched save would report as a failure).
-fn answer_timeout() -> Duration {
+/// which a test asserting a watched save would report as a failure). The watcher waits
+/// for a cookie's event as long, no longer: past it nobody waits for the answer.
+pub(crate) fn answer_timeout() -> Duration {
     if cfg!(feature = "test-hooks") {
         if let Some(ms) = std::env::var("GIT_CHECKPOINT_WATCH_ANSWER_MS")
             .ok()

@@ -1,8 +1,10 @@
 //! The watcher process: one thread that reads the kernel's file-change events (through
 //! [`platform`]) into the [`Journal`] and answers the socket, so that an answer always
-//! reflects every event queued before the question (the kernel queues an event in the
-//! very system call that changes the file: the watcher reads the queue dry before it
-//! answers).
+//! reflects every change made before the question. inotify queues an event in the very
+//! system call that changes the file: the watcher reads the queue dry before it answers.
+//! Where events arrive late (FSEvents), it writes a cookie in the worktree and reads
+//! until the cookie's own event has come (`watch::cookie`); if it does not come in time,
+//! the answer is "stale" and the save walks.
 //!
 //! Directories are watched one by one (the kernel's watches are not recursive). A directory that
 //! appears (created, or moved in) is watched, and its whole subtree, *before* the event
@@ -10,9 +12,11 @@
 //! out only once every change inside it raises an event, and the save that receives it
 //! walks the new directory whole. A directory moved within the worktree keeps its
 //! watches, which the re-add at its new path re-labels; one moved out of the worktree
-//! loses them (its events would only name paths that are no longer there).
+//! loses them (its events would only name paths that are no longer there). (FSEvents'
+//! stream sees the whole tree: there a watch is only this map's record of a directory,
+//! which still lets the watcher pass by events in `.git` and the store as inotify does.)
 //!
-//! Lost events (the kernel queue overflowed) restart the journal under a new instance id
+//! Lost events (the kernel queue overflowed, FSEvents' "rescan") restart the journal under a new instance id
 //! after every directory is watched again; a directory that cannot be watched (the
 //! `max_user_watches` limit, a permission) makes the journal blind: every token is
 //! stale, and every save walks.
@@ -31,12 +35,13 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fs::FlockOperation;
 
+use super::cookie::{self, Cookie};
 use super::journal::{Journal, Since};
 use super::platform::{self, Change, Event, Events, WatchId};
 use super::share::{self, Registration};
-use super::Token;
+use super::{client, Token};
 use crate::git::repo::Repo;
-use crate::worktree::exempt::GitDirs;
+use crate::worktree::exempt::{is_watch_cookie, GitDirs};
 use crate::worktree::walk::IgnoredPaths;
 use crate::{Error, Result};
 
@@ -112,14 +117,15 @@ pub fn run(
     writeln!(pid_file, "{}", std::process::id()).map_err(|e| Error::io(&pid_path, e))?;
 
     let socket = super::socket_path(repo);
-    // Holding the lock, any socket here is a dead watcher's.
+    // Holding the lock, any socket here is a dead watcher's, and so is any cookie.
     let _ = std::fs::remove_file(&socket);
+    cookie::remove_left_behind(&repo.root);
     let listener = UnixListener::bind(&socket).map_err(|e| Error::io(&socket, e))?;
     listener
         .set_nonblocking(true)
         .map_err(|e| Error::io(&socket, e))?;
 
-    let events = Events::new().map_err(|e| Error::io(&repo.root, e))?;
+    let events = Events::new(&repo.root).map_err(|e| Error::io(&repo.root, e))?;
     let root_meta = std::fs::metadata(&repo.root).map_err(|e| Error::io(&repo.root, e))?;
     // The ignore checker borrows its own copy: the watcher keeps one too.
     let walk_git_dirs = GitDirs::of(repo);
@@ -137,6 +143,9 @@ pub fn run(
         // Without the rules (an excludes file cannot be read), every event is activity.
         ignored: IgnoredPaths::new(repo, &walk_git_dirs).ok(),
         registration,
+        cookies: 0,
+        awaited: None,
+        sync_failing: false,
     };
     watcher.watch_tree(Vec::new());
     ready();
@@ -184,6 +193,12 @@ struct Watcher<'r> {
     ignored: Option<IgnoredPaths<'r>>,
     /// A hook-started watcher's entry in the registry of them.
     registration: Option<Registration>,
+    /// How many cookies this watcher has written.
+    cookies: u64,
+    /// The name of the cookie whose event [`Watcher::sync`] waits for.
+    awaited: Option<Vec<u8>>,
+    /// The last sync failed (said once in the log, not at every save).
+    sync_failing: bool,
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -286,8 +301,10 @@ impl Watcher<'_> {
             let events = match self.events.read() {
                 Ok(events) => events,
                 Err(e) => {
-                    eprintln!("git-checkpoint watch: reading events: {e}");
-                    self.journal.go_blind();
+                    if !self.journal.is_blind() {
+                        eprintln!("git-checkpoint watch: reading events: {e}");
+                        self.journal.go_blind();
+                    }
                     return;
                 }
             };
@@ -330,6 +347,13 @@ impl Watcher<'_> {
             }
             return;
         };
+        if dir.is_empty() && is_watch_cookie(&name) {
+            // The watcher's own, no change of the worktree.
+            if self.awaited.as_deref() == Some(name.as_slice()) {
+                self.awaited = None;
+            }
+            return;
+        }
         let path = join(&dir, &name);
         if self.git_dirs.contains(&path) {
             return;
@@ -465,6 +489,60 @@ impl Watcher<'_> {
         }
     }
 
+    /// Journals every change made before now: reads the queue dry and, where events
+    /// arrive late, reads on until the event of a cookie written now has come. `false`
+    /// when that cannot be made sure (no cookie could be written, its event did not come
+    /// within the time a save waits for an answer, or events were lost meanwhile).
+    fn sync(&mut self) -> bool {
+        self.drain();
+        if !self.events.delivers_late() {
+            return true;
+        }
+        if self.journal.is_blind() {
+            // Every answer is stale: nothing to wait for.
+            return false;
+        }
+        self.cookies += 1;
+        let cookie = match Cookie::write(&self.root, self.cookies) {
+            Ok(cookie) => cookie,
+            Err(e) => return self.sync_failed(&format!("cannot write a cookie: {e}")),
+        };
+        self.awaited = Some(cookie.name().to_vec());
+        let instance = self.journal.token().instance;
+        let deadline = Instant::now() + client::answer_timeout();
+        while self.awaited.is_some() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let lost = self.journal.token().instance != instance || self.journal.is_blind();
+            if lost || self.exit.is_some() {
+                // Events were lost, or the watcher stops: the answer is stale anyway.
+                self.awaited = None;
+                return false;
+            }
+            if left.is_zero() {
+                self.awaited = None;
+                return self.sync_failed("the cookie's event did not come in time");
+            }
+            let ts = rustix::event::Timespec {
+                tv_sec: left.as_secs() as i64,
+                tv_nsec: i64::from(left.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(&self.events, PollFlags::IN)];
+            let _ = rustix::event::poll(&mut fds, Some(&ts));
+            self.drain();
+        }
+        self.sync_failing = false;
+        true
+    }
+
+    /// Notes that a sync failed, saying why in the log the first time in a row.
+    fn sync_failed(&mut self, why: &str) -> bool {
+        if !self.sync_failing {
+            eprintln!("git-checkpoint watch: {why}; saves walk until a cookie comes back");
+            self.sync_failing = true;
+        }
+        false
+    }
+
     /// Answers one connection: `since <token>|none`, `ping`, `stop` or `make-room`.
     fn answer(&mut self, stream: UnixStream) {
         self.last_activity = Instant::now();
@@ -479,9 +557,8 @@ impl Watcher<'_> {
         let mut stream = reader.into_inner().into_inner();
         let reply = match line.trim().split_once(' ').unwrap_or((line.trim(), "")) {
             ("since", token) => {
-                // Every change made before the question is queued by now: read it all.
-                self.drain();
-                self.since(Token::decode(token))
+                let synced = self.sync();
+                self.since(Token::decode(token), synced)
             }
             ("ping", _) => format!("watching {}\n", std::process::id()).into_bytes(),
             ("stop", _) => {
@@ -498,9 +575,12 @@ impl Watcher<'_> {
         let _ = stream.write_all(&reply);
     }
 
-    fn since(&self, token: Option<Token>) -> Vec<u8> {
+    /// The answer to `since <token>`; stale unless the journal is `synced`: the save then
+    /// walks, and the token it records is safe (a change the walk may miss has an event
+    /// numbered after it).
+    fn since(&self, token: Option<Token>, synced: bool) -> Vec<u8> {
         let now = self.journal.token().encode();
-        match self.journal.since(token) {
+        match self.journal.since(token.filter(|_| synced)) {
             Since::Stale => format!("stale {now}\n").into_bytes(),
             Since::Paths(paths) => {
                 let mut reply = format!("changes {now}\n").into_bytes();

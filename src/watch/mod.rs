@@ -5,9 +5,12 @@
 //! - [`journal`]: the paths events named, numbered, and the tokens that ask about them.
 //! - [`daemon`]: the watcher process: the kernel's events, the journal, a Unix socket
 //!   that answers.
-//! - [`platform`]: the kernel's file-change events (inotify on Linux; no watcher
-//!   elsewhere, where every save walks) and the mount table: the only code here that
-//!   differs between systems.
+//! - [`platform`]: the kernel's file-change events (inotify on Linux, FSEvents on macOS;
+//!   no watcher elsewhere, where every save walks) and the mount table: the only code
+//!   here that differs between systems.
+//! - `cookie`: the sync point of an event source that delivers late (FSEvents): a file
+//!   written in the worktree's top, whose event tells the watcher that every earlier
+//!   change's event has arrived.
 //! - [`client`]: what a save (and `watch --stop`) says to it.
 //! - [`start`]: starting one in the background, for `watch --daemon` and, unless
 //!   `checkpoint.autoWatch` is false, for every agent's hook run that finds none.
@@ -27,6 +30,7 @@
 //! answer (the socket).
 
 pub mod client;
+mod cookie;
 pub mod daemon;
 pub mod journal;
 pub mod platform;

@@ -492,8 +492,9 @@ pub fn clear_over_share(watch_dir: &Path) {
     let _ = std::fs::remove_file(watch_dir.join("over-share"));
 }
 
-/// The watches [`note_over_share`] noted for `watch_dir`, if any.
-fn over_share_noted(watch_dir: &Path) -> Option<u64> {
+/// The watches [`note_over_share`] noted for `watch_dir`, if any: hook runs start no
+/// watcher there until that many fit in the share (`doctor` says so).
+pub fn over_share_noted(watch_dir: &Path) -> Option<u64> {
     let mut text = String::new();
     open_own_file(&watch_dir.join("over-share"), OpenOptions::new().read(true))
         .ok()?

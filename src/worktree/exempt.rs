@@ -6,12 +6,17 @@
 //!   that worktree, which has its own git dir and its own checkpoints; restoring this
 //!   worktree must never rewind another one's work.
 //! - the agents' files that `hooks install` and `mcp install` write (`Repo::agent_files`,
-//!   which the agents layer supplies): restoring a checkpoint from before the install
-//!   must not take the hooks or the MCP server away.
+//!   which the agents layer supplies), at the top and, for the agents that read a
+//!   project's settings in the directory they start in (Claude Code, Gemini CLI), in any
+//!   directory: restoring a checkpoint from before the install must not take the hooks
+//!   or the MCP server away.
 //! - the repository's own git dir, its common dir and the store, where they lie inside
 //!   the worktree under a name other than `.git` (a dotfiles repository's `~/.dotfiles`,
 //!   `--separate-git-dir`, `core.worktree`): capturing them would publish git's config and
 //!   objects, and restoring them would rewind git's refs and replace the store itself.
+//!
+//! - the cookies a watcher writes in the worktree's top for a moment
+//!   ([`WATCH_COOKIE_PREFIX`]): they are the watcher's, and gone again at once.
 //!
 //! A nested independent repository (a `.git` directory, or a `.git` file naming a git dir
 //! that is not one of this repository's worktrees, as a submodule's does) is the
@@ -28,7 +33,18 @@ use crate::git::repo::Repo;
 /// Whether the worktree path `path` is one of the agents' files of `repo`
 /// ([`Repo::agent_files`]).
 pub fn is_agent_file(repo: &Repo, path: &[u8]) -> bool {
-    repo.agent_files.iter().any(|file| file == path)
+    repo.agent_files.contains(path)
+}
+
+/// How the names of the files a watcher writes in the worktree's top begin: a cookie,
+/// whose event tells the watcher that the events of every earlier change have reached it
+/// (`watch::cookie`, on macOS). No walk, save, status or restore sees one.
+pub const WATCH_COOKIE_PREFIX: &str = ".git-checkpoint-cookie-";
+
+/// Whether the worktree path `path` is a watcher's cookie ([`WATCH_COOKIE_PREFIX`], in
+/// the top directory).
+pub fn is_watch_cookie(path: &[u8]) -> bool {
+    path.starts_with(WATCH_COOKIE_PREFIX.as_bytes()) && !path.contains(&b'/')
 }
 
 /// A `.git` file is one line naming a directory; anything longer is not one git wrote.
@@ -170,7 +186,7 @@ impl<'r> ExemptPaths<'r> {
     /// are looked into: below a symlink or a file nothing is the worktree's, so nothing
     /// there is a linked worktree of it either.
     pub fn contains(&mut self, path: &[u8]) -> bool {
-        if is_agent_file(self.repo, path) || self.git_dirs.contains(path) {
+        if is_agent_file(self.repo, path) || is_watch_cookie(path) || self.git_dirs.contains(path) {
             return true;
         }
         if self.linked.admin.is_none() {

@@ -51,10 +51,9 @@ fn read_json(path: &Path) -> Value {
 fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
     let r = Repo::new();
     r.write(".claude/settings.json", EXISTING.as_bytes());
-    // From a subdirectory: the settings at the top of the worktree are meant.
-    std::fs::create_dir_all(r.p("src")).unwrap();
-    let out =
-        r.sb.ok_in(&r.p("src"), &["hooks", "install", "claude", "--shared"]);
+    // Claude Code started at the top reads the top's settings (from a subdirectory, the
+    // subdirectory's: tests/it/agent_hooks_reach.rs).
+    let out = r.ok(&["hooks", "install", "claude", "--shared"]);
     assert!(
         out.stdout.contains("Installed the checkpoint hooks"),
         "{out}"
@@ -70,7 +69,7 @@ fn install_merges_keeps_existing_hooks_and_uninstall_restores_the_bytes() {
         post[0], original["hooks"]["PostToolUse"][0],
         "user hook kept"
     );
-    let file_tools = "Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell";
+    let file_tools = "^(Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell|mcp__checkpoint__.+)$";
     assert_eq!(
         post[1],
         json!({"matcher": file_tools, "hooks": [our_hook()]})

@@ -203,7 +203,7 @@ fn install_merges_into_codex_hooks_and_uninstall_restores_the_bytes() {
         merged["hooks"]["PostToolUse"],
         json!([
             original["hooks"]["PostToolUse"][0],
-            {"matcher": "Bash|apply_patch", "hooks": [ours]}
+            {"matcher": "^(Bash|apply_patch|mcp__checkpoint__.+)$", "hooks": [ours]}
         ])
     );
     assert_eq!(

@@ -184,7 +184,7 @@ fn install_merges_into_gemini_settings_and_uninstall_restores_the_bytes() {
         merged["hooks"]["AfterTool"],
         json!([
             original["hooks"]["AfterTool"][0],
-            {"matcher": "write_file|replace|run_shell_command", "hooks": [ours]}
+            {"matcher": "^(write_file|replace|run_shell_command|mcp_checkpoint_.+)$", "hooks": [ours]}
         ])
     );
     assert_eq!(merged["hooks"]["BeforeAgent"], json!([{"hooks": [ours]}]));

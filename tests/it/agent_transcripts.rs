@@ -123,6 +123,39 @@ fn only_a_transcript_in_the_agents_own_directory_is_attached() {
     );
 }
 
+/// The first prompt of a session arrives before the agent has written its transcript
+/// (Claude Code creates it after `UserPromptSubmit`; issue 40, finding 4): the
+/// conversation is then 0 bytes long, and `transcript_bytes` says so, for every agent,
+/// as it does for a transcript that exists. A path that is not the agent's own is still
+/// not measured, whether it exists or not, and a missing one is never attached.
+#[test]
+fn a_transcript_not_written_yet_is_recorded_as_0_bytes() {
+    let repo = kept_transcripts();
+    for (agent, dir) in AGENTS {
+        let not_yet = repo
+            .home()
+            .join(format!("{dir}/not-yet/{agent}-session.jsonl"));
+        let checkpoint = prompt(&repo, agent, &not_yet);
+        assert_eq!(
+            checkpoint["meta"]["transcript_bytes"], "0",
+            "{agent}: a transcript not written yet is 0 bytes: {checkpoint:#}"
+        );
+        assert!(attachment_names(&checkpoint).is_empty(), "{checkpoint:#}");
+        let elsewhere = repo.home().join(format!("elsewhere/{agent}-session.jsonl"));
+        let escaping = repo.home().join(format!(
+            "{dir}/not-yet/../../../../../elsewhere/{agent}.jsonl"
+        ));
+        for outside in [elsewhere, escaping] {
+            let checkpoint = prompt(&repo, agent, &outside);
+            assert!(
+                checkpoint["meta"]["transcript_bytes"].is_null(),
+                "{agent}: {} is no transcript of its own: {checkpoint:#}",
+                outside.display()
+            );
+        }
+    }
+}
+
 /// Files of the system, a symlink from the transcript directory to a secret, and a FIFO
 /// in it: none is attached, and the hook neither hangs nor fails.
 #[test]

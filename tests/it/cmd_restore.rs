@@ -477,3 +477,73 @@ fn a_restore_with_unsaved_changes_keeps_them_in_a_safety_checkpoint() {
     );
     assert_eq!(log_ids(&repo, &["--all"]), [safety, c1]);
 }
+
+#[test]
+fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
+    let r = Repo::new();
+    r.write("src/a.c", b"a1\n");
+    let a = r.save("A");
+    r.write("src/a.c", b"a2\n");
+    r.write("new.c", b"new\n");
+    r.save("B");
+    // Unsaved work, which a restore would first save as a safety checkpoint.
+    r.write("unsaved.c", b"unsaved\n");
+    let before = r.snapshot();
+    let checkpoints = r.log_ids(true);
+    let short = &a[..7];
+    let wanted = format!(
+        "error: pathspec 'nosuchfile.c' did not match any file in checkpoint {short} or in the worktree (ignored files aside)"
+    );
+    for args in [
+        &["restore", "@~1", "--", "nosuchfile.c"][..],
+        &["restore", "@~1", "--dry-run", "--", "nosuchfile.c"],
+        &["restore", "@~1", "--json", "--", "src/a.c", "nosuchfile.c"],
+        &["restore", "@~1", "--no-save", "--", "nosuchfile.c"],
+    ] {
+        let out = r.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.stderr.trim_end(), wanted, "{args:?}: {out}");
+        assert_eq!(out.stdout, "", "{args:?}: {out}");
+        assert_snap_eq(&before, &r.snapshot(), "a pathspec that matched nothing");
+        assert_eq!(
+            r.log_ids(true),
+            checkpoints,
+            "{args:?}: no safety checkpoint"
+        );
+    }
+    // An ignored file is no file a restore would touch: it matches nothing either.
+    r.write(".git/info/exclude", b"*.log\n");
+    r.write("build.log", b"ignored\n");
+    let out = r.run(&["restore", "@~1", "--", "build.log"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stderr
+            .starts_with("error: pathspec 'build.log' did not match"),
+        "{out}"
+    );
+    assert_eq!(r.log_ids(true), checkpoints, "no safety checkpoint");
+    // A path only the worktree has matches (the restore deletes it, as git restore
+    // does), and so does a directory the checkpoint has.
+    let out = r.ok(&["restore", "@~1", "--", "new.c", "src"]);
+    assert!(out.stdout.contains("1 written, 1 deleted"), "{out}");
+    assert!(!r.exists("new.c"));
+    assert_eq!(r.read("src/a.c"), b"a1\n");
+    assert_eq!(r.read("unsaved.c"), b"unsaved\n");
+}
+
+/// The preflight looks at the way to each directory from the top and never through a
+/// symlink: one that loops onto itself, where the checkpoint has a directory, is
+/// replaced like any other symlink the current checkpoint holds.
+#[test]
+fn a_symlink_looping_onto_itself_where_a_directory_belongs_is_replaced() {
+    let r = Repo::new();
+    r.write("d1/sub/x", b"x\n");
+    let with_dir = r.snapshot();
+    let a = r.save("a directory");
+    r.remove("d1");
+    r.symlink("d1", "d1/f");
+    r.save("a symlink in its place");
+    let out = r.run(&["restore", &a]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_snap_eq(&with_dir, &r.snapshot(), "the directory is back");
+}

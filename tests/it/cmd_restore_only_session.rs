@@ -7,9 +7,12 @@ use crate::common;
 
 use common::claude::ClaudeSession;
 use common::*;
+use serde_json::Value;
 
 const A: &str = "aaaa1111-0000-4000-8000-000000000001";
 const B: &str = "bbbb2222-0000-4000-8000-000000000002";
+/// The conversation of Cursor's payloads in `tests/fixtures/agents/cursor/`.
+const CURSOR_CONVERSATION: &str = "668320d2-2fd8-4888-b33c-2a466fec86e7";
 
 /// The shared history: sessions A and B take turns, the user edits between them.
 /// Returns the worktree as it was when A's prompt 2 was submitted.
@@ -31,7 +34,9 @@ fn two_sessions_and_a_user(r: &Repo) -> Snap {
     let at_prompt2 = r.snapshot();
     a.write("a/one.txt", b"a one v2\n");
     a.write("a/two.txt", b"a two v2\n");
-    a.bash("rm old.txt", |r| r.remove("old.txt"));
+    // A shell command names no file: its changes are the session's because a hook
+    // brackets it (PreToolUse, hooked by hand).
+    a.bash_hooked_before("rm old.txt", |r| r.remove("old.txt"));
     a.write("shared.txt", b"shared by a\n");
 
     // The user edits A's file and their own between turns.
@@ -64,15 +69,11 @@ fn only_what_the_session_wrote_goes_back_and_conflicts_stay_unless_forced() {
     let dry = parse_json(&out, "restore --only-session --dry-run --json");
     assert_eq!(r.snapshot(), before, "a dry run changes nothing");
     assert_eq!(dry["session"], A);
+    // a/three.txt is not among them: the Bash call that made it names no file, and no
+    // hook brackets it, so the user may have made it meanwhile.
     assert_eq!(
         dry["changed_by_session"],
-        serde_json::json!([
-            "a/one.txt",
-            "a/three.txt",
-            "a/two.txt",
-            "old.txt",
-            "shared.txt"
-        ])
+        serde_json::json!(["a/one.txt", "a/two.txt", "old.txt", "shared.txt"])
     );
     let conflicts: Vec<&str> = dry["conflicts"]
         .as_array()
@@ -80,25 +81,35 @@ fn only_what_the_session_wrote_goes_back_and_conflicts_stay_unless_forced() {
         .iter()
         .map(|c| c["path"].as_str().unwrap())
         .collect();
-    assert_eq!(conflicts, ["a/one.txt", "shared.txt"]);
+    assert_eq!(conflicts, ["a/one.txt", "a/three.txt", "shared.txt"]);
     // shared.txt: session B's tool call; a/one.txt: the user, seen at B's prompt.
-    let shared_by = &dry["conflicts"][1]["changed_by"];
+    let shared_by = &dry["conflicts"][2]["changed_by"];
     assert_eq!(shared_by.as_array().unwrap().len(), 1, "{shared_by}");
     assert_eq!(shared_by[0]["session"], B);
     assert_eq!(shared_by[0]["tool_call"], true);
+    assert_eq!(shared_by[0]["unsure"], false);
     let one_by = &dry["conflicts"][0]["changed_by"];
     assert_eq!(one_by[0]["tool_call"], false, "the user's edit: {one_by}");
-    assert_eq!(dry["written"], serde_json::json!(["old.txt"]));
+    let three_by = &dry["conflicts"][1]["changed_by"];
     assert_eq!(
-        dry["deleted"],
-        serde_json::json!(["a/three.txt", "a/two.txt"])
+        (&three_by[0]["session"], &three_by[0]["unsure"]),
+        (&serde_json::json!(A), &serde_json::json!(true)),
+        "{three_by}"
     );
+    assert_eq!(dry["written"], serde_json::json!(["old.txt"]));
+    assert_eq!(dry["deleted"], serde_json::json!(["a/two.txt"]));
 
     let out = r.run(&["restore", &rev, "--only-session"]);
     assert_eq!(out.code, 1, "conflicts left alone exit 1: {out}");
     assert!(
-        out.stderr.contains("left 2 paths alone"),
+        out.stderr.contains("left 3 paths alone"),
         "one clear line: {out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "Left a/three.txt: changed by someone during a tool call of this session that does not name it"
+        ),
+        "{out}"
     );
     for path in ["a/one.txt", "shared.txt"] {
         assert!(
@@ -122,7 +133,6 @@ fn only_what_the_session_wrote_goes_back_and_conflicts_stay_unless_forced() {
     // else, B's files, the user's and the unsaved scratch file, is byte for byte as it was.
     let mut expected = before.clone();
     expected.remove(b"a/two.txt".as_slice());
-    expected.remove(b"a/three.txt".as_slice());
     expected.insert(
         b"old.txt".to_vec(),
         at_prompt2[b"old.txt".as_slice()].clone(),
@@ -135,9 +145,10 @@ fn only_what_the_session_wrote_goes_back_and_conflicts_stay_unless_forced() {
         "a safety checkpoint: {safety}"
     );
 
-    // Forced, the two conflicts go back too; still nothing else moves.
+    // Forced, the three conflicts go back too; still nothing else moves.
     let out = r.ok(&["restore", &rev, "--only-session", "--force"]);
     assert!(out.stdout.contains("Overwrote shared.txt"), "{out}");
+    expected.remove(b"a/three.txt".as_slice());
     for path in ["a/one.txt", "shared.txt"] {
         expected.insert(
             path.as_bytes().to_vec(),
@@ -213,4 +224,137 @@ fn bad_sessions_and_revisions_are_one_clear_error() {
             .contains("is not an ancestor of the current checkpoint"),
         "{out}"
     );
+}
+
+/// Cursor's hook payloads (`tests/fixtures/agents/cursor/`), sent as Cursor sends them:
+/// from the user's home, the workspace roots saying where the project is.
+struct Cursor<'r> {
+    repo: &'r Repo,
+    root: String,
+    other_root: String,
+}
+
+impl Cursor<'_> {
+    fn new(repo: &Repo) -> Cursor<'_> {
+        Cursor {
+            repo,
+            root: repo.dir.to_string_lossy().into_owned(),
+            other_root: repo.scratch("other-root").to_string_lossy().into_owned(),
+        }
+    }
+
+    fn send(&self, payload: Value) {
+        let out = run_agent_hook(
+            &self.repo.sb,
+            &self.repo.home(),
+            "cursor",
+            payload.to_string().as_bytes(),
+        );
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out}");
+    }
+
+    fn fixture(&self, name: &str, vars: &[(&str, &str)]) -> Value {
+        let mut all = vec![
+            ("ROOT", self.root.as_str()),
+            ("OTHER_ROOT", self.other_root.as_str()),
+            ("GENERATION", "gen-1"),
+        ];
+        all.extend_from_slice(vars);
+        agent_fixture("cursor", name, &all)
+    }
+
+    fn prompt(&self, text: &str) {
+        self.send(self.fixture("before_submit_prompt", &[("PROMPT", text)]));
+    }
+
+    fn edited(&self, file: &str) {
+        self.send(self.fixture("after_file_edit", &[("FILE", file)]));
+    }
+
+    /// A shell command, with Cursor's `beforeShellExecution` first when `hooked_before`.
+    fn shell(&self, command: &str, hooked_before: bool, run: impl FnOnce(&Repo)) {
+        let after = self.fixture("after_shell_execution", &[("COMMAND", command)]);
+        if hooked_before {
+            let mut before = after.clone();
+            before["hook_event_name"] = "beforeShellExecution".into();
+            self.send(before);
+        }
+        run(self.repo);
+        self.send(after);
+    }
+}
+
+/// Cursor has no hook before a file edit: what changed between the prompt and the
+/// `afterFileEdit` that names `agent.txt` is the agent's only for `agent.txt`. The user's
+/// own file, written in the IDE meanwhile, is listed and left alone, and the restore
+/// names the checkpoint that undoes it. A shell command run between its own before and
+/// after hooks is the session's whole; one with no hook before it is not.
+#[test]
+fn a_users_edit_while_a_cursor_agent_works_is_never_put_back() {
+    let r = Repo::new();
+    r.write("base.txt", b"base\n");
+    let cursor = Cursor::new(&r);
+    cursor.prompt("Add agent.txt");
+    // While the agent works, the user writes a file of their own.
+    r.write("user.txt", b"the user's\n");
+    r.write("agent.txt", b"the agent's\n");
+    cursor.edited("agent.txt");
+    cursor.shell("echo hooked > hooked.txt", true, |r| {
+        r.write("hooked.txt", b"hooked\n")
+    });
+    cursor.shell("echo unhooked > unhooked.txt", false, |r| {
+        r.write("unhooked.txt", b"unhooked\n")
+    });
+    let before = r.snapshot();
+    let rev = format!("{}:prompt1", &CURSOR_CONVERSATION[..8]);
+
+    let out = r.run(&["restore", &rev, "--only-session", "--json"]);
+    assert_eq!(out.code, 1, "paths left alone exit 1: {out}");
+    let report = parse_json(&out, "restore --only-session --json");
+    assert_eq!(
+        report["changed_by_session"],
+        serde_json::json!(["agent.txt", "hooked.txt"]),
+        "{report:#}"
+    );
+    let left: Vec<&str> = report["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["unhooked.txt", "user.txt"], "{report:#}");
+    let user_by = &report["conflicts"][1]["changed_by"][0];
+    assert_eq!(user_by["unsure"], true, "{report:#}");
+    assert_eq!(user_by["session"], CURSOR_CONVERSATION, "{report:#}");
+    assert_eq!(
+        report["deleted"],
+        serde_json::json!(["agent.txt", "hooked.txt"])
+    );
+    assert_eq!(r.read("user.txt"), b"the user's\n");
+    assert_eq!(r.read("unhooked.txt"), b"unhooked\n");
+    assert!(!r.exists("agent.txt") && !r.exists("hooked.txt"));
+
+    // Nothing was unsaved, so no new checkpoint: the report names the one that holds
+    // the worktree as the restore found it, and restoring it undoes the restore.
+    let undo = report["worktree_checkpoint"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no way back named: {report:#}"));
+    r.ok(&["restore", undo]);
+    assert_snap_eq(&before, &r.snapshot(), "undone");
+
+    // The text says who may have changed the file and how to undo.
+    let out = r.run(&["restore", &rev, "--only-session"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(
+        out.stdout.contains(
+            "Left user.txt: changed by someone during a tool call of this session that does not name it (checkpoint"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("The worktree was saved already as checkpoint"),
+        "{out}"
+    );
+    assert_eq!(r.read("user.txt"), b"the user's\n");
 }

@@ -452,8 +452,13 @@ fn dry_run_prints_the_diff_and_changes_nothing() {
     let store = std::fs::read(r.store_path()).unwrap();
     let out = r.run(&["revert", "--dry-run", &prompt3()]);
     assert_eq!(
-        out.code, 0,
-        "a dry run reports conflicts, and succeeds: {out}"
+        out.code, 1,
+        "a dry run reports conflicts, and exits as the real run will: {out}"
+    );
+    assert!(
+        out.stderr
+            .starts_with("error: the revert would conflict in 4 paths: clash-link, clash.bin, clash.txt, made-then-edited.txt; nothing was changed"),
+        "{out}"
     );
     assert_snap_eq(&before, &r.snapshot(), "the worktree");
     assert!(

@@ -5,7 +5,9 @@
 //! A module is named by its area, so that a feature's tests are found from its name
 //! (docs/design.md section 7); `cargo test --test it <prefix>` runs an area:
 //!
-//! - `agent_*`: one agent's hooks: install, uninstall, a simulated session.
+//! - `agent_*`: one agent's hooks: install, uninstall, a simulated session;
+//!   `agent_real_*`: the real agent programs (which `.ci/run` installs with npm) in a
+//!   session driven by a scripted model on 127.0.0.1.
 //! - `cli_*`: the program as a whole at the command line: exit codes, revisions, help,
 //!   terminal, pager.
 //! - `cmd_*`: one subcommand's behaviour (`cmd_<command>` or `cmd_<command>_<topic>`).
@@ -30,7 +32,11 @@ mod agent_codex;
 mod agent_copilot;
 mod agent_cursor;
 mod agent_gemini;
+mod agent_hooks_reach;
 mod agent_prompt_numbers;
+mod agent_real_claude;
+mod agent_real_codex;
+mod agent_real_gemini;
 mod agent_transcripts;
 
 mod cli_exit_codes;
@@ -46,6 +52,7 @@ mod cmd_blame;
 mod cmd_browse;
 mod cmd_completions;
 mod cmd_diff_vs_git;
+mod cmd_doctor;
 mod cmd_drop;
 mod cmd_fork_switch_branch;
 mod cmd_gc;
@@ -62,6 +69,7 @@ mod cmd_mcp_scope;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
+mod cmd_revert_safety;
 mod cmd_save;
 mod cmd_save_after_look;
 mod cmd_save_unchanged;
@@ -71,6 +79,7 @@ mod cmd_verify;
 mod cmd_watch;
 mod cmd_watch_auto;
 mod cmd_watch_changes;
+mod cmd_watch_delayed;
 mod cmd_watch_limits;
 mod cmd_watch_share;
 

@@ -216,8 +216,12 @@ fn restoring_a_checkpoint_from_before_hooks_install_keeps_the_hooks() {
     // Even tracked by git, the settings are the agent's, not a checkpoint's.
     r.git(&["add", ".claude/settings.json"]);
     r.git(&["commit", "-q", "-m", "share the hooks"]);
-    // Other settings in `.claude/` and a nested `settings.json` are ordinary files.
+    // Other settings in `.claude/` and other files in a nested `.claude/` are ordinary
+    // files; a nested `settings.json` is where `hooks install claude` run in `sub/`
+    // writes (Claude Code reads a project's settings where it starts), so it is the
+    // agent's too.
     r.write(".claude/commands/review.md", b"review it\n");
+    r.write("sub/.claude/commands/fix.md", b"fix it\n");
     r.write("sub/.claude/settings.json", b"{}\n");
     r.write("a.txt", b"v2\n");
     let after = r.save("after install");
@@ -230,12 +234,14 @@ fn restoring_a_checkpoint_from_before_hooks_install_keeps_the_hooks() {
         "{paths:?}"
     );
     assert!(paths.contains(&".claude/commands/review.md".to_string()));
-    assert!(paths.contains(&"sub/.claude/settings.json".to_string()));
+    assert!(paths.contains(&"sub/.claude/commands/fix.md".to_string()));
+    assert!(!paths.contains(&"sub/.claude/settings.json".to_string()));
 
     r.ok(&["restore", &before_install]);
     assert_eq!(r.read("a.txt"), b"v1\n");
     assert!(!r.exists(".claude/commands/review.md"));
-    assert!(!r.exists("sub/.claude/settings.json"));
+    assert!(!r.exists("sub/.claude/commands/fix.md"));
+    assert_eq!(r.read("sub/.claude/settings.json"), b"{}\n");
     assert_eq!(settings_files(&r), settings, "the settings are unchanged");
     let text = listed_text(&r);
     assert!(!text.contains("\"path\":\".claude/settings"), "{text}");

@@ -11,10 +11,7 @@
 //! or the disk; the test then asserts a much lower peak resident size.
 
 use crate::common;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::raw_store::{self, BRANCHES, CHECKPOINTS, CHUNKS, PACKS, TREES};
 use common::{assert_snap_eq, parse_json, Out, Repo};
@@ -45,93 +42,24 @@ struct Bounded {
 
 /// Runs the binary with `args` in the worktree under the address-space and file-size
 /// limits, with two rayon threads whatever the machine (so the memory figure does not
-/// depend on the core count); kills it and fails after [`MAX_TIME`].
-// The child is reaped by `wait4` (for its peak resident size), not `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// depend on the core count), measured by [`common::run_limited_measuring_peak`]; kills
+/// it and fails after [`MAX_TIME`].
 fn run_bounded(repo: &Repo, args: &[&str]) -> Bounded {
     let mut cmd = repo.sb.bin_cmd(&repo.dir, args);
-    cmd.env("RAYON_NUM_THREADS", "2")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            for (resource, limit) in [
-                (libc::RLIMIT_AS, ADDRESS_SPACE_LIMIT),
-                (libc::RLIMIT_FSIZE, FILE_SIZE_LIMIT),
-            ] {
-                let value = libc::rlimit {
-                    rlim_cur: limit,
-                    rlim_max: limit,
-                };
-                if libc::setrlimit(resource, &value) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the binary");
-    let pipe = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut b = Vec::new();
-            let _ = r.read_to_end(&mut b);
-            b
-        })
+    cmd.env("RAYON_NUM_THREADS", "2");
+    let limits = common::ChildLimits {
+        address_space: ADDRESS_SPACE_LIMIT,
+        file_size: FILE_SIZE_LIMIT,
     };
-    let stdout = pipe(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = pipe(Box::new(child.stderr.take().expect("stderr")));
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waits for our own child only; the pointers are to live locals.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if reaped == pid {
-            break;
-        }
-        assert_eq!(reaped, 0, "wait4: {}", std::io::Error::last_os_error());
-        if started.elapsed() > MAX_TIME {
-            let _ = child.kill();
-            // SAFETY: as above; reaps the killed child.
-            unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            let err = stderr.join().unwrap_or_default();
-            panic!(
-                "{args:?} took longer than {MAX_TIME:?} (killed); stderr:\n{}",
-                String::from_utf8_lossy(&err)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let finished = Instant::now();
-    let stdout_raw = stdout.join().expect("stdout reader");
-    let stderr = String::from_utf8_lossy(&stderr.join().expect("stderr reader")).into_owned();
-    let (code, signal) = if libc::WIFEXITED(status) {
-        (libc::WEXITSTATUS(status), None)
-    } else {
-        (-1, Some(libc::WTERMSIG(status)))
-    };
+    let (out, peak) = common::run_limited_measuring_peak(cmd, None, Some(limits), MAX_TIME);
+    let max_rss_kib = peak / 1024;
     // Printed with the test's output: the margins, when a limit is near.
-    let max_rss_kib = usage.ru_maxrss as u64;
     eprintln!(
-        "{args:?}: status {status:#x}, peak {max_rss_kib} KiB, {:?}",
-        finished - started
+        "{args:?}: exit {}, peak {max_rss_kib} KiB, {:?}",
+        out.code,
+        out.finished - out.started
     );
-    Bounded {
-        out: Out {
-            code,
-            signal,
-            stdout: String::from_utf8_lossy(&stdout_raw).into_owned(),
-            stderr,
-            stdout_raw,
-            started,
-            finished,
-        },
-        max_rss_kib,
-    }
+    Bounded { out, max_rss_kib }
 }
 
 /// Runs `args` bounded and asserts a clear one-line error (exit 1) that contains every

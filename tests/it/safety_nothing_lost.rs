@@ -533,9 +533,23 @@ proptest! {
         }
         args.push("--");
         args.extend(paths.iter().copied());
+        let selected = |name: &str| paths.iter().any(|p| under(name, p));
+        // A path that names no file of the target nor of the worktree fails, as git's
+        // pathspec does, and changes nothing.
+        let names_nothing = |worktree: &Files| {
+            paths.iter().any(|p| !target.keys().chain(worktree.keys()).any(|name| under(name, p)))
+        };
+        if names_nothing(&unsaved) {
+            let checkpoints = repo.log_ids(true);
+            let out = repo.run(&args);
+            prop_assert_eq!(out.code, 1, "{}", out);
+            prop_assert!(out.stderr.contains("did not match any file"), "{}", out);
+            prop_assert_eq!(worktree_files(&repo), unsaved.clone());
+            prop_assert_eq!(repo.log_ids(true), checkpoints);
+            return Ok(());
+        }
         repo.ok(&args);
         prop_assert_eq!(repo.id("@"), tip.clone(), "the branch moved");
-        let selected = |name: &str| paths.iter().any(|p| under(name, p));
         let mut want: Files = unsaved
             .iter()
             .filter(|(name, _)| !selected(name))
@@ -556,7 +570,10 @@ proptest! {
             }
         }
         let checkpoints = repo.log_ids(true);
-        repo.ok(&args);
+        // Run again, it changes nothing (a path the first run deleted names nothing now:
+        // refused, as git refuses it).
+        let out = repo.run(&args);
+        prop_assert_eq!(out.code, i32::from(names_nothing(&want)), "{}", out);
         prop_assert_eq!(worktree_files(&repo), want);
         prop_assert_eq!(repo.id("@"), tip);
         if back == 0 {

@@ -263,9 +263,11 @@ fn a_first_save_read_by_several_threads_fills_many_blocks_and_round_trips() {
     let files = r.snapshot();
     let l = layout(&r);
     let blocks = blocks(&l);
-    // 1,500 distinct small files, 4.9 MB, fill about 19 blocks of 256 KiB.
+    // 1,500 distinct small files, 4.9 MB, fill about 19 blocks of 256 KiB. The block
+    // still open when the scan ends may hold a single chunk, which is stored on its own
+    // (`OpenBlock::seal`): which file is last depends on the threads' timing.
     assert!(
-        blocks.len() >= 15 && l.solid.len() >= 1500,
+        blocks.len() >= 15 && l.solid.len() >= 1499,
         "{} chunks in {} solid blocks",
         l.solid.len(),
         blocks.len()

@@ -104,6 +104,7 @@ pub enum Command {
     Watch(commands::watch::Args),
     Mcp(commands::mcp::Args),
     // Set-up commands last: they are run once, the others every day.
+    Doctor(commands::doctor::Args),
     Completions(commands::completions::Args),
     InstallMan(commands::install_man::Args),
 }
@@ -118,6 +119,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             return commands::install_man::run(args, Cli::command(), cli.quiet)
         }
         Command::Hooks(args) => return commands::hooks::run(start, cli.quiet, args),
+        Command::Doctor(args) => return commands::doctor::run(start, cli.quiet, cli.json, args),
         Command::Mcp(args) => {
             return match args.action {
                 Some(action) => commands::mcp::register(start, cli.quiet, action),
@@ -167,7 +169,11 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
         Command::Pull(args) => pull::run(context, args),
         Command::Export(args) => export::run(context, args),
         Command::Watch(args) => watch::run(context, args),
-        Command::Completions(_) | Command::InstallMan(_) | Command::Hooks(_) | Command::Mcp(_) => {
+        Command::Completions(_)
+        | Command::InstallMan(_)
+        | Command::Hooks(_)
+        | Command::Mcp(_)
+        | Command::Doctor(_) => {
             unreachable!("handled before the worktree is found")
         }
     }

@@ -49,6 +49,7 @@ use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
 use plan::plan;
+pub(crate) use preflight::{check_directories_writable, check_names_and_room, holds_nothing_else};
 
 /// How a restore runs.
 #[derive(Clone, Debug, Default)]
@@ -88,6 +89,11 @@ pub struct RestoreReport {
     pub target: Option<CheckpointId>,
     /// The checkpoint the worktree was saved as first, if it had unsaved changes.
     pub safety_checkpoint: Option<CheckpointId>,
+    /// The checkpoint holding the worktree as the restore found it, so that restoring
+    /// it undoes the restore: the safety checkpoint, or the current one when nothing was
+    /// unsaved. `None` when nothing was saved first (a dry run, `--no-save`) or nothing
+    /// was written.
+    pub worktree: Option<CheckpointId>,
     /// Whether a dry run found unsaved changes that a real run would save first.
     pub would_save: bool,
     /// Paths written (files and symlinks), sorted.
@@ -136,8 +142,8 @@ pub fn restore(
         &snapshot,
         &store.hasher,
         (now.tree, now.scanned_trees.as_ref(), &now.skipped),
-        (target.tree, &target.skipped),
-        &filter,
+        &target,
+        &options.paths,
         &mut report,
     );
     let changes = match planned {
@@ -153,6 +159,10 @@ pub fn restore(
             return Err(refused);
         }
     };
+    if changes.is_empty() && now.leftovers.is_empty() {
+        // Nothing written: nothing to undo.
+        report.worktree = None;
+    }
     // A restore that changes no file needs no way back, and a path-limited one leaves
     // the branch where it is: run twice, the second run changes nothing at all.
     if let (true, HeadUpdate::MoveBranch, Some(safety)) = (
@@ -240,6 +250,7 @@ impl Current {
         )?;
         report.warnings.extend(saved.report.warnings);
         report.safety_checkpoint = saved.made;
+        report.worktree = Some(saved.worktree);
         let id = saved.worktree;
         let record = store.snapshot()?.checkpoint(id)?;
         if let HeadUpdate::SwitchBranch(name) = &options.head {
@@ -310,8 +321,8 @@ pub fn dry_run(
         &before,
         store.hasher(),
         (scan.root, Some(&scan.trees), &scan.skipped),
-        (target.tree, &target.skipped),
-        &PathFilter::new(options.paths.clone()),
+        &target,
+        &options.paths,
         &mut report,
     )?;
     Ok(report)

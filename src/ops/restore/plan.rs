@@ -8,36 +8,53 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::preflight::preflight;
-use super::RestoreReport;
+use super::{RestoreReport, Target};
 use crate::diff::{self, Change, PathFilter};
 use crate::format::chunk::Hasher;
 use crate::git::repo::Repo;
 use crate::model::{PendingTrees, SkippedFile};
-use crate::storage::Snapshot;
+use crate::storage::{Snapshot, TreeReader};
 use crate::worktree::exempt::ExemptPaths;
-use crate::{Result, TreeId};
+use crate::{Error, Result, TreeId};
 
 /// The changes that make the worktree (the tree `current`, with its pending trees if
-/// only scanned, and the files it skipped) equal to the checkpoint's tree `target` (with
-/// the files its save skipped) under `filter`, less the skipped and exempt paths, which
-/// go to `report` as untouched; the paths to write and delete go there too. Checked by
-/// [`preflight`]: what can be known before a change is checked before any, and before
-/// the restore is recorded as started, so a refused restore changes nothing and leaves
-/// nothing to finish, and a dry run refuses exactly what the real run would.
+/// only scanned, and the files it skipped) equal to the checkpoint `target` under the
+/// given `paths` (none: everything), less the skipped and exempt paths, which go to
+/// `report` as untouched; the paths to write and delete go there too. A path that names
+/// nothing on either side is refused, as git refuses a pathspec that matches nothing.
+/// Checked by [`preflight`]: what can be known before a change is checked before any,
+/// and before the restore is recorded as started, so a refused restore changes nothing
+/// and leaves nothing to finish, and a dry run refuses exactly what the real run would.
 pub(super) fn plan(
     repo: &Repo,
     snapshot: &Snapshot,
     hasher: &Hasher,
     current: (TreeId, Option<&PendingTrees>, &[SkippedFile]),
-    target: (TreeId, &[SkippedFile]),
-    filter: &PathFilter,
+    target: &Target,
+    paths: &[Vec<u8>],
     report: &mut RestoreReport,
 ) -> Result<Vec<Change>> {
     let (current_tree, scanned_trees, current_skipped) = current;
-    let (target_tree, target_skipped) = target;
+    let (target_tree, target_skipped) = (target.tree, target.skipped.as_slice());
+    let filter = PathFilter::new(paths.to_vec());
     let mut changes = {
         let reader = snapshot.checked_trees(scanned_trees)?;
-        diff::diff_trees(&reader, Some(current_tree), Some(target_tree), filter)?
+        let changes = diff::diff_trees(&reader, Some(current_tree), Some(target_tree), &filter)?;
+        let skipped = current_skipped.iter().chain(target_skipped);
+        let unmatched = unmatched_paths(
+            &reader,
+            [current_tree, target_tree],
+            paths,
+            &changes,
+            skipped,
+        )?;
+        if let Some(path) = unmatched {
+            return Err(Error::PathspecNoMatch {
+                path: String::from_utf8_lossy(&path).into_owned(),
+                checkpoint: snapshot.short_id(target.id)?,
+            });
+        }
+        changes
     };
     report.untouched = spare_skipped_files(
         &repo.root,
@@ -58,6 +75,36 @@ pub(super) fn plan(
     }
     preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
     Ok(changes)
+}
+
+/// The first of `paths` that names nothing: no change lies at or below it, no skipped
+/// file either, and neither tree of `trees` (the worktree's and the target's) holds a
+/// file there. Only the paths no change covers are looked up, down their own branches.
+fn unmatched_paths<'a>(
+    reader: &TreeReader<'_>,
+    trees: [TreeId; 2],
+    paths: &[Vec<u8>],
+    changes: &[Change],
+    skipped: impl Iterator<Item = &'a SkippedFile>,
+) -> Result<Option<Vec<u8>>> {
+    let skipped: Vec<&[u8]> = skipped.map(|file| file.path.as_slice()).collect();
+    for path in paths.iter().filter(|path| !path.is_empty()) {
+        let one = PathFilter::new(vec![path.clone()]);
+        if changes.iter().any(|c| one.covers(&c.path)) || skipped.iter().any(|s| one.covers(s)) {
+            continue;
+        }
+        let mut found = false;
+        for tree in trees {
+            if !diff::diff_trees(reader, None, Some(tree), &one)?.is_empty() {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return Ok(Some(path.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// Keeps files that a save skipped (too large, or unreadable) out of `changes`: no

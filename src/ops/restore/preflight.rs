@@ -2,7 +2,7 @@
 //! before any (docs/design.md invariant 1), so that a refused restore changes nothing
 //! and a dry run refuses exactly what the real run would.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -37,6 +37,7 @@ pub(super) fn preflight(
         .map(|c| c.path.as_slice())
         .collect();
     check_names_and_room(root, changes)?;
+    check_directories_writable(root, changes)?;
     let mut dirs = DirsSeen::default();
     let mut last = LastPack::default();
     for change in changes {
@@ -64,7 +65,7 @@ pub(super) fn preflight(
 
 /// Refuses a restore known to fail half-way: a name longer than a filesystem takes, or
 /// more bytes to write than the worktree's filesystem has free.
-fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
+pub(crate) fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
     let mut needed: u64 = 0;
     for change in changes.iter().filter(|c| c.new.is_some()) {
         if let Some(long) = change
@@ -97,6 +98,70 @@ fn check_names_and_room(root: &Path, changes: &[Change]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a change that a directory would stop half-way: the directory that gets each
+/// new entry or loses one (the deepest real one on the way, where directories are to be
+/// made or a file in the way is deleted first) must be one this user may write (not
+/// read-only for them, not immutable, not on a read-only filesystem). The way is looked
+/// at from the top down and never through a symlink; each directory is looked at once.
+pub(crate) fn check_directories_writable(root: &Path, changes: &[Change]) -> Result<()> {
+    let mut real: HashMap<&[u8], bool> = HashMap::new();
+    let mut checked: HashSet<&[u8]> = HashSet::new();
+    for change in changes {
+        let parent = parent_of(&change.path);
+        let ends = parent
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'/')
+            .map(|(i, _)| i)
+            .chain((!parent.is_empty()).then_some(parent.len()));
+        let mut deepest: &[u8] = &[];
+        for end in ends {
+            let dir = &parent[..end];
+            let is_dir = *real.entry(dir).or_insert_with(|| {
+                std::fs::symlink_metadata(root.join(OsStr::from_bytes(dir)))
+                    .is_ok_and(|meta| meta.is_dir())
+            });
+            if !is_dir {
+                break;
+            }
+            deepest = dir;
+        }
+        if !checked.insert(deepest) {
+            continue;
+        }
+        let full = root.join(OsStr::from_bytes(deepest));
+        if let Err(e) = may_write_in(&full) {
+            return Err(Error::RestoreBlocked {
+                path: full,
+                why: format!("this directory cannot be written ({e}); make it writable and retry"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process may add and remove entries in the directory `dir`, as the kernel
+/// decides for its effective user (permissions, ACLs, the immutable flag, a read-only
+/// mount).
+fn may_write_in(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{Access, AtFlags, CWD};
+    rustix::fs::accessat(
+        CWD,
+        dir,
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    )
+    .map_err(std::io::Error::from)
+}
+
+/// The directory holding `path` (empty at the top).
+fn parent_of(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => &path[..slash],
+        None => &[],
+    }
 }
 
 /// Directories already found to be real ones, or missing, so each is looked at once
@@ -209,7 +274,7 @@ fn holds_the_same<'a>(
 }
 
 /// Checks that `dir` holds only directories and files in `deleted`.
-fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
+pub(crate) fn holds_nothing_else(root: &Path, dir: &Path, deleted: &HashSet<&[u8]>) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let path = entry.path();

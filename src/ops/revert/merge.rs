@@ -9,7 +9,7 @@ use crate::git::repo::Repo;
 use crate::model::tree::Node;
 use crate::Result;
 
-use super::{PathReport, Status, Undo, Written};
+use super::{PathReport, RevertOptions, Status, Undo, Written};
 
 /// How conflicts are written (git's `merge.conflictStyle`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub(super) fn merge_changed(
     stored: &ContentReader<'_>,
     ours_reader: &ContentReader<'_>,
     undo: &Undo,
-    style: ConflictStyle,
+    options: &RevertOptions,
 ) -> Result<()> {
     let path = entry.path.clone();
     let left = |entry: &mut PathReport, why: &str| {
@@ -126,13 +126,17 @@ pub(super) fn merge_changed(
             o_bytes.bytes(),
             t_bytes.bytes(),
             undo,
-            style,
+            options.conflict_style,
         ) {
             Ok(clean) => Content::Bytes(clean),
             Err(marked) => {
                 entry.status = Status::Conflict;
                 entry.markers = true;
-                entry.why = Some("changed on both sides; conflict markers written".into());
+                entry.why = Some(if options.dry_run {
+                    "changed on both sides; conflict markers would be written".into()
+                } else {
+                    "changed on both sides; conflict markers written".into()
+                });
                 entry.result = written(o, Content::Bytes(marked));
                 return Ok(());
             }

@@ -8,7 +8,10 @@
 //! not touch are never looked at.
 //!
 //! Per path, with O the worktree's node, B the base's and T theirs:
-//! - O is B (nothing changed it since): it becomes T (written, or deleted).
+//! - O is B (nothing changed it since): it becomes T (written, or deleted). Where
+//!   something is in the way of T, it goes only if the revert itself removes it: a file
+//!   the change turned into a directory comes back once the directory's files are
+//!   deleted, and the reverse; anything else in the way is a conflict.
 //! - O is T already: unchanged.
 //! - Files on all three sides: the content and the permission bits are merged apart.
 //!   Content: O is B's → T's; T is B's or O's → O's; otherwise a text merge by
@@ -18,21 +21,29 @@
 //!   since, a file R deleted that something now occupies, a directory in the way) is a
 //!   conflict that leaves the worktree's path as it is.
 //!
-//! Order of work: the worktree is saved first (the safety checkpoint, beside HEAD's
-//! branch, as restore does), the plan is made from exactly what was saved, and only then
-//! is anything written, through handles of the directories it concerns
-//! ([`crate::worktree`]): a new file or symlink is made under a temporary name beside its
-//! target and renamed over it, never written through a path that could be a symlink. A
-//! refused revert (`--no-conflicts`) drops its safety checkpoint again and changes nothing.
+//! Order of work, as restore's (docs/design.md invariant 1): the worktree is saved first
+//! (the safety checkpoint, beside HEAD's branch), the plan is made from exactly what was
+//! saved, and then checked whole before anything is written: `--no-conflicts`, the race
+//! check (a path changed since the save), the preflight (names, room, directories that
+//! may be written, no immutable file to replace). A refused revert drops its safety
+//! checkpoint again and changes nothing; its dry run refuses the same with the same
+//! error. Then every new file or symlink is written under a temporary name beside its
+//! target (a failure takes them back: still nothing changed), HEAD's branch moves to the
+//! safety checkpoint, and the deletions and renames are made, through handles of the
+//! directories they concern ([`crate::worktree`]), never through a path that could be a
+//! symlink. A failure among those has changed some paths: [`Error::RevertStopped`] says
+//! so and names the checkpoint whose restore undoes the revert.
 //!
 //! The work is split by job: this file holds the options, the report, [`Undo`] and the
-//! two entry points ([`revert`], [`dry_run`]); `plan` decides per path, `merge` merges a
-//! path both sides changed ([`ConflictStyle`], the relabelled markers), `apply` writes
-//! the plan through [`crate::worktree::Dir`] handles after the race check.
+//! two entry points ([`revert`], [`dry_run`]); `plan` decides per path (and clears the
+//! way between files and directories), `merge` merges a path both sides changed
+//! ([`ConflictStyle`], the relabelled markers), `preflight` checks the plan whole, and
+//! `apply` stages and commits it through [`crate::worktree::Dir`] handles.
 
 mod apply;
 mod merge;
 mod plan;
+mod preflight;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -45,12 +56,14 @@ use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::worktree::Worktree;
 use crate::{CheckpointId, Error, Result, TreeId};
 
-use apply::{apply, still_as_saved};
+use apply::still_as_saved;
 use merge::read_ours;
 pub use merge::ConflictStyle;
 use plan::plan;
+use preflight::preflight;
 
 /// The change to undo: from tree `before` to tree `after`. Reverting it makes each path
 /// it touched what it was in `before`, merged with what the worktree made of it since.
@@ -210,8 +223,11 @@ impl RevertReport {
 
 /// Reverts `undo` in the worktree: saves it first, merges each path the change touched,
 /// and writes the result. Conflicts are written (or left) and reported; with
-/// `no_conflicts`, any conflict refuses the whole revert before anything changes. A dry
-/// run is [`dry_run`].
+/// `no_conflicts`, any conflict refuses the whole revert before anything changes. So
+/// does anything the preflight finds (names, room, directories that may be written,
+/// immutable files): a refused revert changes nothing, and its safety checkpoint goes
+/// again. A failure once the worktree began to change is [`Error::RevertStopped`],
+/// which names the checkpoint that undoes it. A dry run is [`dry_run`].
 pub fn revert(
     repo: &Repo,
     store: &Store,
@@ -233,41 +249,37 @@ pub fn revert(
     report.safety_checkpoint = saved.made;
     let ours_id = saved.worktree;
     report.worktree = Some(ours_id);
-    let snapshot = store.snapshot()?;
-    let ours_tree = snapshot.checkpoint(ours_id)?.tree;
     let skipped: BTreeSet<Vec<u8>> = saved.report.skipped.into_iter().map(|s| s.path).collect();
-    let chunks = snapshot.chunks()?;
-    let reader = ContentReader::new(&store.hasher, &chunks, None);
-    let planned = plan(
-        repo,
-        &snapshot,
-        (ours_tree, None),
-        &skipped,
-        undo,
-        &reader,
-        &reader,
-        options,
-    );
-    let planned = match planned {
+    let planned = {
+        let snapshot = store.snapshot()?;
+        let ours_tree = snapshot.checkpoint(ours_id)?.tree;
+        let chunks = snapshot.chunks()?;
+        let reader = ContentReader::new(&store.hasher, &chunks, None);
+        let planned = plan(
+            repo,
+            &snapshot,
+            (ours_tree, None),
+            &skipped,
+            undo,
+            &reader,
+            &reader,
+            options,
+        );
+        planned.and_then(|paths| Ok((paths, snapshot.short_id(ours_id)?)))
+    };
+    let (paths, way_back) = match planned {
         Ok(planned) => planned,
         Err(e) => {
-            drop(snapshot);
             forget(store, report.safety_checkpoint);
             return Err(e);
         }
     };
-    drop(snapshot);
-    report.paths = planned;
-    let conflicts = report.conflicts();
-    if options.no_conflicts && !conflicts.is_empty() {
+    report.paths = paths;
+    if let Err(e) = refusal(&report, options) {
         forget(store, report.safety_checkpoint);
-        return Err(Error::RevertWouldConflict { paths: conflicts });
+        return Err(e);
     }
-    if !report
-        .paths
-        .iter()
-        .any(|p| p.status == Status::Applied || p.markers)
-    {
+    if !report.paths.iter().any(apply::changes) {
         // Nothing is written: the worktree is as it was saved, and needs no way back.
         forget(store, report.safety_checkpoint);
         report.safety_checkpoint = None;
@@ -277,28 +289,59 @@ pub fn revert(
     // Something may have changed the worktree since it was saved (an agent still at
     // work): what the plan replaces must still be what it merged, else nothing is done.
     crate::fault::point("revert-planned");
-    if let Err(e) = still_as_saved(repo, &report.paths) {
-        forget(store, report.safety_checkpoint);
-        return Err(e);
-    }
+    let worktree = Worktree::open(&repo.root)?;
+    let checked = still_as_saved(repo, &report.paths)
+        .and_then(|()| preflight(&repo.root, &report.paths))
+        .and_then(|()| apply::stage(&worktree, &report.paths));
+    let staged = match checked {
+        Ok(staged) => staged,
+        Err(e) => {
+            forget(store, report.safety_checkpoint);
+            return Err(e);
+        }
+    };
+    crate::fault::point("revert-staged");
     // HEAD's branch takes the safety checkpoint, as a save would have moved it: the
     // worktree it records is the one the revert starts from.
     if let Some(safety) = report.safety_checkpoint {
-        let txn = store.transaction()?;
-        txn.move_head(safety)?;
-        txn.commit()?;
+        let moved = store.transaction().and_then(|txn| {
+            txn.move_head(safety)?;
+            txn.commit()
+        });
+        if let Err(e) = moved {
+            apply::unstage(&worktree, &report.paths, &staged);
+            forget(store, report.safety_checkpoint);
+            return Err(e);
+        }
     }
-    let changed = apply(repo, &report.paths)?;
+    let total = report.paths.iter().filter(|p| apply::changes(p)).count();
+    let changed = apply::commit(&worktree, &report.paths, staged);
     // The stat cache may hold the old files' metadata, equal in size and time to the new
     // ones within the clock's grain: forgotten, so the next save reads them.
-    let txn = store.transaction()?;
-    txn.forget_cached(&changed)?;
-    txn.commit()?;
+    let forget_cached = |paths: &[Vec<u8>]| -> Result<()> {
+        let txn = store.transaction()?;
+        txn.forget_cached(paths)?;
+        txn.commit()
+    };
+    match changed {
+        Ok(changed) => forget_cached(&changed)?,
+        Err(stopped) => {
+            let _ = forget_cached(&stopped.changed);
+            return Err(Error::RevertStopped {
+                done: stopped.changed.len(),
+                total,
+                cause: Box::new(stopped.error),
+                checkpoint: way_back,
+            });
+        }
+    }
     Ok(report)
 }
 
 /// What [`revert`] would do, changing nothing: not the worktree, not the store, which
-/// may be open only for reading. Each path's worktree content is read for the diff.
+/// may be open only for reading. Each path's worktree content is read for the diff. It
+/// refuses what the real run would refuse, with the same error (`no_conflicts`, the
+/// preflight).
 pub fn dry_run(
     repo: &Repo,
     store: &impl StoreRead,
@@ -332,13 +375,27 @@ pub fn dry_run(
     {
         path.ours_content = read_ours(&worktree, &path.path, path.ours.as_ref())?;
     }
-    Ok(RevertReport {
+    let report = RevertReport {
         would_save: current_tree != Some(scan.root),
         dry_run: true,
         paths,
         warnings: scan.warnings,
         ..RevertReport::default()
-    })
+    };
+    refusal(&report, options)?;
+    if report.paths.iter().any(apply::changes) {
+        preflight(&repo.root, &report.paths)?;
+    }
+    Ok(report)
+}
+
+/// The refusal `--no-conflicts` makes of a plan with conflicts.
+fn refusal(report: &RevertReport, options: &RevertOptions) -> Result<()> {
+    let conflicts = report.conflicts();
+    if options.no_conflicts && !conflicts.is_empty() {
+        return Err(Error::RevertWouldConflict { paths: conflicts });
+    }
+    Ok(())
 }
 
 /// Drops the safety checkpoint `id` a revert made and no longer needs, as restore drops

@@ -1,23 +1,37 @@
 //! The watcher's kernel interface on Linux: inotify, one watch per directory (inotify is
 //! not recursive), read without blocking, and its per-user limits from `/proc/sys`; and
-//! the mount table from `/proc/self/mountinfo`.
+//! the mount table from `/proc/self/mountinfo`. In test builds the events may instead be
+//! handed over late, as FSEvents hands them (`delayed.rs`).
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
-use super::{Change, Event, Limits};
+use super::inbox::Inbox;
+use super::{delayed, Change, Event, Limits};
 
 /// A watched directory, as the kernel numbers it.
 pub(crate) type WatchId = WatchDescriptor;
 
 /// The kernel's queue of file-change events for this watcher.
 pub(crate) struct Events {
-    inotify: Inotify,
-    /// Reused by every read: a read takes as many queued events as fit.
-    buffer: Vec<u8>,
+    /// Adds and removes watches, wherever the queue is read.
+    watches: Watches,
+    source: Source,
+}
+
+/// Where the watcher reads the queue.
+enum Source {
+    /// On its own thread, as the kernel queues them.
+    Direct {
+        inotify: Inotify,
+        /// Reused by every read: a read takes as many queued events as fit.
+        buffer: Vec<u8>,
+    },
+    /// Test builds: late and in batches, from the thread that holds them back.
+    Delayed(Inbox),
 }
 
 /// What every watched directory reports. Not `IN_ACCESS`/`IN_OPEN`: reads change nothing.
@@ -36,18 +50,31 @@ fn dir_mask() -> WatchMask {
 }
 
 impl Events {
-    /// A new, empty queue (non-blocking).
-    pub(crate) fn new() -> std::io::Result<Events> {
-        Ok(Events {
-            inotify: Inotify::init()?,
-            buffer: vec![0u8; 256 * 1024],
-        })
+    /// A new, empty queue (non-blocking). The worktree's top is not needed: inotify
+    /// watches each directory as it is added.
+    pub(crate) fn new(_root: &Path) -> std::io::Result<Events> {
+        let inotify = Inotify::init()?;
+        let watches = inotify.watches();
+        let source = match delayed::Delay::from_env() {
+            Some(delay) => Source::Delayed(delayed::start(inotify, delay)?),
+            None => Source::Direct {
+                inotify,
+                buffer: vec![0u8; READ_BUFFER],
+            },
+        };
+        Ok(Events { watches, source })
+    }
+
+    /// Whether an event may reach the watcher after the call that made the change has
+    /// returned: only with the test builds' delayed events.
+    pub(crate) fn delivers_late(&self) -> bool {
+        matches!(self.source, Source::Delayed(_))
     }
 
     /// Watches the directory `dir` (not what is below it; never through a symlink).
     /// `None` when it is gone again or is not a directory: its parent's events say so.
     pub(crate) fn add(&mut self, dir: &Path) -> std::io::Result<Option<WatchId>> {
-        match self.inotify.watches().add(dir, dir_mask()) {
+        match self.watches.add(dir, dir_mask()) {
             Ok(id) => Ok(Some(id)),
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound
@@ -61,29 +88,43 @@ impl Events {
 
     /// Stops watching a directory (an error means the kernel already dropped it).
     pub(crate) fn remove(&mut self, id: WatchId) {
-        let _ = self.inotify.watches().remove(id);
+        let _ = self.watches.remove(id);
     }
 
-    /// The events queued now, as many as one read takes; empty when none is queued.
+    /// The events queued now, as many as one read takes; empty when none is.
     pub(crate) fn read(&mut self) -> std::io::Result<Vec<Event>> {
-        match self.inotify.read_events(&mut self.buffer) {
-            Ok(events) => Ok(events
-                .map(|e| Event {
-                    watch: e.wd,
-                    name: e.name.map(|n| n.as_bytes().to_vec()),
-                    change: change(e.mask),
-                })
-                .collect()),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
-            Err(e) => Err(e),
+        match &mut self.source {
+            Source::Direct { inotify, buffer } => read_now(inotify, buffer),
+            Source::Delayed(inbox) => inbox.take(),
         }
+    }
+}
+
+/// How many bytes of events one read takes at most.
+pub(super) const READ_BUFFER: usize = 256 * 1024;
+
+/// The events `inotify` holds now, as many as fit in `buffer`; empty when none is.
+pub(super) fn read_now(inotify: &mut Inotify, buffer: &mut [u8]) -> std::io::Result<Vec<Event>> {
+    match inotify.read_events(buffer) {
+        Ok(events) => Ok(events
+            .map(|e| Event {
+                watch: e.wd,
+                name: e.name.map(|n| n.as_bytes().to_vec()),
+                change: change(e.mask),
+            })
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
 }
 
 /// Polled for readability: something is queued.
 impl AsFd for Events {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inotify.as_fd()
+        match &self.source {
+            Source::Direct { inotify, .. } => inotify.as_fd(),
+            Source::Delayed(inbox) => inbox.as_fd(),
+        }
     }
 }
 
@@ -146,10 +187,7 @@ pub(crate) fn mounts_below(root: &Path) -> bool {
         let Some(field) = line.split(|&b| b == b' ').nth(4) else {
             return false;
         };
-        let point = unescape_mount_point(field);
-        point.len() > root.len()
-            && point.starts_with(root)
-            && (point[root.len()] == b'/' || root == b"/")
+        super::is_strictly_below(&unescape_mount_point(field), root)
     })
 }
 

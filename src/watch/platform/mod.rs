@@ -1,32 +1,55 @@
-//! The watcher's kernel interface: the one place that names the kernel's file-change
+//! The watcher's kernel interface: the one place that names the system's file-change
 //! events, so that the rest of the watcher (and a build for another system) never does.
+//! One daemon, one journal, one protocol: only the event source differs.
 //!
-//! Linux has it (`linux.rs`, through inotify). Elsewhere (`other.rs`) there is no
-//! watcher: [`available`] says so in one line, and every save walks the worktree as it
-//! does without a watcher. The daemon relies on one promise of the backend: an event is
-//! queued in the very system call that makes the change, so reading the queue dry before
-//! an answer covers every change that completed before the question. A backend that
-//! cannot keep that promise (FSEvents batches with a latency) must not be plugged in here.
+//! - Linux (`linux.rs`): inotify, one watch per directory. An event is queued in the very
+//!   system call that makes the change, so reading the queue dry before an answer covers
+//!   every change that completed before the question.
+//! - macOS (`macos.rs`): one FSEvents stream on the worktree's top, recursive. FSEvents
+//!   delivers events in batches, some milliseconds after the change, so reading what has
+//!   arrived covers nothing: before it answers, the watcher writes a cookie in the
+//!   worktree and waits for the cookie's own event (`Events::delivers_late`,
+//!   `watch::cookie`). What an FSEvents event says is read by `fsevents.rs`, compiled
+//!   everywhere its unit tests run.
+//! - In test builds on Linux, `GIT_CHECKPOINT_WATCH_DELAYED` makes inotify's events arrive
+//!   as FSEvents' do (`delayed.rs`): late, in batches, coalesced, now and then replaced by
+//!   "rescan", through the same inbox (`inbox.rs`) and the same cookie, so that the
+//!   watcher's test suite checks the macOS contract where it runs.
+//! - Elsewhere (`other.rs`) there is no watcher: [`available`] says so in one line, and
+//!   every save walks the worktree as it does without a watcher.
 //!
 //! The mount table is here too: a filesystem mounted below the worktree after the
 //! watcher started hides changes from it, and where the table is kept is the system's
 //! business. So are the per-user [`Limits`] of the kernel's interface.
 
 #[cfg(target_os = "linux")]
+mod delayed;
+#[cfg(any(target_os = "macos", test))]
+mod fsevents;
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+mod inbox;
+#[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{limits, mounts_below, Events, WatchId};
 
-#[cfg(not(target_os = "linux"))]
+// FSEvents has only a C interface: the one file of the library with `unsafe` blocks,
+// each with what makes it sound (scripts/layers.py allows them nowhere else).
+#[cfg(target_os = "macos")]
+#[allow(unsafe_code)]
+mod macos;
+#[cfg(target_os = "macos")]
+pub(crate) use macos::{limits, mounts_below, Events, WatchId};
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod other;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub(crate) use other::{limits, mounts_below, Events, WatchId};
 
 use crate::{Error, Result};
 
-/// Whether this build has a watcher: only Linux's has a kernel interface that keeps
-/// the promise above.
-pub const AVAILABLE: bool = cfg!(target_os = "linux");
+/// Whether this build has a watcher: Linux's (inotify) and macOS's (FSEvents).
+pub const AVAILABLE: bool = cfg!(any(target_os = "linux", target_os = "macos"));
 
 /// `Ok` where a watcher can run; elsewhere the one line `watch` answers with.
 pub fn available() -> Result<()> {
@@ -34,8 +57,8 @@ pub fn available() -> Result<()> {
         return Ok(());
     }
     Err(Error::InvalidArgument(
-        "git checkpoint watch is not available on this system (it needs Linux's inotify); \
-         saves walk the worktree as they do without a watcher"
+        "git checkpoint watch is not available on this system (it needs Linux's inotify \
+         or macOS's FSEvents); saves walk the worktree as they do without a watcher"
             .into(),
     ))
 }
@@ -45,7 +68,7 @@ pub fn available() -> Result<()> {
 /// ([`super::share`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Event queues (inotify instances): one per watcher.
+    /// Event queues (inotify instances, FSEvents streams): one per watcher.
     pub instances: u64,
     /// Watched directories, over all queues.
     pub watches: u64,
@@ -62,9 +85,10 @@ pub(crate) struct Event {
 }
 
 /// What an [`Event`] says happened. Several may be set at once.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Change {
-    /// Events were lost (the queue overflowed): nothing journaled can be vouched for.
+    /// Events were lost (the queue overflowed, FSEvents says "rescan"): nothing
+    /// journaled can be vouched for.
     pub overflow: bool,
     /// The kernel dropped this watch (its directory is gone, or it was removed).
     pub unwatched: bool,
@@ -78,4 +102,13 @@ pub(crate) struct Change {
     pub arrived: bool,
     /// Only the entry's attributes (times, mode, owner) changed.
     pub attributes_only: bool,
+}
+
+/// Whether the mount point `point` lies strictly below the directory `root` (both
+/// canonical, as bytes): a filesystem mounted there hides changes from the watcher.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn is_strictly_below(point: &[u8], root: &[u8]) -> bool {
+    point.len() > root.len()
+        && point.starts_with(root)
+        && (point[root.len()] == b'/' || root == b"/")
 }

@@ -1,5 +1,5 @@
-//! The watcher's kernel interface where there is none we can trust (macOS, the BSDs):
-//! nothing can be watched, so no watcher runs and every save walks. The types exist so
+//! The watcher's kernel interface where there is none we use (the BSDs, Windows): nothing
+//! can be watched, so no watcher runs and every save walks. The types exist so
 //! that the daemon builds unchanged; none of them can be made.
 
 use std::convert::Infallible;
@@ -20,11 +20,16 @@ pub(crate) struct Events {
 
 impl Events {
     /// Always refused: this system has no watcher (see [`super::available`]).
-    pub(crate) fn new() -> std::io::Result<Events> {
+    pub(crate) fn new(_root: &Path) -> std::io::Result<Events> {
         Err(std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "file-change events are not available on this system",
         ))
+    }
+
+    /// Unreachable: no [`Events`] exists.
+    pub(crate) fn delivers_late(&self) -> bool {
+        match self.never {}
     }
 
     /// Unreachable: no [`Events`] exists.

@@ -5,7 +5,7 @@
 //! into: their files are captured under their own ignore rules, their `.git` is not. The
 //! paths [`super::exempt`] names are never captured: the repository's own git dirs and
 //! the linked worktrees of the same repository are not entered, and the agent settings
-//! files at the top are left out.
+//! files and a watcher's cookies at the top are left out.
 //!
 //! Ignore files are read as git reads them (`ignore_file`): as bytes, line by line, each
 //! pattern matched on bytes, and a `.gitignore` that is a symlink is not followed.

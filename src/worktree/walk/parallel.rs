@@ -17,12 +17,12 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use super::cache_use::CacheUse;
 use super::found::{classify_stat, file_type, Walk};
 use super::rules::{is_ignored, read_excludes, DirRules, LazyRules, Rules};
-use crate::git::repo::Repo;
+use crate::git::repo::{AgentFiles, Repo};
 use crate::model::dir_cache::{
     may_record, DirCache, DirCacheUpdates, DirListing, ListedEntry, ListedKind,
 };
 use crate::model::stat_cache::FileStat;
-use crate::worktree::exempt::{GitDirs, LinkedWorktrees};
+use crate::worktree::exempt::{is_watch_cookie, GitDirs, LinkedWorktrees};
 use crate::worktree::ignore_file::Patterns;
 use crate::{Error, Result};
 
@@ -40,7 +40,7 @@ pub(super) struct WalkState<'a> {
     /// The repository's own directories inside the worktree, never entered.
     pub(super) git_dirs: &'a GitDirs,
     /// The agents' files ([`Repo::agent_files`]), never captured.
-    agent_files: &'a [Vec<u8>],
+    agent_files: &'a AgentFiles,
     /// The tracked paths, sorted: a tracked file is captured whatever the ignore rules say.
     tracked: &'a [Vec<u8>],
     /// Whether an ignore rule left anything out: only then can a tracked file lie where
@@ -382,6 +382,9 @@ fn read_dir<'s>(
                         .is_ok_and(|s| file_type(&s) == rustix::fs::FileType::RegularFile),
                     kind => kind == rustix::fs::FileType::RegularFile,
                 };
+            continue;
+        }
+        if dir.is_empty() && is_watch_cookie(name) {
             continue;
         }
         has_gitignore |= name == b".gitignore";

@@ -14,7 +14,7 @@ use super::parallel::{walk_dir, WalkState};
 use super::rules::{dir_rules, DirRules, LazyRules, Rules};
 use super::tracked::add_tracked;
 use crate::git::repo::Repo;
-use crate::worktree::exempt::{is_agent_file, GitDirs};
+use crate::worktree::exempt::{is_agent_file, is_watch_cookie, GitDirs};
 use crate::Result;
 
 /// How a directory named by a watched path stands, for [`walk_paths`].
@@ -49,6 +49,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
                 .split(|&b| b == b'/')
                 .all(crate::model::tree::is_safe_name)
             || git_dirs.contains(path)
+            || is_watch_cookie(path)
         {
             continue;
         }

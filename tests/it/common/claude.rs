@@ -71,6 +71,19 @@ impl<'r> ClaudeSession<'r> {
         self.tool("Bash", json!({"command": command}));
     }
 
+    /// A Bash call as [`ClaudeSession::bash`], with a `PreToolUse` hook (hooked by hand)
+    /// just before it: its two checkpoints bracket what the call did.
+    pub fn bash_hooked_before(&mut self, command: &str, edit: impl FnOnce(&Repo)) {
+        let call = format!("toolu_{}_{}", &self.id[..4], self.calls + 1);
+        self.hook(json!({
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_use_id": call,
+            "tool_input": {"command": command},
+        }));
+        self.bash(command, edit);
+    }
+
     fn tool(&mut self, name: &str, input: Value) {
         self.calls += 1;
         let call = format!("toolu_{}_{}", &self.id[..4], self.calls);

@@ -5,6 +5,8 @@
 pub mod claude;
 pub mod mcp;
 pub mod raw_store;
+pub mod real_agent;
+pub mod tmux;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -875,6 +877,13 @@ pub fn run_unprivileged(repo: &Repo, args: &[&str]) -> Out {
 
 /// [`run_unprivileged`] with `input` on stdin (an agent's hook payload).
 pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u8]>) -> Out {
+    let out = run_cmd_with_input(unprivileged_cmd(repo, args), input, DEFAULT_TIMEOUT);
+    assert_no_panic(&out, &format!("{args:?}"));
+    out
+}
+
+/// The command [`run_unprivileged`] runs, to be run or spawned by the caller.
+pub fn unprivileged_cmd(repo: &Repo, args: &[&str]) -> Command {
     let mut cmd = if is_root() {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
@@ -885,9 +894,7 @@ pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u
         repo.sb.bin_cmd(&repo.dir, args)
     };
     cmd.env("HOME", &repo.sb.home);
-    let out = run_cmd_with_input(cmd, input, DEFAULT_TIMEOUT);
-    assert_no_panic(&out, &format!("{args:?}"));
-    out
+    cmd
 }
 
 /// Spawns the binary with `args` in the worktree, paused for `ms` at the fault point
@@ -895,15 +902,24 @@ pub fn run_unprivileged_with_input(repo: &Repo, args: &[&str], input: Option<&[u
 /// as its announcement (`GIT_CHECKPOINT_PAUSED_FILE`) shows; a kill or a change made now
 /// is known to land there.
 pub fn spawn_paused(repo: &Repo, args: &[&str], point: &str, ms: u64) -> std::process::Child {
+    spawn_paused_cmd(repo, repo.sb.bin_cmd(&repo.dir, args), point, ms)
+}
+
+/// [`spawn_paused`] for a command of the caller's (one [`unprivileged_cmd`] made, say).
+pub fn spawn_paused_cmd(
+    repo: &Repo,
+    mut cmd: Command,
+    point: &str,
+    ms: u64,
+) -> std::process::Child {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static SPAWNED: AtomicUsize = AtomicUsize::new(0);
     let paused = repo.sb.root.join(format!(
         "paused-{}",
         SPAWNED.fetch_add(1, Ordering::Relaxed)
     ));
-    let mut child = repo
-        .sb
-        .bin_cmd(&repo.dir, args)
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let mut child = cmd
         .env("GIT_CHECKPOINT_PAUSE", format!("{point}:{ms}"))
         .env("GIT_CHECKPOINT_PAUSED_FILE", &paused)
         .stdin(Stdio::null())
@@ -1061,18 +1077,44 @@ const PEAK_MARKER: &str = "\ngit-checkpoint-test peak resident KiB: ";
 /// (`ru_maxrss` of a forked or vforked child includes what it shared at the fork), so
 /// the figure would be that of whatever the other tests hold at that moment.
 pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
+    run_limited_measuring_peak(cmd, input, None, DEFAULT_TIMEOUT)
+}
+
+/// Limits the kernel puts on a measured child ([`run_limited_measuring_peak`]).
+pub struct ChildLimits {
+    /// Its address space (`RLIMIT_AS`), in bytes: allocations past it fail.
+    pub address_space: u64,
+    /// The size of any file it writes (`RLIMIT_FSIZE`), in bytes.
+    pub file_size: u64,
+}
+
+/// [`run_measuring_peak`] with `limits` set in the child, killed after `timeout`.
+pub fn run_limited_measuring_peak(
+    cmd: Command,
+    input: Option<&[u8]>,
+    limits: Option<ChildLimits>,
+    timeout: Duration,
+) -> (Out, u64) {
     const MEASURE: &str = "import resource, subprocess, sys\n\
-        code = subprocess.run(sys.argv[2:]).returncode\n\
+        limits = [int(n) for n in sys.argv[2].split(',') if n]\n\
+        def limit():\n\
+        \x20   for which, value in zip((resource.RLIMIT_AS, resource.RLIMIT_FSIZE), limits):\n\
+        \x20       resource.setrlimit(which, (value, value))\n\
+        code = subprocess.run(sys.argv[3:], preexec_fn=limit).returncode\n\
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
         sys.stderr.write('%s%d\\n' % (sys.argv[1], peak))\n\
         sys.exit(code if code >= 0 else 128 - code)\n";
     let mut wrapper = Command::new("python3");
-    // `python3 -c CODE MARKER PROGRAM ARGS…`: the marker comes as an argument, so that the
-    // script needs no quoting of its own.
+    // `python3 -c CODE MARKER LIMITS PROGRAM ARGS…`: the marker comes as an argument, so
+    // that the script needs no quoting of its own.
+    let limits = limits
+        .map(|l| format!("{},{}", l.address_space, l.file_size))
+        .unwrap_or_default();
     wrapper
         .arg("-c")
         .arg(MEASURE)
         .arg(PEAK_MARKER)
+        .arg(limits)
         .arg(cmd.get_program())
         .args(cmd.get_args());
     if let Some(dir) = cmd.get_current_dir() {
@@ -1084,7 +1126,7 @@ pub fn run_measuring_peak(cmd: Command, input: Option<&[u8]>) -> (Out, u64) {
             None => wrapper.env_remove(key),
         };
     }
-    let mut out = run_cmd_with_input(wrapper, input, DEFAULT_TIMEOUT);
+    let mut out = run_cmd_with_input(wrapper, input, timeout);
     let at = out
         .stderr
         .rfind(PEAK_MARKER)

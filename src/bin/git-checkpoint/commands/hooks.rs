@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::git::repo::Repo;
+use git_checkpoint::ops::doctor::{self, Status};
 use git_checkpoint::settings::Settings;
 use git_checkpoint::watch;
 
@@ -16,7 +17,9 @@ use git_checkpoint::watch;
 /// prompt (UserPromptSubmit; always a checkpoint, also when nothing changed, so every
 /// prompt can be named), and one after every tool that can change files, whether it
 /// succeeded or failed (PostToolUse and PostToolUseFailure for Edit, Write, MultiEdit,
-/// NotebookEdit, Bash and PowerShell). Because the whole worktree is saved, edits made
+/// NotebookEdit, Bash, PowerShell and the tools of git-checkpoint's own MCP server, so
+/// that the agent's revert through MCP is a step too). Because the whole worktree is
+/// saved, edits made
 /// through shell commands are captured too. Each checkpoint carries agent=claude,
 /// session=<id>, prompt=<number in the session>, event, tool, tool_use_id, failed=true,
 /// path (the file, from the worktree top), transcript and transcript_bytes (the
@@ -26,12 +29,14 @@ use git_checkpoint::watch;
 /// `hooks uninstall claude` removes exactly what install added.
 ///
 /// `hooks install codex` does the same for Codex CLI (UserPromptSubmit, and PostToolUse
-/// for Bash and apply_patch, in .codex/hooks.json), `hooks install copilot` for GitHub
+/// for Bash, apply_patch and our MCP tools, in .codex/hooks.json), `hooks install
+/// copilot` for GitHub
 /// Copilot CLI (userPromptSubmitted, postToolUse and postToolUseFailure, in
 /// .github/hooks/git-checkpoint.json), `hooks install cursor` for Cursor
 /// (beforeSubmitPrompt, afterFileEdit and afterShellExecution, in .cursor/hooks.json),
 /// `hooks install gemini` for Gemini CLI (BeforeAgent, and AfterTool for write_file,
-/// replace and run_shell_command, in .gemini/settings.json), and `hooks install cline`
+/// replace, run_shell_command and our MCP tools, in .gemini/settings.json), and `hooks
+/// install cline`
 /// for Cline (UserPromptSubmit and PostToolUse wrapper scripts in .clinerules/hooks/);
 /// their checkpoints carry agent=codex, copilot, cursor, gemini or cline and the same
 /// keys where the event gives them.
@@ -94,17 +99,25 @@ impl clap::ValueEnum for AgentArg {
 
 /// Add the checkpoint hooks to an agent's settings.
 ///
-/// For Claude Code: merges the hooks into .claude/settings.local.json at the top of the
-/// worktree (your own, not committed: teammates without git-checkpoint get no failing
-/// hook), with --shared into the committed .claude/settings.json, or with --global into
-/// ~/.claude/settings.json; the file is created if missing, and every other setting and
+/// For Claude Code: merges the hooks into .claude/settings.local.json of the directory
+/// you run it in (your own, not committed: teammates without git-checkpoint get no
+/// failing hook), with --shared into the committed .claude/settings.json there, or with
+/// --global into ~/.claude/settings.json. Claude Code reads a project's settings only
+/// from the directory it is started in, so run it in each directory you start Claude
+/// Code in (the top of the worktree, a package folder), or use --global; install says
+/// which sessions the hooks reach. The file is created if missing, and every other
+/// setting and
 /// hook, the key order and the indentation are kept. A settings file that is a symlink
 /// leading outside the worktree (outside the home directory for --global) is refused.
 ///
 /// For Codex CLI: merges the hooks into .codex/hooks.json at the top of the worktree
-/// (with or without --shared; Codex has no personal per-project file), or with --global
-/// into ~/.codex/hooks.json. Codex runs project hooks only in a trusted project, after
-/// you review them in /hooks.
+/// (with or without --shared; Codex has no personal per-project file), which Codex
+/// started anywhere in the worktree reads, or with --global into ~/.codex/hooks.json.
+/// Codex runs them only in a trusted project and once you trust the hooks themselves:
+/// start `codex` in the project and choose "Trust all and continue" where it says
+/// "Hooks need review" (or review them in /hooks). `codex exec` skips untrusted hooks
+/// without a word, so install says so until ~/.codex/config.toml trusts exactly these
+/// hooks; a reinstall that changes them needs that trust again.
 ///
 /// For GitHub Copilot CLI: writes its own file, .github/hooks/git-checkpoint.json
 /// (with or without --shared; Copilot CLI has no personal per-repository file), or with
@@ -114,10 +127,10 @@ impl clap::ValueEnum for AgentArg {
 /// (with or without --shared; Cursor has no personal per-project file), or with --global
 /// into ~/.cursor/hooks.json.
 ///
-/// For Gemini CLI: merges the hooks into .gemini/settings.json at the top of the
-/// worktree (with or without --shared; Gemini CLI has no personal per-project file), or
-/// with --global into ~/.gemini/settings.json. Gemini CLI runs project hooks only in a
-/// trusted folder.
+/// For Gemini CLI: merges the hooks into .gemini/settings.json of the directory you run
+/// it in (with or without --shared; Gemini CLI has no personal per-project file), which
+/// is the one Gemini CLI started there reads, or with --global into
+/// ~/.gemini/settings.json. Gemini CLI runs project hooks only in a trusted folder.
 ///
 /// For Cline: writes two executable scripts, UserPromptSubmit and PostToolUse, each
 /// running `git checkpoint hooks run cline`, into .clinerules/hooks/ at the top of the
@@ -135,9 +148,12 @@ impl clap::ValueEnum for AgentArg {
 ///
 /// Installing twice changes nothing; hooks of an older version are replaced. In a
 /// worktree, install then saves a first checkpoint, so the state before the first
-/// prompt is always there (not for git). Hook runs start the worktree's watcher when
-/// none runs (see `hooks run --help`); `git config checkpoint.autoWatch false` turns
-/// that off.
+/// prompt is always there (not for git). Then it warns of what would still stop the
+/// hooks from working, as `git checkpoint doctor` checks it: sessions started where the
+/// agent does not read them, trust the agent wants first, and git finding no
+/// git-checkpoint on PATH (every hook would fail), each with the command that fixes
+/// it. Hook runs start the worktree's watcher when none runs (see `hooks run --help`);
+/// `git config checkpoint.autoWatch false` turns that off.
 ///
 /// Examples:
 ///
@@ -254,7 +270,22 @@ pub fn run(start: &Path, quiet: bool, args: Args) -> anyhow::Result<()> {
     };
     match args.action {
         Action::Install(InstallArgs { agent, scope }) => {
-            install(start, &say, &warn, &Target::new(start, agent.0, &scope)?)
+            let target = Target::new(start, agent.0, &scope)?;
+            install(start, &say, &warn, &target)?;
+            // What would still stop the hooks from working, as `doctor` finds it: sessions
+            // started where the agent does not read them, trust it wants first, a PATH
+            // on which git finds no git-checkpoint.
+            if !quiet {
+                let reach =
+                    doctor::agent::installed_hooks(agent.0, target.scope, &target.path, start);
+                let path = doctor::path::check(&std::env::current_exe()?);
+                for finding in reach.iter().chain([&path]) {
+                    if finding.status != Status::Ok {
+                        warn(super::doctor::warning(finding));
+                    }
+                }
+            }
+            Ok(())
         }
         Action::Uninstall(UninstallArgs { agent, scope }) => {
             uninstall(start, &say, &Target::new(start, agent.0, &scope)?)

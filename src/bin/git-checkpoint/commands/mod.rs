@@ -10,6 +10,7 @@ pub mod branch;
 pub mod browse;
 pub mod completions;
 pub mod diff;
+pub mod doctor;
 pub mod drop;
 pub mod export;
 pub mod fetch;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 
 use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::Head;
+use git_checkpoint::ops::doctor::store::interrupted_restore;
 use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
@@ -131,30 +133,15 @@ impl Context {
 
     /// Warns if a restore was interrupted, and returns the short id it was restoring.
     pub fn warn_interrupted_restore(&self, snapshot: &Snapshot) -> anyhow::Result<Option<String>> {
-        let Some(target) = snapshot.interrupted_restore()? else {
+        let prefix = &self.workspace.repo.prefix;
+        let Some(restore) = interrupted_restore(snapshot, prefix)? else {
             return Ok(None);
         };
-        let target = snapshot.short_id(target)?;
-        // A path-limited restore is finished by the same paths: without them, the advice
-        // would restore the whole worktree.
-        let paths: String = snapshot
-            .interrupted_restore_paths()?
-            .iter()
-            .map(|path| {
-                format!(
-                    " {}",
-                    shell_word(&relative_to(&self.workspace.repo.prefix, path))
-                )
-            })
-            .collect();
-        let paths = match paths.is_empty() {
-            true => paths,
-            false => format!(" --{paths}"),
-        };
         self.warn(format!(
-            "a restore to {target} was interrupted; to finish it, run: git checkpoint restore {target}{paths}"
+            "a restore to {} was interrupted; to finish it, run: {}",
+            restore.target, restore.command
         ));
-        Ok(Some(target))
+        Ok(Some(restore.target))
     }
 
     /// Says on stderr, for a person, why a listing came out empty and what to run: a
@@ -378,34 +365,4 @@ fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<Str
     Some(format!(
         "another worktree of this repository fetched {base}, and each worktree keeps its own checkpoints: run 'git checkpoint fetch {remote}' here first"
     ))
-}
-
-/// Worktree path `path` as seen from the directory `prefix` (the current one: empty at the
-/// top, else ending in `/`).
-fn relative_to(prefix: &[u8], path: &[u8]) -> Vec<u8> {
-    let parts = |p: &[u8]| -> Vec<Vec<u8>> {
-        p.split(|&b| b == b'/')
-            .filter(|c| !c.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect()
-    };
-    let (here, there) = (parts(prefix), parts(path));
-    let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
-    let mut out: Vec<Vec<u8>> = vec![b"..".to_vec(); here.len() - common];
-    out.extend(there[common..].iter().cloned());
-    match out.is_empty() {
-        true => b".".to_vec(),
-        false => out.join(&b'/'),
-    }
-}
-
-/// `word` as one POSIX shell word: as it is when it holds only characters no shell reads
-/// specially, else single-quoted.
-fn shell_word(word: &[u8]) -> String {
-    let text = String::from_utf8_lossy(word);
-    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@%=".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.into_owned();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
 }

@@ -33,9 +33,15 @@ use crate::ui::output::show_path;
 /// last prompt. `git checkpoint sessions` lists sessions.
 ///
 /// With --only-session, only the paths the session's own tool calls changed since <rev>
-/// are put back; the user's changes and other sessions' stay. A path the session
-/// changed that someone else changed too since is a conflict: listed and left alone
-/// (exit 1) unless --force. See docs/sessions.md.
+/// are put back: those a tool call names, or that changed between its own before and
+/// after hooks; the user's changes and other sessions' stay. A path the session
+/// changed that someone else changed too since, or one a tool call changed without
+/// naming it (who did is unsure), is a conflict: listed and left alone (exit 1) unless
+/// --force. See docs/sessions.md.
+///
+/// With paths, each must name a file of <rev> or of the worktree (or a directory
+/// holding one), as git's pathspecs must: one that names nothing fails, and nothing is
+/// changed.
 ///
 /// Examples:
 ///
@@ -219,11 +225,18 @@ fn only_session(
         report = session_restore::restore_session(&context.workspace.repo, &store, rev, options)?;
         say_session(context, &store, &report, dry_run)?;
     }
+    let unsure = report.conflicts.iter().any(|conflict| {
+        conflict
+            .by
+            .iter()
+            .any(|by| matches!(by, ChangedBy::UnsureToolCall { .. }))
+    });
     match report.left_alone() {
         0 => Ok(()),
         n => anyhow::bail!(
-            "left {n} path{} alone that someone else changed too (see above; --force puts {} back)",
+            "left {n} path{} alone that someone else changed too{} (see above; --force puts {} back)",
             if n == 1 { "" } else { "s" },
+            if unsure { ", or may have" } else { "" },
             if n == 1 { "it" } else { "them" }
         ),
     }
@@ -241,6 +254,10 @@ fn say_session(
     let by = |by: &ChangedBy| -> anyhow::Result<String> {
         Ok(match by {
             ChangedBy::Worktree => "unsaved changes in the worktree".to_string(),
+            ChangedBy::UnsureToolCall { id } => format!(
+                "someone during a tool call of this session that does not name it (checkpoint {})",
+                read.short_id(*id)?
+            ),
             ChangedBy::Checkpoint {
                 id,
                 session: Some(s),
@@ -267,14 +284,31 @@ fn say_session(
             .map(&by)
             .collect::<anyhow::Result<Vec<_>>>()?;
         let what = if report.forced { "Overwrote" } else { "Left" };
+        let also = if conflict.by_session {
+            "this session and by "
+        } else {
+            ""
+        };
         context.say(&format!(
-            "{what} {}: changed by this session and by {}",
+            "{what} {}: changed by {also}{}",
             show_path(&conflict.path),
             others.join(", ")
         ));
     }
     match &report.restore {
-        Some(restored) => say(context, store, restored),
+        Some(restored) => {
+            // Nothing was unsaved: the way back is the checkpoint that held the
+            // worktree already (a restore with unsaved changes names its own).
+            if let (None, Some(held), false) =
+                (restored.safety_checkpoint, restored.worktree, dry_run)
+            {
+                let held = read.short_id(held)?;
+                context.say(&format!(
+                    "The worktree was saved already as checkpoint {held} (undo with: git checkpoint restore {held})"
+                ));
+            }
+            say(context, store, restored)
+        }
         None => {
             context.say(&format!(
                 "Nothing to restore: session {} changed {} path{} since {}",

@@ -26,8 +26,11 @@ use crate::ui::output::show_path;
 /// from the content. Paths the checkpoint did not change are never touched.
 ///
 /// The worktree is saved first as a checkpoint of its own, so every revert can be undone
-/// with `git checkpoint restore <that checkpoint>`. Exit status 1 when anything
-/// conflicts (each conflict is listed).
+/// with `git checkpoint restore <that checkpoint>`. Before anything is written, the
+/// whole revert is checked (directories writable, room, names): one the worktree
+/// cannot take is refused with nothing changed; one that fails part-way says so and
+/// names that restore. Exit status 1 when anything conflicts (each conflict is listed);
+/// --dry-run exits as the real run would.
 ///
 /// <rev> is any revision restore takes (`3fa9c1e`, `@~2`, `<session>:prompt3`,
 /// `<session>:<tool-call-id>`), or a range `A..B`: undo everything from A to B (an empty
@@ -83,10 +86,15 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     };
     say(context, &args.rev, &report, short, conflict_style)?;
     let conflicts = report.conflicts();
-    if !conflicts.is_empty() && !report.dry_run {
-        return Err(Error::RevertConflicts { paths: conflicts }.into());
+    if conflicts.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // A dry run exits as the real run would: 1 when it would leave conflicts.
+    Err(match report.dry_run {
+        true => Error::RevertWouldConflict { paths: conflicts },
+        false => Error::RevertConflicts { paths: conflicts },
+    }
+    .into())
 }
 
 /// Reports what the revert did, or would do.

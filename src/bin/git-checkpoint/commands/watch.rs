@@ -15,9 +15,9 @@ use super::Context;
 
 /// Watch the worktree so that a save need not walk it.
 ///
-/// Runs a watcher for this worktree (inotify): it keeps a journal of the paths that
-/// change, and a save asks it which paths changed since the last save instead of
-/// looking at every file. Without a watcher, or when it cannot vouch for the journal
+/// Runs a watcher for this worktree (inotify on Linux, FSEvents on macOS): it keeps a
+/// journal of the paths that change, and a save asks it which paths changed since the
+/// last save instead of looking at every file. Without a watcher, or when it cannot vouch for the journal
 /// (lost events, a changed ignore file, the index changed), a save walks as always,
 /// so a watcher only ever makes a save faster, never different.
 ///
@@ -29,9 +29,9 @@ use super::Context;
 /// unless `checkpoint.autoWatch` is false; that one also exits once nothing happened in
 /// the worktree for `checkpoint.watchIdleExit` (default 30m; changes to ignored files do
 /// not count). Those watchers together take at most a quarter of your inotify instances
-/// and watches: past that, the one idle longest (a minute or more) makes room, or no
-/// watcher starts and saves walk. A watcher you start runs until stopped, unless you set
-/// that key (0: never), and is not counted.
+/// and watches (on macOS, of 128 FSEvents streams): past that, the one idle longest (a
+/// minute or more) makes room, or no watcher starts and saves walk. A watcher you start
+/// runs until stopped, unless you set that key (0: never), and is not counted.
 ///
 /// Examples:
 ///

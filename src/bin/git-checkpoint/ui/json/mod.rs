@@ -8,12 +8,14 @@
 //! paths are worktree paths as lossy UTF-8.
 
 mod blame;
+mod doctor;
 mod records;
 mod remote;
 mod upkeep;
 mod worktree;
 
 pub use blame::*;
+pub use doctor::*;
 pub use records::*;
 pub use remote::*;
 pub use upkeep::*;

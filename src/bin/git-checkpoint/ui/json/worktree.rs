@@ -55,10 +55,14 @@ pub struct SessionRestoreJson {
     pub session: String,
     /// Every path the session's tool calls changed after the target.
     pub changed_by_session: Vec<String>,
-    /// Paths the session and someone else both changed.
+    /// Paths left alone unless forced: the session and someone else both changed them,
+    /// or a tool call of the session changed them without naming them.
     pub conflicts: Vec<SessionConflictJson>,
     /// The checkpoint unsaved changes were saved as first, if there were any.
     pub safety_checkpoint: Option<String>,
+    /// The checkpoint to restore to undo the restore (the safety checkpoint, or the one
+    /// that held the worktree already), when something was written.
+    pub worktree_checkpoint: Option<String>,
     /// With `--dry-run`: whether a real run would save unsaved changes first.
     pub would_save: bool,
     /// Paths written (or that would be).
@@ -83,7 +87,8 @@ pub struct SessionConflictJson {
 }
 
 /// Who changed a path besides the session: unsaved changes in the worktree, or a
-/// checkpoint (a tool call of another session, or the user's changes seen at it).
+/// checkpoint (a tool call of another session, the user's changes seen at it, or a tool
+/// call of the session that does not name the path).
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum ChangedByJson {
@@ -100,6 +105,9 @@ pub enum ChangedByJson {
         session: Option<String>,
         /// Whether it was saved after a tool call.
         tool_call: bool,
+        /// Whether it is a tool call of the session itself that does not name the path,
+        /// with no hook of the session just before it: who changed the path is unsure.
+        unsure: bool,
     },
 }
 
@@ -125,6 +133,13 @@ impl SessionRestoreJson {
                             checkpoint: id.hex(),
                             session: session.clone(),
                             tool_call: *tool_call,
+                            unsure: false,
+                        },
+                        ChangedBy::UnsureToolCall { id } => ChangedByJson::Checkpoint {
+                            checkpoint: id.hex(),
+                            session: Some(report.session.clone()),
+                            tool_call: true,
+                            unsure: true,
                         },
                     })
                     .collect(),
@@ -137,6 +152,7 @@ impl SessionRestoreJson {
             changed_by_session: paths(&report.changed_by_session),
             conflicts,
             safety_checkpoint: restored.safety_checkpoint.map(CheckpointId::hex),
+            worktree_checkpoint: restored.worktree.map(CheckpointId::hex),
             would_save: restored.would_save,
             written: paths(&restored.written),
             deleted: paths(&restored.deleted),
