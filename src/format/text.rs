@@ -23,6 +23,12 @@ pub fn escape_controls_keeping_lines(text: &str) -> Cow<'_, str> {
     escape_except(text, &['\n', '\t'])
 }
 
+/// [`escape_controls`], but keeping tabs: for one line of a file's content (`blame`),
+/// whose indentation is its layout, as `show` and `diff` keep it.
+pub fn escape_controls_keeping_tabs(text: &str) -> Cow<'_, str> {
+    escape_except(text, &['\t'])
+}
+
 /// Whether `c` is a bidi control: an embedding, override or isolate (U+202A to U+202E,
 /// U+2066 to U+2069), which makes a terminal show the text around it in another order
 /// than it is ("Trojan Source"). The marks (U+200E, U+200F) only affect neutral
@@ -94,6 +100,10 @@ mod tests {
         assert_eq!(
             escape_controls_keeping_lines("one\x1b\ntwo\r\n\tthree"),
             "one\\033\ntwo\\r\n\tthree"
+        );
+        assert_eq!(
+            escape_controls_keeping_tabs("\tint x;\x1b[2J\r\n"),
+            "\tint x;\\033[2J\\r\\n"
         );
     }
 }
