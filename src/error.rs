@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::format::text::counted;
+
 /// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
 /// exit status and a hint (docs/design.md invariant 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -131,7 +133,7 @@ pub enum Error {
     #[error("no agent session id starts with '{0}' ('git checkpoint sessions' lists them)")]
     UnknownSession(String),
     /// A session revision naming a prompt or tool call the session has no checkpoint of.
-    #[error("session {session} has no checkpoint for '{what}' ({prompts} prompts recorded)")]
+    #[error("session {session} has no checkpoint for '{what}' ({} recorded)", counted(*prompts, "prompt"))]
     NotInSession {
         /// The session's full id.
         session: String,
@@ -225,13 +227,13 @@ pub enum Error {
         path: PathBuf,
     },
     /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
-    #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
+    #[error("the revert would conflict in {}: {}; nothing was changed", counted(paths.len(), "path"), paths.join(", "))]
     RevertWouldConflict {
         /// The conflicting paths, as shown to the user.
         paths: Vec<String>,
     },
     /// `revert` left conflicts in the worktree (the report lists them).
-    #[error("the revert left conflicts in {}: {}; resolve them, then save", plural(paths.len()), paths.join(", "))]
+    #[error("the revert left conflicts in {}: {}; resolve them, then save", counted(paths.len(), "path"), paths.join(", "))]
     RevertConflicts {
         /// The conflicting paths, as shown to the user.
         paths: Vec<String>,
@@ -349,15 +351,6 @@ impl Error {
             Error::Io { error, .. } | Error::StoreIo { error, .. } => Some(error),
             _ => None,
         }
-    }
-}
-
-/// "1 path" or "N paths", for messages.
-fn plural(n: usize) -> String {
-    if n == 1 {
-        "1 path".into()
-    } else {
-        format!("{n} paths")
     }
 }
 
