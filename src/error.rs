@@ -121,13 +121,19 @@ pub enum Error {
         /// How many parents it has.
         parents: usize,
     },
-    /// A hex prefix that matches several checkpoints.
-    #[error("ambiguous revision '{rev}': it matches {}", candidates.join(", "))]
+    /// A prefix that matches several checkpoints (a hex prefix), sessions or tool calls
+    /// (a session revision's parts). The message counts them; a front end lists
+    /// [`Candidate`]s, one line each, so that the user can pick.
+    #[error("ambiguous revision '{rev}': it matches {}{}", if *more { "more than " } else { "" }, counted(candidates.len(), noun))]
     AmbiguousRevision {
         /// The prefix as given.
         rev: String,
-        /// Full ids of some of the matching checkpoints.
-        candidates: Vec<String>,
+        /// What it matches: `checkpoint`, `session` or `tool call`.
+        noun: &'static str,
+        /// The matches, up to [`Candidate::MAX`], in the order of their names.
+        candidates: Vec<Candidate>,
+        /// Whether more match than are listed.
+        more: bool,
     },
     /// A session revision (`<session>:prompt<N>`) whose session no checkpoint names.
     #[error("no agent session id starts with '{0}' ('git checkpoint sessions' lists them)")]
@@ -352,6 +358,25 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// One of the things an ambiguous revision matches ([`Error::AmbiguousRevision`]), as
+/// a front end lists it for the user to pick from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// What names it without ambiguity: a checkpoint's short id, a session's or a tool
+    /// call's whole id.
+    pub name: String,
+    /// When it was made (a session: when its first checkpoint was), in nanoseconds
+    /// since the Unix epoch.
+    pub time_ns: i128,
+    /// What it is, in a line: a checkpoint's message, a session's agent and first prompt.
+    pub about: String,
+}
+
+impl Candidate {
+    /// The most candidates an error lists.
+    pub const MAX: usize = 10;
 }
 
 #[cfg(test)]
