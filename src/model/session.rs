@@ -320,8 +320,9 @@ impl PromptNumber {
     }
 }
 
-/// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`).
-fn prompt_text(message: &str) -> String {
+/// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`): its
+/// first line without the hook's prefix (a message without one is given as it is).
+pub fn prompt_text(message: &str) -> String {
     let line = message.lines().next().unwrap_or_default();
     match line.split_once(": ") {
         Some((head, text)) if head.starts_with("before prompt") => text.to_string(),
