@@ -305,3 +305,69 @@ impl Write for Sink<'_> {
         self.hand_over()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text `sink` handed over, as lines.
+    fn handed(pieces: &Receiver<Message>) -> Vec<String> {
+        let mut text = Vec::new();
+        while let Ok(message) = pieces.try_recv() {
+            if let Piece::Text(bytes) = message.piece {
+                text.extend(bytes);
+            }
+        }
+        String::from_utf8(text)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_build_stops_at_its_last_line_and_hands_over_all_it_made() {
+        let (out, pieces) = mpsc::channel();
+        let cancel = AtomicBool::new(false);
+        let mut sink = Sink {
+            generation: 1,
+            cancel: &cancel,
+            out: &out,
+            pending: Vec::new(),
+            lines: 0,
+            handed_over: Instant::now(),
+            stopped: None,
+        };
+        let mut n = 0;
+        while n < 2 * MAX_LINES && writeln!(sink, "line {n}").is_ok() {
+            n += 1;
+        }
+        assert_eq!(n + 1, MAX_LINES);
+        assert!(matches!(sink.stopped, Some(Stop::Cut)));
+        sink.hand_over().unwrap();
+        let lines = handed(&pieces);
+        assert_eq!(lines.len(), MAX_LINES);
+        assert_eq!(lines.last().unwrap(), &format!("line {}", MAX_LINES - 1));
+    }
+
+    #[test]
+    fn a_cancelled_build_stops_at_its_next_write() {
+        let (out, pieces) = mpsc::channel();
+        let cancel = AtomicBool::new(false);
+        let mut sink = Sink {
+            generation: 1,
+            cancel: &cancel,
+            out: &out,
+            pending: Vec::new(),
+            lines: 0,
+            handed_over: Instant::now(),
+            stopped: None,
+        };
+        writeln!(sink, "the record").unwrap();
+        sink.flush().unwrap();
+        cancel.store(true, Ordering::Relaxed);
+        assert!(writeln!(sink, "the diff").is_err());
+        assert!(matches!(sink.stopped, Some(Stop::Cancelled)));
+        assert_eq!(handed(&pieces), ["the record"]);
+    }
+}
