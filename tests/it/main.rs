@@ -46,6 +46,7 @@ mod cli_pager_release;
 mod cli_progress;
 mod cli_revisions;
 mod cli_terminal;
+mod cli_wording;
 
 mod cmd_attachment;
 mod cmd_blame;

@@ -1,5 +1,6 @@
 //! `git checkpoint fetch`
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
@@ -49,7 +50,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         match report.refused.len() {
             0 => Ok(()),
             n => anyhow::bail!(
-                "refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"
+                "refused {} of {remote}, kept as they were (see the warnings above); the others were fetched",
+                counted(n, "branch")
             ),
         }
     };
@@ -67,8 +69,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         return refused();
     }
     context.say(&format!(
-        "Fetched {} new checkpoint(s) from {remote}",
-        report.imported
+        "Fetched {} from {remote}",
+        counted(report.imported, "new checkpoint")
     ));
     for b in report.branches.iter().filter(|b| b.changed) {
         context.say(&format!("  {} -> {}", b.name, read.short_id(b.tip)?));

@@ -1,6 +1,7 @@
 //! `git checkpoint sessions`
 
 use crate::ui::output::{duration, relative_time};
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::storage::StoreRead;
 
@@ -12,8 +13,8 @@ use crate::ui::json::{self, SessionJson};
 /// One line per session, the most recently active first: the agent, the session id
 /// (the shortest prefix, at least 8 characters, that no other session shares; any
 /// unique prefix names the session in a revision), the number of prompts and
-/// checkpoints, how long it went on and when it was last active, and its first prompt's
-/// first line.
+/// checkpoints, how long it went on (unless within a second) and when it was last
+/// active, and its first prompt's first line.
 ///
 /// Name a prompt's checkpoint, the worktree just before the agent worked on that
 /// prompt, with `<session>:prompt<N>`, and the one after a tool call with
@@ -55,19 +56,19 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
     }
     let now = git_checkpoint::clock::now_ns();
     for s in &sessions {
-        let prompts = match s.prompts {
-            1 => "1 prompt".to_string(),
-            n => format!("{n} prompts"),
-        };
-        let checkpoints = match s.checkpoints {
-            1 => "1 checkpoint".to_string(),
-            n => format!("{n} checkpoints"),
+        // A session saved within a second (one checkpoint, say) spans no time worth
+        // a word.
+        let span = s.last_ns - s.first_ns;
+        let over = match span >= 1_000_000_000 {
+            true => format!(", over {}", duration(span)),
+            false => String::new(),
         };
         let line = format!(
-            "{:<7} {}  {prompts}, {checkpoints}, over {}, last {}  {}",
+            "{:<7} {}  {}, {}{over}, last {}  {}",
             s.agent,
             s.short_id(&sessions),
-            duration(s.last_ns - s.first_ns),
+            counted(s.prompts, "prompt"),
+            counted(s.checkpoints, "checkpoint"),
             relative_time(s.last_ns, now),
             s.first_prompt.as_deref().unwrap_or(""),
         );
