@@ -70,3 +70,15 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 pub fn permission_mode(bits: u32) -> rustix::fs::Mode {
     rustix::fs::Mode::from_raw_mode((bits & 0o7777) as rustix::fs::RawMode)
 }
+
+/// Whether git reads `core.precomposeUnicode` here: only on Apple systems, whose
+/// filesystems hand names back in another normalization than they were written in.
+pub const GIT_READS_PRECOMPOSE_UNICODE: bool = cfg!(target_vendor = "apple");
+
+/// How a worktree's filesystem compares names when it cannot be asked (its top may not
+/// be written): as the system's own filesystems do by default (APFS ignores case and
+/// normalization; Linux's filesystems neither).
+pub const DEFAULT_NAME_RULES: super::names::NameRules = super::names::NameRules {
+    ignores_case: cfg!(target_vendor = "apple"),
+    ignores_normalization: cfg!(target_vendor = "apple"),
+};

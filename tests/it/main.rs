@@ -100,6 +100,7 @@ mod repo_discovery;
 mod repo_git_dirs;
 mod repo_ignore_rules;
 mod repo_linked_worktrees;
+mod repo_name_normalization;
 
 mod roundtrip_big_file;
 mod roundtrip_permissions;
@@ -114,6 +115,7 @@ mod safety_damaged_store;
 mod safety_full_disk;
 mod safety_hostile_index;
 mod safety_hostile_store;
+mod safety_name_collisions;
 mod safety_nothing_lost;
 mod safety_output_escaping;
 mod safety_read_commands;

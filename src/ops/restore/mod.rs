@@ -8,8 +8,9 @@
 //!    beside HEAD's branch, which does not move yet.
 //! 2. Check the whole plan before anything changes (the preflight): nothing in the way
 //!    that no checkpoint holds (also where a directory is to be made), names a
-//!    filesystem takes, room for the new bytes. A refused restore (and `--dry-run`)
-//!    stops here, before the restore is recorded; the safety checkpoint goes again, so
+//!    filesystem takes, no two names it takes for one (`collisions.rs`), room for the
+//!    new bytes. A refused restore (and `--dry-run`) stops here, before the restore
+//!    is recorded; the safety checkpoint goes again, so
 //!    a refused restore changes nothing at all, HEAD's branch included.
 //! 3. Record the restore as started, with its paths (the marker `status` reports until
 //!    it is done); HEAD's branch moves to the safety checkpoint, as a save would have
@@ -32,6 +33,7 @@
 //! checks the plan (step 2); `apply.rs` carries it out (steps 4 to 7).
 
 mod apply;
+mod collisions;
 mod plan;
 mod preflight;
 
@@ -48,6 +50,7 @@ use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
+pub(crate) use collisions::check_no_collisions;
 use plan::plan;
 pub(crate) use preflight::{check_directories_writable, check_names_and_room, holds_nothing_else};
 

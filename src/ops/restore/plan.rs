@@ -15,6 +15,7 @@ use crate::git::repo::Repo;
 use crate::model::{PendingTrees, SkippedFile};
 use crate::storage::{Snapshot, TreeReader};
 use crate::worktree::exempt::ExemptPaths;
+use crate::worktree::names::NameRules;
 use crate::{Error, Result, TreeId};
 
 /// The changes that make the worktree (the tree `current`, with its pending trees if
@@ -73,7 +74,8 @@ pub(super) fn plan(
             None => report.deleted.push(change.path.clone()),
         }
     }
-    preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
+    let rules = NameRules::of(repo);
+    preflight(&repo.root, rules, hasher, &snapshot.chunks()?, &changes)?;
     Ok(changes)
 }
 

@@ -291,7 +291,7 @@ pub fn revert(
     crate::fault::point("revert-planned");
     let worktree = Worktree::open(&repo.root)?;
     let checked = still_as_saved(repo, &report.paths)
-        .and_then(|()| preflight(&repo.root, &report.paths))
+        .and_then(|()| preflight(repo, &report.paths))
         .and_then(|()| apply::stage(&worktree, &report.paths));
     let staged = match checked {
         Ok(staged) => staged,
@@ -384,7 +384,7 @@ pub fn dry_run(
     };
     refusal(&report, options)?;
     if report.paths.iter().any(apply::changes) {
-        preflight(&repo.root, &report.paths)?;
+        preflight(repo, &report.paths)?;
     }
     Ok(report)
 }

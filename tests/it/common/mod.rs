@@ -45,6 +45,8 @@ const SCRUB_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
     "GIT_PREFIX",
     "GIT_CHECKPOINT_PAUSE",
+    // The probe's seam (`worktree::names`): a test that wants it sets it.
+    "GIT_CHECKPOINT_NAMES_PROBE",
     // Where Copilot CLI's user-level hooks are, which `hooks install copilot --global` uses.
     "COPILOT_HOME",
     // Where the agents keep their transcripts, which hooks attach only from there.
