@@ -22,6 +22,11 @@
 //!   coalesced per path, and with `:<n>` one batch in `n` dropped for "events were lost";
 //!   the watcher then waits for a cookie's event before every answer, as on macOS. The
 //!   suite's watcher modules run once more with it (.ci/run).
+//! - `GIT_CHECKPOINT_NAMES_PROBE=<exact|case|normalization|case,normalization>` is the
+//!   answer of the probe that asks whether the worktree's filesystem ignores case or
+//!   Unicode normalization (`worktree::names`), so that a worktree on Linux's own
+//!   filesystems can be given a Mac's rules; git's `core.ignorecase` still decides over
+//!   it.
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none

@@ -5,12 +5,13 @@
 //! which also hands every name back in NFD, ext4 with `casefold`).
 //!
 //! git asks once, when a repository is made (`core.ignorecase`,
-//! `core.precomposeUnicode`). This module asks the filesystem the same way, in the
-//! worktree's top itself (the git dir may lie on another filesystem, and ext4 folds
-//! case per directory): it creates a file with a name of mixed case and an NFC accent
-//! and looks it up by the other forms. The answer is kept in
-//! `<git-dir>/checkpoint/names`, with the worktree's path, device and inode, so a
-//! moved worktree is asked again. git's own settings, where set, decide instead.
+//! `core.precomposeUnicode`). This module asks the filesystem the same way: it creates
+//! a file with a name of mixed case and an NFC accent and looks it up by the other
+//! forms, in the store's directory where that lies on the worktree's filesystem, else in
+//! the worktree's top (the git dir may lie on another filesystem, where git's own answer
+//! is of no use). The answer is kept in `<git-dir>/checkpoint/names`, with the
+//! worktree's path, device and inode, so a moved worktree is asked again. git's own
+//! settings, where set, decide instead.
 //!
 //! What follows from the answer (docs/design.md invariant 27): a restore or revert whose
 //! result would hold two names such a filesystem takes for one refuses before changing
@@ -30,6 +31,7 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::git::repo::Repo;
 use crate::worktree::exempt::WATCH_COOKIE_PREFIX;
+use crate::worktree::platform;
 
 /// Which differences between two names the worktree's filesystem ignores.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +56,13 @@ impl NameRules {
         ignores_normalization: false,
     };
 
+    /// What a filesystem that cannot be asked is taken to ignore: what the system's own
+    /// filesystems do by default.
+    const SYSTEM_DEFAULT: NameRules = NameRules {
+        ignores_case: platform::NAMES_IGNORE_CASE_AND_NORMALIZATION_BY_DEFAULT,
+        ignores_normalization: platform::NAMES_IGNORE_CASE_AND_NORMALIZATION_BY_DEFAULT,
+    };
+
     /// The rules of `repo`'s worktree: `core.ignorecase` where git's configuration sets
     /// it, and `core.precomposeUnicode` on Apple systems, where git reads it (elsewhere
     /// git ignores it, and so does this: a setting shared with a Mac must not make a
@@ -64,7 +73,7 @@ impl NameRules {
         let case = repo.config_bool("core.ignorecase");
         let normalization = repo
             .config_bool("core.precomposeunicode")
-            .filter(|_| crate::worktree::platform::GIT_READS_PRECOMPOSE_UNICODE);
+            .filter(|_| platform::GIT_READS_PRECOMPOSE_UNICODE);
         match (case, normalization) {
             (Some(ignores_case), Some(ignores_normalization)) => NameRules {
                 ignores_case,
@@ -157,30 +166,42 @@ fn forced_by_test() -> Option<NameRules> {
 
 /// The probe's answer for `repo`'s worktree: the one kept in `<git-dir>/checkpoint/names`
 /// when it was given for this worktree at this place (its path, device and inode), else
-/// asked now and kept, where the store's directory exists. A probe that cannot run (a
-/// top directory this user may not write) answers what the system's filesystems do by
-/// default, and is asked again next time.
+/// asked now and kept, where the store's directory exists. The probe runs in the store's
+/// directory where that lies on the worktree's filesystem (as git's runs in the git
+/// dir; ext4 gives a directory made inside a case-folding one the same rule), so that
+/// the worktree's top keeps its times and the directory cache its listing; otherwise in
+/// the top. A probe that cannot run (a directory this user may not write) answers what
+/// the system's filesystems do by default, and is asked again next time.
 fn cached_or_probed(repo: &Repo) -> NameRules {
     let Ok(top) = std::fs::metadata(&repo.root) else {
-        return crate::worktree::platform::DEFAULT_NAME_RULES;
+        return NameRules::SYSTEM_DEFAULT;
     };
     let key = cache_key(&repo.root, &top);
-    let cache = repo.checkpoint_dir().join(CACHE_FILE);
+    let store_dir = repo.checkpoint_dir();
+    let cache = store_dir.join(CACHE_FILE);
     if let Some(rules) = std::fs::read(&cache)
         .ok()
         .and_then(|kept| parse_cache(&kept, &key))
     {
         return rules;
     }
-    match probe(&repo.root) {
+    let store_dir_meta = std::fs::metadata(&store_dir).ok().filter(|m| m.is_dir());
+    let beside_the_top = store_dir_meta
+        .as_ref()
+        .is_some_and(|m| m.dev() == top.dev());
+    let asked = match beside_the_top {
+        true => probe(&store_dir),
+        false => probe(&repo.root),
+    };
+    match asked {
         Ok(rules) => {
-            if repo.checkpoint_dir().is_dir() {
+            if store_dir_meta.is_some() {
                 // A cache that cannot be written is asked again next time; no error.
                 let _ = write_cache(&cache, &key, rules);
             }
             rules
         }
-        Err(_) => crate::worktree::platform::DEFAULT_NAME_RULES,
+        Err(_) => NameRules::SYSTEM_DEFAULT,
     }
 }
 

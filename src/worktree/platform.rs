@@ -75,10 +75,7 @@ pub fn permission_mode(bits: u32) -> rustix::fs::Mode {
 /// filesystems hand names back in another normalization than they were written in.
 pub const GIT_READS_PRECOMPOSE_UNICODE: bool = cfg!(target_vendor = "apple");
 
-/// How a worktree's filesystem compares names when it cannot be asked (its top may not
-/// be written): as the system's own filesystems do by default (APFS ignores case and
-/// normalization; Linux's filesystems neither).
-pub const DEFAULT_NAME_RULES: super::names::NameRules = super::names::NameRules {
-    ignores_case: cfg!(target_vendor = "apple"),
-    ignores_normalization: cfg!(target_vendor = "apple"),
-};
+/// Whether a worktree's filesystem that cannot be asked (its top may not be written) is
+/// taken to ignore case and Unicode normalization: as the system's own filesystems do by
+/// default (APFS does; Linux's filesystems do not).
+pub const NAMES_IGNORE_CASE_AND_NORMALIZATION_BY_DEFAULT: bool = cfg!(target_vendor = "apple");

@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::collisions::check_no_collisions;
 use super::preflight::preflight;
 use super::{RestoreReport, Target};
 use crate::diff::{self, Change, PathFilter};
@@ -23,7 +24,7 @@ use crate::{Error, Result, TreeId};
 /// given `paths` (none: everything), less the skipped and exempt paths, which go to
 /// `report` as untouched; the paths to write and delete go there too. A path that names
 /// nothing on either side is refused, as git refuses a pathspec that matches nothing.
-/// Checked by [`preflight`]: what can be known before a change is checked before any,
+/// Checked by [`check_no_collisions`] and [`preflight`]: what can be known before a change is checked before any,
 /// and before the restore is recorded as started, so a refused restore changes nothing
 /// and leaves nothing to finish, and a dry run refuses exactly what the real run would.
 pub(super) fn plan(
@@ -74,8 +75,10 @@ pub(super) fn plan(
             None => report.deleted.push(change.path.clone()),
         }
     }
-    let rules = NameRules::of(repo);
-    preflight(&repo.root, rules, hasher, &snapshot.chunks()?, &changes)?;
+    // Before the preflight, whose look at what is in the way would find the other name
+    // and say less.
+    check_no_collisions(&repo.root, NameRules::of(repo), &changes)?;
+    preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
     Ok(changes)
 }
 

@@ -8,12 +8,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::apply::file_size;
-use super::collisions::check_no_collisions;
 use crate::diff::Change;
 use crate::format::chunk::Hasher;
 use crate::model::tree::Node;
 use crate::storage::pack::{LastPack, ReadChunks};
-use crate::worktree::names::NameRules;
 use crate::{Error, Result};
 
 /// Longest name (one path component) Linux filesystems take.
@@ -26,12 +24,9 @@ const NAME_MAX: usize = 255;
 /// a directory stands in the way of a directory (an ignored or skipped file, an ignored
 /// symlink, or one the paths given leave alone), or that is known to fail half-way: a
 /// name longer than a filesystem takes, or more bytes to write than the worktree's
-/// filesystem has free (each new file exists beside the old one until the renames), or
-/// that would write two names the worktree's filesystem takes for one (`rules`,
-/// [`check_no_collisions`]).
+/// filesystem has free (each new file exists beside the old one until the renames).
 pub(super) fn preflight(
     root: &Path,
-    rules: NameRules,
     hasher: &Hasher,
     chunks: &ReadChunks,
     changes: &[Change],
@@ -42,7 +37,6 @@ pub(super) fn preflight(
         .map(|c| c.path.as_slice())
         .collect();
     check_names_and_room(root, changes)?;
-    check_no_collisions(root, rules, changes)?;
     check_directories_writable(root, changes)?;
     let mut dirs = DirsSeen::default();
     let mut last = LastPack::default();
