@@ -179,6 +179,26 @@ pub enum Error {
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,
+    /// `undo` found no operation left to undo.
+    #[error("nothing to undo: every operation in the log is undone already, or there is none ('git checkpoint op log' lists them)")]
+    NothingToUndo,
+    /// `redo` found no undo to go back on: none was made, or an operation came since.
+    #[error(
+        "nothing to redo: no undo since the last operation ('git checkpoint op log' lists them)"
+    )]
+    NothingToRedo,
+    /// An operation number that the operation log does not hold.
+    #[error("no operation '{0}' in the operation log ('git checkpoint op log' lists them)")]
+    UnknownOperation(String),
+    /// `undo`, `redo` or `op restore` cannot do what was asked of an operation; nothing
+    /// was changed.
+    #[error("op {op} {why}")]
+    CannotUndo {
+        /// The operation's number.
+        op: u64,
+        /// Why, as the rest of the sentence ("cannot be undone: gc removed …").
+        why: String,
+    },
     /// A file this tool will not open as asked: a symlink or something other than a
     /// regular file where one of its own files belongs, or a file outside the directory
     /// it must come from.
@@ -348,6 +368,9 @@ impl Error {
             | Error::UnknownAttachment { .. }
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
+            | Error::NothingToUndo
+            | Error::NothingToRedo
+            | Error::UnknownOperation(_)
             | Error::NoParentToRevert { .. }
             | Error::PathspecNoMatch { .. }
             | Error::CannotBlame { .. }
@@ -362,7 +385,8 @@ impl Error {
             | Error::RevertWouldConflict { .. }
             | Error::RevertConflicts { .. }
             | Error::RevertRaced { .. }
-            | Error::RevertBlocked { .. } => ErrorKind::Refused,
+            | Error::RevertBlocked { .. }
+            | Error::CannotUndo { .. } => ErrorKind::Refused,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,

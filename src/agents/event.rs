@@ -9,6 +9,7 @@ use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
+use crate::model::operation::Invocation;
 use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
 use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
@@ -233,7 +234,7 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Ran {
         .ok()
         .and_then(|e| e.cwd.clone())
         .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let workspace = match Workspace::discover(&dir, super::worktree_files()) {
+    let mut workspace = match Workspace::discover(&dir, super::worktree_files()) {
         Ok(workspace) => workspace,
         // No worktree (hooks installed for every project, an agent working elsewhere):
         // nothing to save, and nothing to tell.
@@ -245,6 +246,13 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Ran {
             }
         }
     };
+    if let Ok(event) = &event {
+        // What the operation log names, should the save's automatic gc mark a record.
+        workspace.invocation = Invocation::Hook {
+            agent: event.agent.to_string(),
+            event: event.event.clone().unwrap_or_default(),
+        };
+    }
     let repo = &workspace.repo;
     let (agent, session) = match &event {
         Ok(event) => (event.agent, event.session.clone()),

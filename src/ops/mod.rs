@@ -4,10 +4,12 @@
 
 pub mod blame;
 pub mod doctor;
+pub mod drop;
 pub mod gc;
 pub mod log;
 pub mod log_query;
 pub mod log_walk;
+pub mod op_log;
 pub mod restore;
 pub mod revert;
 pub mod save;

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::git::repo::{AgentFiles, Repo};
+use crate::model::operation::Invocation;
 use crate::settings::Settings;
 use crate::storage::{verify, ReadStore, Store};
 use crate::Result;
@@ -23,6 +24,11 @@ pub struct Workspace {
     pub repo: Repo,
     /// Its `checkpoint.*` settings, parsed from `repo`'s configuration.
     pub settings: Settings,
+    /// What the operation log records as having made the operations committed through
+    /// a store opened here: this process's command line unless the caller says
+    /// otherwise (a hook names its agent and event; the MCP server may name the tool
+    /// call).
+    pub invocation: Invocation,
 }
 
 impl Workspace {
@@ -39,7 +45,11 @@ impl Workspace {
     pub fn new(mut repo: Repo, agent_files: AgentFiles) -> Workspace {
         repo.agent_files = agent_files;
         let settings = Settings::of(&repo);
-        Workspace { repo, settings }
+        Workspace {
+            repo,
+            settings,
+            invocation: Invocation::command_line(std::env::args_os().skip(1)),
+        }
     }
 
     /// Opens (creating on first use) the store for writing: waiting up to
@@ -86,7 +96,8 @@ impl Workspace {
     /// `checkpoint.defaultBranch`.
     fn open_store_within(&self, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
         let branch = self.settings.default_branch.get()?;
-        let store = Store::open(&self.repo.store_path(), timeout, on_wait)?;
+        let mut store = Store::open(&self.repo.store_path(), timeout, on_wait)?;
+        store.invocation = self.invocation.clone();
         store.init_head(&branch)?;
         Ok(store)
     }

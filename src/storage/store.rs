@@ -20,6 +20,7 @@ use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
 use crate::model::branch::BranchName;
+use crate::model::operation::Invocation;
 use crate::{Error, Result};
 
 const META_FORMAT: &str = "format";
@@ -47,6 +48,9 @@ pub struct Store {
     pub path: PathBuf,
     /// Names and cuts content with this store's key and parameters.
     pub hasher: Hasher,
+    /// What opened it (a command line, an MCP tool call, a hook): the operation log
+    /// records it with every operation committed through this store.
+    pub invocation: Invocation,
     /// The file's syncs, told when the store closes. After `db`, so dropped after it: the
     /// close's own syncs are counted.
     _syncs: SyncNote,
@@ -96,6 +100,7 @@ impl Store {
             db,
             path: path.to_path_buf(),
             hasher,
+            invocation: Invocation::Command(Vec::new()),
             _syncs: syncs,
         })
     }
@@ -340,6 +345,7 @@ impl Store {
             self.db.begin_write()?,
             &self.hasher,
             &self.path,
+            &self.invocation,
         ))
     }
 

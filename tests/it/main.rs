@@ -75,6 +75,7 @@ mod cmd_save_after_look;
 mod cmd_save_unchanged;
 mod cmd_show_diff_turns;
 mod cmd_status;
+mod cmd_undo;
 mod cmd_verify;
 mod cmd_watch;
 mod cmd_watch_auto;

@@ -1,7 +1,6 @@
 //! `git checkpoint drop`
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::session::Session;
@@ -15,8 +14,10 @@ use crate::ui::json::{self, DropJson};
 
 /// Remove checkpoints: the ones named, or every checkpoint of an agent session.
 ///
-/// Each checkpoint named goes, with the content only it holds; its children are
-/// re-linked to its parents, as gc does. A branch (or a detached HEAD) whose tip goes
+/// Each checkpoint named goes from the history; its children are re-linked to its
+/// parents, as gc does. Its record and the content only it holds stay for the undo
+/// window (7 days): `git checkpoint undo` brings it all back, and a gc after that
+/// deletes them. A branch (or a detached HEAD) whose tip goes
 /// moves back to its nearest first-parent ancestor that stays. The worktree is never
 /// touched. Pinned checkpoints and the target of an interrupted restore are refused, and
 /// so is a drop that would leave a branch or HEAD without any checkpoint. The tip of a
@@ -45,16 +46,15 @@ pub struct Args {
 
 /// Runs `drop`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let started = Instant::now();
     if args.dry_run {
         let store = context.open_read_store()?;
         let snapshot = store.snapshot()?;
         let plan = plan(context, &snapshot, &args)?;
         return report(context, &snapshot, &plan, false);
     }
-    let mut store = context.open_store()?;
+    let store = context.open_store()?;
     let plan = plan(context, &store.snapshot()?, &args)?;
-    gc::apply(&mut store, &plan, started, |_| true)?;
+    git_checkpoint::ops::drop::drop(&store, &plan)?;
     report(context, &store.snapshot()?, &plan, true)
 }
 
@@ -102,12 +102,19 @@ fn report(
     if context.json {
         return json::print(&DropJson::new(plan, applied));
     }
-    let verb = if applied { "Dropped" } else { "Would drop" };
-    context.say(&format!(
-        "{verb} {} checkpoint(s), {} of stored data",
-        plan.removed.len(),
-        human_bytes(plan.removed_bytes)
-    ));
+    context.say(&if applied {
+        format!(
+            "Dropped {} checkpoint(s); 'git checkpoint undo' brings them back (their {} of stored data stay until a gc 7 days from now)",
+            plan.removed.len(),
+            human_bytes(plan.removed_bytes)
+        )
+    } else {
+        format!(
+            "Would drop {} checkpoint(s), {} of stored data",
+            plan.removed.len(),
+            human_bytes(plan.removed_bytes)
+        )
+    });
     super::gc::say_removals(context, &plan.removed, plan.removed.len());
     let moves = if applied { "moved" } else { "would move" };
     for (name, tip) in &plan.moved_branches {

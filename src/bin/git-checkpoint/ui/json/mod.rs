@@ -9,6 +9,7 @@
 
 mod blame;
 mod doctor;
+mod operations;
 mod records;
 mod remote;
 mod upkeep;
@@ -16,6 +17,7 @@ mod worktree;
 
 pub use blame::*;
 pub use doctor::*;
+pub use operations::*;
 pub use records::*;
 pub use remote::*;
 pub use upkeep::*;
