@@ -13,15 +13,35 @@ use crate::ops::gc::Plan;
 use crate::storage::{Store, StoreRead};
 use crate::Result;
 
+/// What became of the checkpoints a drop took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// Kept for undo until a gc after the undo window.
+    KeptForUndo,
+    /// Deleted for good, with what only they reached: one of them is damaged (its tree
+    /// or one below it does not load), and keeping it would stop every gc.
+    Deleted,
+}
+
 /// Carries out `plan` (from [`crate::ops::gc::plan_drop`]) in one transaction, recorded
-/// in the operation log; returns the operation's number.
-pub fn drop(store: &Store, plan: &Plan) -> Result<u64> {
+/// in the operation log.
+pub fn drop(store: &Store, plan: &Plan) -> Result<Dropped> {
     let (summary, old_parents) = {
         let snapshot = store.snapshot()?;
         let summary = match plan.removed.as_slice() {
             [one] => format!("drop {}", one.short_id),
             all => format!("drop {} checkpoints", all.len()),
         };
+        let damaged = (plan.removed.iter()).any(|r| {
+            snapshot
+                .tree_graph(std::iter::once(r.checkpoint.tree))
+                .is_err()
+        });
+        if damaged {
+            std::mem::drop(snapshot);
+            crate::ops::gc::commit_recorded(store, plan, OpKind::Drop, summary)?;
+            return Ok(Dropped::Deleted);
+        }
         let mut old_parents = Vec::new();
         for (id, _) in &plan.reparented {
             old_parents.push((*id, snapshot.checkpoint(*id)?.parents));
@@ -47,7 +67,7 @@ pub fn drop(store: &Store, plan: &Plan) -> Result<u64> {
     let mut op = NewOperation::new(OpKind::Drop, summary, before);
     op.dropped = ids;
     op.reparented = old_parents;
-    let number = txn.record_operation(op)?;
+    txn.record_operation(op)?;
     txn.commit()?;
-    Ok(number)
+    Ok(Dropped::KeptForUndo)
 }

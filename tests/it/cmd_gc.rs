@@ -41,6 +41,10 @@ fn json_env(repo: &Repo, env: &[(&str, &str)], args: &[&str]) -> Value {
     parse_json(&ok_env(repo, env, args), &format!("{args:?}"))
 }
 
+/// A clock past the undo window of every operation a test makes (docs/undo.md): gc
+/// keeps what undoing an operation needs for seven days after it.
+const PAST_THE_UNDO_WINDOW: (&str, &str) = ("GIT_CHECKPOINT_NOW", "2100-01-01T00:00:00Z");
+
 /// Saves with the clock set to `time` (RFC 3339) and returns the new id.
 fn save_at(repo: &Repo, time: &str, message: &str) -> String {
     let v = json_env(
@@ -216,7 +220,9 @@ fn tips_head_and_pins_survive_and_parents_are_relinked() {
         set(&kept.keys().cloned().collect::<Vec<_>>()),
         set(&[c[2].clone(), c[3].clone(), c[5].clone(), c[7].clone()])
     );
-    assert_eq!(kept[&c[7]], ["newest"]);
+    // The tip main had before the restore is what undoing the restore needs: gc keeps
+    // it for the undo window too (docs/undo.md).
+    assert_eq!(kept[&c[7]], ["newest", "undo of op 2"]);
     assert!(kept[&c[5]].contains(&"HEAD".to_string()), "{kept:?}");
     assert!(kept[&c[5]].contains(&"branch main".to_string()), "{kept:?}");
     assert_eq!(kept[&c[3]], ["pinned"]);
@@ -235,11 +241,16 @@ fn tips_head_and_pins_survive_and_parents_are_relinked() {
     repo.ok(&["verify", "--read-data"]);
     assert_all_listed_restore_exactly(&repo, &expected);
 
-    // Unpinned, c3 goes at the next gc, and c5 now hangs off c2.
+    // Unpinned, c3 goes at the next gc past the undo window (until then, undoing the
+    // unpin needs it), and c5 now hangs off c2.
     repo.ok(&["restore", &c[5]]);
     assert!(repo.ok(&["unpin", &c[3]]).stdout.contains("Unpinned"));
     assert!(repo.ok(&["unpin", &c[3]]).stdout.contains("was not pinned"));
-    json_env(&repo, &[], &["gc", "--keep", "1", "--json"]);
+    json_env(
+        &repo,
+        &[PAST_THE_UNDO_WINDOW],
+        &["gc", "--keep", "1", "--json"],
+    );
     assert_unknown(&repo, &c[3]);
     assert_eq!(parents_of(&repo)[&c[5]], [c[2].clone()]);
     assert_all_listed_restore_exactly(&repo, &expected);
@@ -524,9 +535,15 @@ fn check_after_crash(repo: &Repo, expected: &BTreeMap<String, Snap>, what: &str)
         listed.len()
     );
     assert_all_listed_restore_exactly(repo, expected);
-    // Back to the newest, so that HEAD is one of the three the next gc keeps.
+    // Back to the newest, so that HEAD is one of the three the next gc keeps; that gc
+    // runs past the undo window, so that it need not keep what undoing the restore
+    // would need.
     repo.ok(&["restore", &listed[0]]);
-    json_env(repo, &[], &["gc", "--keep", "3", "--json"]);
+    json_env(
+        repo,
+        &[PAST_THE_UNDO_WINDOW],
+        &["gc", "--keep", "3", "--json"],
+    );
     repo.ok(&["verify", "--read-data"]);
     assert_eq!(repo.log_ids(true).len(), 3, "{what}");
     assert_all_listed_restore_exactly(repo, expected);

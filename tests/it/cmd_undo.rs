@@ -5,7 +5,7 @@
 
 use crate::common;
 use common::claude::ClaudeSession;
-use common::{assert_snap_eq, parse_json, Repo, Snap};
+use common::{assert_snap_eq, parse_json, Node, Repo, Snap};
 use serde_json::Value;
 
 /// What an undo must put back exactly.
@@ -158,6 +158,35 @@ fn undo_puts_back_exactly_the_state_before_each_operation_and_redo_the_state_aft
         assert_state(&after, &r, &format!("{what}, redone"));
         r.ok(&["undo"]);
         assert_state(&before, &r, &format!("{what}, undone again"));
+    }
+}
+
+/// An operation that changed some paths only is undone at those paths only: what was
+/// changed elsewhere since (saved or not) stays.
+#[test]
+fn undo_of_a_change_to_some_paths_leaves_the_others_as_they_are_now() {
+    for op in [
+        &["restore", "@~2", "--", "a.txt", "dir"][..],
+        &["revert", "@~1"],
+    ] {
+        let (r, _) = busy_repo();
+        let before = r.snapshot();
+        let out = r.run(op);
+        assert!(out.code <= 1, "{out}");
+        r.write("later.txt", b"made after the operation\n");
+        r.write("run.sh", b"changed after the operation\n");
+        r.ok(&["undo"]);
+        let mut expected = before.clone();
+        for (path, data) in [("later.txt", "made after"), ("run.sh", "changed after")] {
+            let file = (r.snapshot().remove(path.as_bytes()))
+                .unwrap_or_else(|| panic!("{op:?}: the undo deleted {path}, made after"));
+            assert!(
+                matches!(&file, Node::File { data: d, .. } if d.starts_with(data.as_bytes())),
+                "{op:?}: {path} lost what was made after the operation"
+            );
+            expected.insert(path.as_bytes().to_vec(), file);
+        }
+        assert_snap_eq(&expected, &r.snapshot(), &format!("{op:?}, undone"));
     }
 }
 

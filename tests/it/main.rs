@@ -89,6 +89,7 @@ mod docs_readme;
 
 mod prop_model_based;
 mod prop_soak;
+mod prop_undo;
 
 mod remote_hostile_fetch;
 mod remote_sharing;
@@ -115,6 +116,7 @@ mod safety_full_disk;
 mod safety_hostile_index;
 mod safety_hostile_store;
 mod safety_nothing_lost;
+mod safety_op_log;
 mod safety_output_escaping;
 mod safety_read_commands;
 mod safety_restore;

@@ -23,6 +23,12 @@ pub fn apply(
     apply_as(store, plan, started, compact, None)
 }
 
+/// [`commit`], recorded in the operation log as an operation of `kind` (a `drop` of
+/// damaged checkpoints, which nothing could bring back: they go for good).
+pub fn commit_recorded(store: &Store, plan: &Plan, kind: OpKind, summary: String) -> Result<()> {
+    write(store, plan, OpLog::Recorded(kind, summary))
+}
+
 /// [`apply`], recorded in the operation log as `operation` (a kind and a summary) when
 /// one is given.
 pub(super) fn apply_as(

@@ -51,7 +51,7 @@ use crate::model::Checkpoint;
 use crate::storage::{Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
 
-pub use apply::{apply, commit};
+pub use apply::{apply, commit, commit_recorded};
 pub use auto::{after_save, auto, AutoGc};
 pub use pins::{pin, unpin};
 pub use plan::{plan, plan_drop};

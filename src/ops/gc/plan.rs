@@ -61,14 +61,14 @@ pub(super) fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push("interrupted restore".into());
     }
-    // Undo and redo within the undo window need what the operation log names.
+    // Undo and redo within the undo window need what the operation log names; said
+    // only of what nothing above keeps already.
     let holds = snapshot.undo_holds(crate::clock::now_ns())?;
     let newest: BTreeMap<CheckpointId, u64> = holds.checkpoints.into_iter().collect();
     for (id, op) in newest {
         protected
             .entry(id)
-            .or_default()
-            .push(format!("undo of op {op}"));
+            .or_insert_with(|| vec![format!("undo of op {op}")]);
     }
     Ok(Records {
         list,

@@ -275,6 +275,7 @@ impl Current {
                     id,
                     tree: record.tree,
                     skipped: record.skipped,
+                    for_operation: target.for_operation,
                 };
                 report.target = Some(id);
             }
@@ -352,6 +353,9 @@ struct Target {
     id: CheckpointId,
     tree: TreeId,
     skipped: Vec<SkippedFile>,
+    /// Whether an undo, a redo or an `op restore` restores it, whose paths may name
+    /// nothing any more.
+    for_operation: bool,
 }
 
 impl Target {
@@ -363,12 +367,26 @@ impl Target {
             HeadUpdate::SwitchBranch(name) => name.as_str(),
             _ => rev,
         };
-        let id = snapshot.resolve(rev)?;
-        let record = snapshot.checkpoint(id)?;
+        // An `op restore` may return to a checkpoint that its final transaction brings
+        // back from a drop: named by its full id, read from where the drop keeps it.
+        let undropped = (options.operation.iter())
+            .flat_map(|step| &step.change.undrop)
+            .find(|id| id.hex() == rev);
+        let (id, record) = match undropped {
+            Some(id) => match snapshot.dropped(*id)? {
+                Some(record) => (*id, record),
+                None => return Err(Error::UnknownRevision(rev.to_string())),
+            },
+            None => {
+                let id = snapshot.resolve(rev)?;
+                (id, snapshot.checkpoint(id)?)
+            }
+        };
         Ok(Target {
             id,
             tree: record.tree,
             skipped: record.skipped,
+            for_operation: options.operation.is_some(),
         })
     }
 }

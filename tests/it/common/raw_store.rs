@@ -37,6 +37,10 @@ pub const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat
 pub const REMOTE_BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("remote_branches");
 /// Pinned checkpoints.
 pub const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
+/// The operation log: a number that only grows to a codec `Operation`.
+pub const OPERATIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("operations");
+/// Checkpoints `drop` took out of the history, kept for undo: id to the record's bytes.
+pub const DROPPED: TableDefinition<u128, &[u8]> = TableDefinition::new("dropped");
 
 /// Opens the existing store file at `path` (`<worktree>/.git/checkpoint/store.redb`,
 /// [`super::Repo::store_path`]) for raw reads and writes. redb holds the file

@@ -101,9 +101,23 @@ impl Case {
     }
 
     pub(super) fn run(&mut self, args: &[&[u8]]) -> Out {
+        self.run_with(args, &[])
+    }
+
+    /// [`Case::run`] with `env` set for the command.
+    pub(super) fn run_with(&mut self, args: &[&[u8]], env: &[(&str, &str)]) -> Out {
         let shown: Vec<String> = args.iter().map(|a| sh(a)).collect();
-        self.log.push(format!("git checkpoint {}", shown.join(" ")));
-        let out = self.repo.run(&args_os(args));
+        let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+        self.log.push(format!(
+            "{}git checkpoint {}",
+            vars.concat(),
+            shown.join(" ")
+        ));
+        let args = args_os(args);
+        let mut cmd = self.repo.sb.bin_cmd(&self.repo.dir, &args);
+        cmd.envs(env.iter().copied());
+        let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+        common::assert_no_panic(&out, &format!("{args:?}"));
         // The ids a command printed, so that the steps can be followed by hand.
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(out.stdout.trim()) {
             let made: Vec<&str> = ["id", "safety_checkpoint"]

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::model::session::Session;
+use git_checkpoint::ops::drop::Dropped;
 use git_checkpoint::ops::gc::{self, Plan};
 use git_checkpoint::remote::{configured_remotes, has_remote};
 use git_checkpoint::storage::{Snapshot, StoreRead};
@@ -50,12 +51,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let store = context.open_read_store()?;
         let snapshot = store.snapshot()?;
         let plan = plan(context, &snapshot, &args)?;
-        return report(context, &snapshot, &plan, false);
+        return report(context, &snapshot, &plan, None);
     }
     let store = context.open_store()?;
     let plan = plan(context, &store.snapshot()?, &args)?;
-    git_checkpoint::ops::drop::drop(&store, &plan)?;
-    report(context, &store.snapshot()?, &plan, true)
+    let dropped = git_checkpoint::ops::drop::drop(&store, &plan)?;
+    report(context, &store.snapshot()?, &plan, Some(dropped))
 }
 
 /// What the drop removes: the checkpoints named and the session's, with the fetched
@@ -91,30 +92,29 @@ fn damaged(snapshot: &Snapshot, id: CheckpointId) -> bool {
     }
 }
 
-/// Reports what the drop did (`applied`) or would do; `snapshot` reads the store as it
-/// is now, for the short ids of the checkpoints that stay.
+/// Reports what the drop did (`applied`: what became of the checkpoints) or would do
+/// (`None`); `snapshot` reads the store as it is now, for the short ids of the
+/// checkpoints that stay.
 fn report(
     context: &Context,
     snapshot: &Snapshot,
     plan: &Plan,
-    applied: bool,
+    applied: Option<Dropped>,
 ) -> anyhow::Result<()> {
     if context.json {
         return json::print(&DropJson::new(plan, applied));
     }
-    context.say(&if applied {
-        format!(
-            "Dropped {} checkpoint(s); 'git checkpoint undo' brings them back (their {} of stored data stay until a gc 7 days from now)",
-            plan.removed.len(),
-            human_bytes(plan.removed_bytes)
-        )
-    } else {
-        format!(
-            "Would drop {} checkpoint(s), {} of stored data",
-            plan.removed.len(),
-            human_bytes(plan.removed_bytes)
-        )
+    let (n, size) = (plan.removed.len(), human_bytes(plan.removed_bytes));
+    context.say(&match applied {
+        Some(Dropped::KeptForUndo) => format!(
+            "Dropped {n} checkpoint(s); 'git checkpoint undo' brings them back (their {size} of stored data stay until a gc 7 days from now)"
+        ),
+        Some(Dropped::Deleted) => format!(
+            "Dropped {n} checkpoint(s), {size} of stored data, for good: a damaged checkpoint cannot be kept for undo"
+        ),
+        None => format!("Would drop {n} checkpoint(s), {size} of stored data"),
     });
+    let applied = applied.is_some();
     super::gc::say_removals(context, &plan.removed, plan.removed.len());
     let moves = if applied { "moved" } else { "would move" };
     for (name, tip) in &plan.moved_branches {

@@ -44,6 +44,12 @@ enum Action {
 /// made, what it did, and on the next line what made it: the command as typed, the
 /// MCP tool call, or the agent's hook. An operation that was undone says by which; one
 /// that cannot be undone says why (a gc; a checkpoint a gc removed since).
+///
+/// Examples:
+///
+///   git checkpoint op log -n 5
+///
+///   git checkpoint --json op log
 #[derive(Debug, clap::Args)]
 struct LogArgs {
     /// Show at most this many.
@@ -59,6 +65,10 @@ struct LogArgs {
 /// first, and `undo` comes back from here). Refused, with nothing changed: an operation
 /// that changed some paths only (a restore of paths, a revert), which left a worktree
 /// no checkpoint holds, and one whose checkpoints a gc removed since.
+///
+/// Examples:
+///
+///   git checkpoint op restore 7
 #[derive(Debug, clap::Args)]
 struct RestoreArgs {
     /// The operation, by its number in `op log`.
