@@ -153,7 +153,7 @@ impl Transaction<'_> {
     /// Appends `new` to the operation log, with the time, what opened the store and the
     /// references as this transaction leaves them, and returns its number. Call it last,
     /// just before [`Transaction::commit`]: the record and the change it records commit
-    /// together or not at all.
+    /// together or not at all (docs/design.md invariant 27).
     pub fn record_operation(&self, new: NewOperation) -> Result<u64> {
         let after = self.view()?;
         let op = Operation {

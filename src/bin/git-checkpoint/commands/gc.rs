@@ -21,7 +21,8 @@ use crate::ui::json::{self, GcJson};
 /// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
 /// everything made within a duration of the newest checkpoint (--keep-within); every
 /// branch tip, fetched ones (<remote>/<branch>) too; the current checkpoint; pinned
-/// checkpoints (see `pin`). Every other
+/// checkpoints (see `pin`); for 7 days after an operation, what undoing it needs, and
+/// what a `drop` took out (see `op log`). Every other
 /// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
 /// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
 /// deleted and the store file is compacted, so the disk space goes back to the system.
