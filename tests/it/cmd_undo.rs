@@ -500,3 +500,53 @@ fn undo_with_nothing_to_undo_and_of_an_unknown_operation_say_so() {
     let out = r.run(&["--json", "op", "log"]);
     assert_eq!(parse_json(&out, "op log"), Value::Array(Vec::new()));
 }
+
+/// A pull is two operations, the fetch and the fast-forward: two undos put back the
+/// worktree (unsaved edits included), the branch and the fetched branch.
+#[test]
+fn undo_puts_back_a_pull_and_the_fetch_before_it() {
+    let a = Repo::new();
+    let bare = a.sb.root.join("remote.git");
+    a.sb.git(&a.sb.root, &["init", "-q", "--bare", "remote.git"]);
+    a.git(&["remote", "add", "origin", bare.to_str().unwrap()]);
+    a.write("f.txt", b"one\n");
+    a.save("a1");
+    a.ok(&["push", "origin"]);
+    a.sb.git(
+        &a.sb.root,
+        &["clone", "-q", "--no-local", bare.to_str().unwrap(), "b"],
+    );
+    let b = Repo {
+        sb: common::Sandbox::new(),
+        dir: a.sb.root.join("b"),
+    };
+    let run_b = |args: &[&str]| a.sb.ok_in(&b.dir, args);
+    run_b(&["pull"]);
+    a.write("f.txt", b"two\n");
+    a.save("a2");
+    a.ok(&["push", "origin"]);
+    b.write("scratch.txt", b"unsaved\n");
+    let fetched = |b: &Repo| {
+        let out = a.sb.ok_in(&b.dir, &["--json", "show", "origin/main"]);
+        parse_json(&out, "show")["id"].clone()
+    };
+    let files = b.snapshot();
+    let (main, tracked) = (b.id("main"), fetched(&b));
+    run_b(&["pull"]);
+    assert_eq!(b.read("f.txt"), b"two\n");
+    assert_ne!(fetched(&b), tracked);
+    let log = parse_json(&run_b(&["--json", "op", "log", "-n", "2"]), "op log");
+    assert_eq!(
+        (log[0]["kind"].as_str(), log[1]["kind"].as_str()),
+        (Some("pull"), Some("fetch"))
+    );
+    run_b(&["undo"]);
+    assert_snap_eq(&files, &b.snapshot(), "the pull undone");
+    assert_eq!(b.id("main"), main);
+    run_b(&["undo"]);
+    assert_eq!(fetched(&b), tracked, "the fetch undone");
+    run_b(&["redo"]);
+    run_b(&["redo"]);
+    assert_eq!(b.read("f.txt"), b"two\n");
+    assert_ne!(fetched(&b), tracked);
+}
