@@ -63,6 +63,7 @@ mod cmd_log_query;
 mod cmd_log_stream;
 mod cmd_log_summary;
 mod cmd_mcp;
+mod cmd_mcp_answers;
 mod cmd_mcp_escaping;
 mod cmd_mcp_install;
 mod cmd_mcp_scope;

@@ -27,6 +27,12 @@ use tempfile::TempDir;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-checkpoint");
 
+/// The exit status of an error of kind `Refused`: the command stopped rather than do
+/// something unsafe, and changed nothing (docs/json.md, "Errors").
+pub const EXIT_REFUSED: i32 = 77;
+/// The exit status of an error of kind `Busy`: the store stayed held past the wait.
+pub const EXIT_BUSY: i32 = 75;
+
 /// Every invocation is killed (and the test failed) after this long, so that a
 /// hang in the implementation fails the suite instead of blocking it.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
