@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 /// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
-/// exit status and a hint (docs/design.md invariant 7).
+/// exit status and a hint, and names it in its `--json` errors and MCP tool errors by
+/// [`ErrorKind::name`] (docs/design.md invariant 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// What the user asked for does not exist, does not parse or contradicts itself: a
@@ -20,6 +21,10 @@ pub enum ErrorKind {
     /// where one of our files belongs, a worktree path restore does not own, a push of
     /// what looks like a secret, a store of a newer format. Nothing was changed.
     Refused,
+    /// The work was done, or in a dry run would be, but left conflicts for the user to
+    /// resolve: a revert whose paths later work changed too. As git's merges do, this is
+    /// an error only for the exit status.
+    Conflict,
     /// The store's own data does not decode or fails its checks (invariant 10).
     Damaged,
     /// A commit from a remote is not one that an export writes: malformed or hostile
@@ -32,6 +37,26 @@ pub enum ErrorKind {
     Io,
     /// Something that cannot happen did: a bug of ours, to be reported.
     Internal,
+}
+
+impl ErrorKind {
+    /// The kind's name as scripts and agents read it: `input`, `config`, `busy`,
+    /// `refused`, `conflict`, `damaged`, `remote`, `git`, `io` or `internal`
+    /// (docs/json.md, "Errors").
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Input => "input",
+            ErrorKind::Config => "config",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Damaged => "damaged",
+            ErrorKind::Remote => "remote",
+            ErrorKind::Git => "git",
+            ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
+        }
+    }
 }
 
 /// Errors from the library. Messages are complete sentences without a trailing period,
@@ -360,9 +385,9 @@ impl Error {
             | Error::RestoreBlocked { .. }
             | Error::LooksSecret { .. }
             | Error::RevertWouldConflict { .. }
-            | Error::RevertConflicts { .. }
             | Error::RevertRaced { .. }
             | Error::RevertBlocked { .. } => ErrorKind::Refused,
+            Error::RevertConflicts { .. } => ErrorKind::Conflict,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,

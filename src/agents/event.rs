@@ -289,15 +289,13 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<FirstCheckpo
     let workspace = Workspace::new(repo.clone(), super::worktree_files());
     let store = workspace.open_store(&mut || {})?;
     let options = SaveOptions {
-        message: "before the agent's first prompt (hooks installed)".to_string(),
         meta: vec![
             ("agent".to_string(), agent.to_string()),
             ("event".to_string(), "install".to_string()),
         ],
         allow_empty: true,
         skip_unreadable: true,
-        settings: workspace.settings,
-        ..SaveOptions::default()
+        ..workspace.save_options("before the agent's first prompt (hooks installed)")
     };
     // The workspace's repository, which knows the agents' files to leave out.
     let report = save::save(&workspace.repo, &store, &options)?;
@@ -345,7 +343,6 @@ fn save_for(
         },
     };
     let options = SaveOptions {
-        message: event.message(&repo.root, &context),
         meta: event.meta(&repo.root, &context),
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included); a
@@ -360,8 +357,7 @@ fn save_for(
         // One file the user cannot read (root's, from a container) must not stop every
         // checkpoint of the session: it is left out and recorded, and the user told.
         skip_unreadable: true,
-        settings: workspace.settings.clone(),
-        ..SaveOptions::default()
+        ..workspace.save_options(event.message(&repo.root, &context))
     };
     // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
     let report = save::save_then_gc(repo, &mut store, &options)?;

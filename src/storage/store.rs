@@ -69,7 +69,7 @@ impl Drop for SyncNote {
 impl Store {
     /// Opens (creating on first use) the store at `path`. While another process holds it,
     /// retries with backoff for up to `timeout`, calling `on_wait` once after a second.
-    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
+    pub(crate) fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -138,7 +138,7 @@ impl ReadStore {
     /// is first opened for writing once, which creates, repairs or upgrades it; a store
     /// that still needs recovery after that is kept open for writing (`ReadDb::Repaired`),
     /// and `on_repair` is told.
-    pub fn open(
+    pub(crate) fn open(
         path: &Path,
         timeout: Duration,
         on_wait: &mut dyn FnMut(),
@@ -192,7 +192,7 @@ impl ReadStore {
     /// file as it is: `Ok(None)` when there is no store, another process has it open
     /// for writing, or it needs a recovery or upgrade (which [`ReadStore::open`] would
     /// make by writing). For tab completion, which must never wait and never write.
-    pub fn open_now(path: &Path) -> Result<Option<ReadStore>> {
+    pub(crate) fn open_now(path: &Path) -> Result<Option<ReadStore>> {
         if !path.exists() {
             return Ok(None);
         }
