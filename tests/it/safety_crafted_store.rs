@@ -274,7 +274,7 @@ fn a_name_too_long_for_the_filesystem_is_refused_before_any_change() {
     let before = repo.snapshot();
     for args in [&["restore", "evil", "--dry-run"][..], &["restore", "evil"]] {
         let out = repo.run(args);
-        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.code, common::EXIT_REFUSED, "{args:?}: {out}");
         assert!(out.stderr.contains("filesystems take at most 255"), "{out}");
         common::assert_snap_eq(&before, &repo.snapshot(), &format!("{args:?}"));
     }

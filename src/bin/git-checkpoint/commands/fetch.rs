@@ -1,10 +1,12 @@
 //! `git checkpoint fetch`
 
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, FetchJson};
 
 /// Fetch checkpoint branches from a git remote and add their checkpoints to the store.
@@ -48,9 +50,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let refused = || -> anyhow::Result<()> {
         match report.refused.len() {
             0 => Ok(()),
-            n => anyhow::bail!(
-                "refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"
-            ),
+            n => Err(Failure::error(
+                ErrorKind::Remote,
+                format!("refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"),
+            )),
         }
     };
     let store = context.open_read_store()?;

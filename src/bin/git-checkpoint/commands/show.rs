@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::ui::answer::show::ShowAnswer;
 use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
@@ -138,6 +139,19 @@ pub fn with_checkpoint<T>(
     })
 }
 
+/// `show --stat`'s text, uncoloured, and `show --json`'s document of `rev`: the MCP
+/// server's `show`.
+pub fn answer(context: &Context, rev: &str) -> anyhow::Result<ShowAnswer> {
+    with_checkpoint(context, rev, |shown| {
+        let mut text = Vec::new();
+        write_shown(&mut text, patch::Format::Stat, false, shown)?;
+        Ok(ShowAnswer {
+            text,
+            document: shown.json()?,
+        })
+    })
+}
+
 /// Everything `show` prints, the diff included, made while the store is open.
 fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
     let format = args.format.format();
@@ -148,7 +162,7 @@ fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output>
 
 /// `show`'s output, in `format` and coloured if `colour`, of what [`with_checkpoint`]
 /// read.
-pub fn render_shown(
+fn render_shown(
     context: &Context,
     format: patch::Format,
     colour: bool,
@@ -161,16 +175,28 @@ pub fn render_shown(
         return Ok(Output::Nothing);
     }
     let mut out = Vec::new();
+    write_shown(&mut out, format, colour, shown)?;
+    Ok(Output::Paged(out))
+}
+
+/// Writes `show`'s text of what [`with_checkpoint`] read: the header, then the changes
+/// in `format`, coloured if `colour`.
+fn write_shown(
+    out: &mut Vec<u8>,
+    format: patch::Format,
+    colour: bool,
+    shown: &Shown<'_>,
+) -> anyhow::Result<()> {
     write_header(
-        &mut out,
+        out,
         shown.read,
         shown.id,
         &shown.record,
         shown.turn.map(|turn| turn.end),
         colour,
     )?;
-    patch::write_changes(&mut out, &shown.changes, shown.reader, format, colour)?;
-    Ok(Output::Paged(out))
+    patch::write_changes(out, &shown.changes, shown.reader, format, colour)?;
+    Ok(())
 }
 
 /// The checkpoint's header as `git show` prints a commit's: id and labels, its fields,

@@ -1,8 +1,10 @@
 //! `git checkpoint verify`
 
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::format::size::human_bytes;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, VerifyJson};
 
 /// Check the store for damage.
@@ -93,10 +95,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         // Not the library's `Corrupt`: this is verify's own verdict, and the hint a
         // damaged store's error gets (run verify) would send the user back here.
-        Err(anyhow::anyhow!(
-            "the store is damaged: {} problem(s) found, {} checkpoint(s) affected",
-            report.problems.len(),
-            report.affected.len()
+        Err(Failure::error(
+            ErrorKind::Damaged,
+            format!(
+                "the store is damaged: {} problem(s) found, {} checkpoint(s) affected",
+                report.problems.len(),
+                report.affected.len()
+            ),
         ))
     }
 }
