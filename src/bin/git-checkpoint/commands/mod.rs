@@ -286,12 +286,13 @@ pub fn error_line(error: &anyhow::Error) -> (String, i32) {
     // the candidates of an ambiguous object name.
     if let Some(git_checkpoint::Error::AmbiguousRevision { candidates, .. }) = lib_error {
         for candidate in candidates {
-            line += &format!(
+            let hint = format!(
                 "\nhint:   {}  {}  {}",
                 escape_controls(&candidate.name),
                 rfc3339_seconds(candidate.time_ns),
                 escape_controls(&candidate.about)
             );
+            line += hint.trim_end();
         }
     }
     let code = match kind {
