@@ -161,7 +161,20 @@ fn codex_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
         thread = Some(id);
         between_prompts(&repo, n + 1);
     }
-    check_session(&repo, &TOOLS, thread.as_deref().unwrap());
+    let thread = thread.unwrap();
+    // Prompt 3's patch updates hello.txt and adds bye.txt: its checkpoint names both, so
+    // the restore in check_session takes bye.txt away too, with nothing unsure.
+    let checkpoints = repo.log_json(true);
+    let patch = common::checkpoint_with(
+        &checkpoints,
+        &[("prompt", "3"), ("tool", "apply_patch"), ("kind", "tool")],
+    );
+    assert_eq!(
+        patch["meta"]["named_paths"], r#"["hello.txt","bye.txt"]"#,
+        "{patch:#}"
+    );
+    check_session(&repo, &TOOLS, &thread);
+    assert!(!repo.exists("bye.txt"));
 
     let latencies = timed_pairs(
         &log,
