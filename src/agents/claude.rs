@@ -101,7 +101,8 @@ impl Agent for Claude {
     }
 
     /// `.mcp.json` in the project, `~/.claude.json` for the user
-    /// (code.claude.com/docs/en/mcp).
+    /// (code.claude.com/docs/en/mcp; on macOS too: code.claude.com/docs/en/settings puts
+    /// only managed settings under `/Library/Application Support/ClaudeCode/`).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(".mcp.json"),

@@ -22,7 +22,8 @@
 //! `apps/vscode/src/core/hooks/hook-factory.ts`, `utils.ts`, `proto/cline/hooks.proto`,
 //! `src/sdk/hooks-adapter.ts`): the file names, that a Unix hook must be an executable
 //! regular file, the global directory (`<Documents>/Cline/Hooks`; on Linux Cline asks
-//! `xdg-user-dir DOCUMENTS` first, which we do not, so `$HOME/Documents` is used), the
+//! `xdg-user-dir DOCUMENTS` first, which we do not, so `$HOME/Documents` is used, which
+//! is what Cline uses on macOS: `getDocumentsPath` in `src/core/storage/disk.ts`), the
 //! payload (`hookName`, `taskId`, `workspaceRoots`, `userPromptSubmit.prompt`,
 //! `preToolUse.toolName`, `.parameters`, `postToolUse.toolName`, `.parameters` — a map
 //! of strings, objects JSON-encoded — `.success`), and the reply (the last JSON object on stdout; `cancel` optional, a
@@ -106,8 +107,11 @@ impl Agent for Cline {
             .collect()
     }
 
-    /// Only the user's `cline_mcp_settings.json`; Cline starts servers in `/`, so the
-    /// entry names the worktree with `-C`.
+    /// Only the user's `cline_mcp_settings.json`, in the storage Cline's CLI and newer
+    /// versions share (`~/.cline/data/settings`, on macOS too; an older VS Code extension
+    /// kept it in VS Code's `globalStorage`, under `~/Library/Application Support/Code/`
+    /// on macOS: docs/agents.md, "On macOS"); Cline starts servers in `/`, so the entry
+    /// names the worktree with `-C`.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: None,

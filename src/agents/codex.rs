@@ -98,7 +98,8 @@ impl Agent for Codex {
         vec![CODEX_HOOKS_FILE.to_string()]
     }
 
-    /// `[mcp_servers.<name>]` in `.codex/config.toml`, or `$CODEX_HOME/config.toml`.
+    /// `[mcp_servers.<name>]` in `.codex/config.toml`, or `$CODEX_HOME/config.toml`
+    /// (`~/.codex` on every system: developers.openai.com/codex/config).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(".codex/config.toml"),

@@ -108,7 +108,9 @@ impl Agent for Copilot {
         vec![format!("{COPILOT_PROJECT_HOOKS_DIR}/{COPILOT_HOOKS_FILE}")]
     }
 
-    /// `.github/mcp.json`, or `~/.copilot/mcp-config.json` (`$COPILOT_HOME`); its
+    /// `.github/mcp.json`, or `~/.copilot/mcp-config.json` (`$COPILOT_HOME`; `~/.copilot`
+    /// on every system: docs.github.com/en/copilot/reference/copilot-cli-reference/
+    /// cli-config-dir-reference); its
     /// entries name their type `local` and the tools offered.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {

@@ -84,7 +84,8 @@ impl Agent for Cursor {
         vec![CURSOR_HOOKS_FILE.to_string()]
     }
 
-    /// `.cursor/mcp.json`, or `~/.cursor/mcp.json`; Cursor starts servers anywhere but
+    /// `.cursor/mcp.json`, or `~/.cursor/mcp.json` (on every system, as `~/.cursor/hooks.json`
+    /// is: cursor.com/docs/reference/third-party-hooks); Cursor starts servers anywhere but
     /// expands `${workspaceFolder}`, which the entry hands to `-C`.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {

@@ -102,7 +102,8 @@ impl Agent for Gemini {
     }
 
     /// `mcpServers` in the same settings file as the hooks (`.gemini/settings.json`, or
-    /// `~/.gemini/settings.json`).
+    /// `~/.gemini/settings.json`, on macOS too: geminicli.com/docs/reference/configuration
+    /// puts only the system files under `/Library/Application Support/GeminiCli/`).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(GEMINI_SETTINGS),
