@@ -25,6 +25,7 @@
 
 mod common;
 
+mod agent_before_tool;
 mod agent_claude;
 mod agent_claude_session;
 mod agent_cline;
