@@ -108,6 +108,16 @@ impl HookRun {
         }
     }
 
+    /// A run that saves nothing (an event that needs no checkpoint) and answers `reply`.
+    pub(super) fn nothing(reply: &'static str) -> HookRun {
+        HookRun {
+            saved: Ok(None),
+            reply,
+            workspace: None,
+            notice: None,
+        }
+    }
+
     /// What the hook prints on stdout for `agent`: its reply, carrying the notice where
     /// `agent`'s hook contract has a channel to the user for it.
     pub fn answer(&self, agent: &dyn Agent) -> String {

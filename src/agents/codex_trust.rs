@@ -193,6 +193,11 @@ mod tests {
             trust_hash("PostToolUse", Some("Bash|apply_patch"), &handler),
             "sha256:dac8468fa474247e08d9583d7cafb9c35f1ce776616b761eed588b45907ed1f6"
         );
+        // And as this build installs its before-tool hook (Codex 0.171.0 wrote it so).
+        assert_eq!(
+            trust_hash("PreToolUse", Some("^(Bash|mcp__checkpoint__.+)$"), &handler),
+            "sha256:f3c60ced853380ef864634b964900f10bc98eea59adf3472432b859c3fb1f39e"
+        );
         // UserPromptSubmit takes no matcher: one written there changes nothing.
         assert_eq!(
             trust_hash("UserPromptSubmit", Some("x"), &handler),

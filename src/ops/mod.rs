@@ -6,6 +6,7 @@ pub mod blame;
 pub mod doctor;
 pub mod gc;
 pub mod log;
+mod log_entry;
 pub mod log_query;
 pub mod log_walk;
 pub mod restore;

@@ -5,6 +5,7 @@
 
 mod engine_errors;
 mod file;
+mod generation;
 pub mod pack;
 pub mod reach;
 mod records;

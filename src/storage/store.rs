@@ -15,6 +15,7 @@ use rand::RngCore;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable};
 
 use super::file::{StoreFile, SyncCounts};
+use super::generation::read_generation;
 use super::tables::*;
 use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
@@ -274,31 +275,6 @@ impl StoreRead for ReadStore {
     fn generation(&self) -> Result<u64> {
         read_generation(&self.path)
     }
-}
-
-/// The file beside the store holding its generation. Kept out of the store itself: a
-/// record rewritten by every commit would change how redb lays out and grows the file.
-fn generation_path(store_path: &Path) -> PathBuf {
-    store_path.with_file_name("generation")
-}
-
-/// Reads the generation ([`StoreRead::generation`]); a missing or short file reads as 0.
-fn read_generation(store_path: &Path) -> Result<u64> {
-    let path = generation_path(store_path);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(<[u8; 8]>::try_from(bytes.as_slice()).map_or(0, u64::from_le_bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(Error::io(&path, e)),
-    }
-}
-
-/// Gives the store a new, random generation, before a commit (so that a commit is never
-/// seen without it; a crash in between only makes a reader think there was one). Not
-/// synced: the generation matters only between processes running at the same time.
-pub(super) fn new_generation(store_path: &Path) -> Result<()> {
-    let path = generation_path(store_path);
-    let next = rand::rng().next_u64().max(1);
-    std::fs::write(&path, next.to_le_bytes()).map_err(|e| Error::io(&path, e))
 }
 
 /// A store open for reading or for writing, as a command that writes only when it must

@@ -569,7 +569,10 @@ fn bad_revisions_are_one_line_errors() {
     r.write("a.txt", b"one\n");
     let first = r.save("first");
     for (rev, want) in [
-        ("nope", "error: unknown revision 'nope'".to_string()),
+        (
+            "nope",
+            "error: unknown revision 'nope'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session".to_string(),
+        ),
         (
             first.as_str(),
             format!(

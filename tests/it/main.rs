@@ -25,6 +25,7 @@
 
 mod common;
 
+mod agent_before_tool;
 mod agent_claude;
 mod agent_claude_session;
 mod agent_cline;
@@ -46,6 +47,7 @@ mod cli_pager_release;
 mod cli_progress;
 mod cli_revisions;
 mod cli_terminal;
+mod cli_wording;
 
 mod cmd_attachment;
 mod cmd_blame;

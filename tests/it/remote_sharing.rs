@@ -812,7 +812,7 @@ fn pull_fast_forwards_the_branch_and_refuses_a_diverged_one() {
     let refused = a.sb.run_in(&b.dir, &["pull"]);
     assert_eq!(refused.code, 1, "{refused}");
     for hint in [
-        "fetched 1 new checkpoint(s) from origin, but main and origin/main have diverged",
+        "fetched 1 new checkpoint from origin, but main and origin/main have diverged",
         "git checkpoint fork origin/main",
         "push --force",
     ] {

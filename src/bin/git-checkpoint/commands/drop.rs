@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::gc::{self, Plan};
 use git_checkpoint::remote::{configured_remotes, has_remote};
@@ -104,8 +105,8 @@ fn report(
     }
     let verb = if applied { "Dropped" } else { "Would drop" };
     context.say(&format!(
-        "{verb} {} checkpoint(s), {} of stored data",
-        plan.removed.len(),
+        "{verb} {}, {} of stored data",
+        counted(plan.removed.len(), "checkpoint"),
         human_bytes(plan.removed_bytes)
     ));
     super::gc::say_removals(context, &plan.removed, plan.removed.len());

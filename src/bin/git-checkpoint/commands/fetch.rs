@@ -1,6 +1,7 @@
 //! `git checkpoint fetch`
 
 use git_checkpoint::error::ErrorKind;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
@@ -52,7 +53,10 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             0 => Ok(()),
             n => Err(Failure::error(
                 ErrorKind::Remote,
-                format!("refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"),
+                format!(
+                    "refused {} of {remote}, kept as they were (see the warnings above); the others were fetched",
+                    counted(n, "branch")
+                ),
             )),
         }
     };
@@ -70,8 +74,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         return refused();
     }
     context.say(&format!(
-        "Fetched {} new checkpoint(s) from {remote}",
-        report.imported
+        "Fetched {} from {remote}",
+        counted(report.imported, "new checkpoint")
     ));
     for b in report.branches.iter().filter(|b| b.changed) {
         context.say(&format!("  {} -> {}", b.name, read.short_id(b.tip)?));

@@ -5,6 +5,7 @@ use std::time::Instant;
 use crate::ui::output::{relative_time, signed_bytes};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
 use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
@@ -147,9 +148,9 @@ fn report(
     };
     let rule = policy.unwrap_or_else(|| "no --keep rule: only unreachable data".into());
     context.say(&format!(
-        "{verb} {} of {} checkpoints ({rule})",
+        "{verb} {} of {} ({rule})",
         plan.removed.len(),
-        plan.total
+        counted(plan.total, "checkpoint")
     ));
     let shown = if verbose {
         plan.removed.len()
@@ -160,8 +161,9 @@ fn report(
     if let Some(budget) = options.max_size {
         let for_size = plan.removed.iter().filter(|r| r.for_size).count();
         context.say(&format!(
-            "--max-size {}: {for_size} oldest unprotected checkpoint(s) {} to fit; live data {}",
+            "--max-size {}: {} {} to fit; live data {}",
             human_bytes(budget),
+            counted(for_size, "oldest unprotected checkpoint"),
             if outcome.is_some() {
                 "went"
             } else {
@@ -179,19 +181,24 @@ fn report(
     }
     if !plan.reparented.is_empty() {
         context.say(&format!(
-            "{} {} kept checkpoint(s) to their nearest kept ancestor",
+            "{} {} to {} nearest kept ancestor",
             if outcome.is_some() {
                 "Re-linked"
             } else {
                 "Would re-link"
             },
-            plan.reparented.len()
+            counted(plan.reparented.len(), "kept checkpoint"),
+            if plan.reparented.len() == 1 {
+                "its"
+            } else {
+                "their"
+            }
         ));
     }
     context.say(&format!(
-        "{data_verb} {} chunks and {} trees: {} of stored data{}",
-        plan.chunks.len(),
-        plan.trees.len(),
+        "{data_verb} {} and {}: {} of stored data{}",
+        counted(plan.chunks.len(), "chunk"),
+        counted(plan.trees.len(), "tree"),
         human_bytes(plan.removed_bytes),
         plan.live_bytes
             .map(|live| format!(" (live data left: {})", human_bytes(live)))

@@ -469,10 +469,24 @@ pub fn error_line(error: &anyhow::Error) -> ErrorLine {
         _ => String::new(),
     };
     // An error may quote a revision, a name or a message as it was given.
-    let message = format!(
+    let mut message = format!(
         "{}{hint}",
         git_checkpoint::format::text::escape_controls_keeping_lines(&format!("{error:#}"))
     );
+    // What an ambiguous revision matches, one line each, to pick from, as git lists
+    // the candidates of an ambiguous object name.
+    if let Some(git_checkpoint::Error::AmbiguousRevision { candidates, .. }) = library_error(error)
+    {
+        for candidate in candidates {
+            let hint = format!(
+                "\nhint:   {}  {}  {}",
+                escape_controls(&candidate.name),
+                rfc3339_seconds(candidate.time_ns),
+                escape_controls(&candidate.about)
+            );
+            message += hint.trim_end();
+        }
+    }
     let status = match kind {
         ErrorKind::Internal => 101,
         ErrorKind::Busy => EXIT_BUSY,
@@ -484,6 +498,16 @@ pub fn error_line(error: &anyhow::Error) -> ErrorLine {
         message,
         from_git: false,
         status,
+    }
+}
+
+/// A time as RFC 3339 in UTC to the second (`2026-11-26T20:20:19Z`), as a line that
+/// tells things apart by their dates shows it.
+fn rfc3339_seconds(time_ns: i128) -> String {
+    let time = git_checkpoint::clock::rfc3339(time_ns);
+    match time.split_once('.') {
+        Some((seconds, _)) => format!("{seconds}Z"),
+        None => time,
     }
 }
 
@@ -531,9 +555,9 @@ fn store_access_hint(context: &Context, error: &anyhow::Error) -> Option<String>
     })
 }
 
-/// Why a revision that looks right names nothing here, when the likely cause is known:
-/// git's own `HEAD` (ours is `@`), or a remote branch fetched by another worktree of the
-/// repository (the fetched commits are shared, but each worktree's store is its own).
+/// Why a revision names nothing here, and what to do: git's own `HEAD` (ours is `@`), a
+/// remote branch fetched by another worktree of the repository (the fetched commits are
+/// shared, but each worktree's store is its own), or else where the ids are listed.
 fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<String> {
     let Some(git_checkpoint::Error::UnknownRevision(rev)) =
         error.downcast_ref::<git_checkpoint::Error>()
@@ -547,6 +571,16 @@ fn unknown_revision_hint(context: &Context, error: &anyhow::Error) -> Option<Str
             "the current checkpoint is '@' here, not HEAD: try '@{suffix}'"
         ));
     }
+    fetched_elsewhere_hint(context, base).or_else(|| Some(WHERE_IDS_ARE.to_string()))
+}
+
+/// Where to find the ids a revision can name, for one that names nothing.
+const WHERE_IDS_ARE: &str =
+    "'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session";
+
+/// Why `base`, a remote branch's name, names nothing here when another worktree of the
+/// repository fetched it: what to run here first.
+fn fetched_elsewhere_hint(context: &Context, base: &str) -> Option<String> {
     if !base.contains('/') {
         return None;
     }

@@ -1,5 +1,6 @@
 //! `git checkpoint pull`
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
@@ -56,8 +57,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let read = store.snapshot()?;
     if report.fetch.imported > 0 {
         context.say(&format!(
-            "Fetched {} new checkpoint(s) from {remote}",
-            report.fetch.imported
+            "Fetched {} from {remote}",
+            counted(report.fetch.imported, "new checkpoint")
         ));
     }
     let to = read.short_id(report.to)?;

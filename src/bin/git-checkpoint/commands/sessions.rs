@@ -13,8 +13,8 @@ use crate::ui::answer::sessions::{SessionPage, SessionsAnswer};
 /// One line per session, the most recently active first: the agent, the session id
 /// (the shortest prefix, at least 8 characters, that no other session shares; any
 /// unique prefix names the session in a revision), the number of prompts and
-/// checkpoints, how long it went on and when it was last active, and its first prompt's
-/// first line.
+/// checkpoints, how long it went on (unless within a second) and when it was last
+/// active, and its first prompt's first line.
 ///
 /// Name a prompt's checkpoint, the worktree just before the agent worked on that
 /// prompt, with `<session>:prompt<N>`, and the one after a tool call with

@@ -148,11 +148,3 @@ impl Shorts {
         self.0.get(&id).cloned().unwrap_or_else(|| id.hex())
     }
 }
-
-/// "1 file" or "N files": `count` of `one`, with an `s` when it is not 1.
-pub fn counted(count: u64, one: &str) -> String {
-    match count {
-        1 => format!("1 {one}"),
-        n => format!("{n} {one}s"),
-    }
-}

@@ -1,11 +1,12 @@
 //! What a save answers: `save`, and the MCP server's `save`.
 
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::ops::gc::AutoGc;
 use git_checkpoint::CheckpointId;
 
-use super::{counted, Answer, Front, Said};
+use super::{Answer, Front, Said};
 use crate::ui::json::{CheckpointJson, SaveJson, UnchangedJson};
 use crate::ui::output::signed_bytes;
 
@@ -89,13 +90,13 @@ impl Answer for SaveAnswer {
                 plan,
                 outcome,
             }) => said.line(format!(
-                "gc ({}): removed {} checkpoint(s){}",
+                "gc ({}): removed {}{}",
                 if options.policy.is_empty() {
                     "checkpoint.gc.maxSize".to_string()
                 } else {
                     options.policy.describe()
                 },
-                plan.removed.len(),
+                counted(plan.removed.len(), "checkpoint"),
                 if outcome.freed() > 0 {
                     format!(", {} freed on disk", signed_bytes(outcome.freed()))
                 } else {

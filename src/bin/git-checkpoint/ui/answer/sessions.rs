@@ -1,9 +1,10 @@
 //! What a listing of agent sessions answers: `sessions`, and a page of them for the MCP
 //! server's `list_sessions`.
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
 
-use super::{counted, Answer, Front, Said};
+use super::{Answer, Front, Said};
 use crate::ui::json::{SessionJson, SessionPageJson};
 use crate::ui::output::{duration, relative_time};
 
@@ -29,12 +30,18 @@ impl Answer for SessionsAnswer {
     fn said(&self, _front: Front) -> anyhow::Result<Said> {
         let mut said = Said::default();
         for (s, short) in &self.sessions {
+            // A session saved within a second (one checkpoint, say) spans no time worth
+            // a word.
+            let span = s.last_ns - s.first_ns;
+            let over = match span >= 1_000_000_000 {
+                true => format!(", over {}", duration(span)),
+                false => String::new(),
+            };
             let line = format!(
-                "{:<7} {short}  {}, {}, over {}, last {}  {}",
+                "{:<7} {short}  {}, {}{over}, last {}  {}",
                 s.agent,
                 counted(s.prompts, "prompt"),
                 counted(s.checkpoints, "checkpoint"),
-                duration(s.last_ns - s.first_ns),
                 relative_time(s.last_ns, self.now_ns),
                 s.first_prompt.as_deref().unwrap_or(""),
             );
