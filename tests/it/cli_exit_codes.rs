@@ -357,10 +357,14 @@ fn a_json_error_names_its_kind_and_a_text_one_prints_no_document() {
     assert_eq!(out.code, 1, "{out}");
     let doc = error_document(&out);
     assert_eq!(doc["kind"], "input", "{doc:#}");
-    assert_eq!(doc["error"], "unknown revision 'nosuchrev'", "{doc:#}");
+    assert_eq!(
+        doc["error"],
+        "unknown revision 'nosuchrev'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session",
+        "{doc:#}"
+    );
     assert_eq!(
         out.stderr.trim_end(),
-        "error: unknown revision 'nosuchrev'",
+        "error: unknown revision 'nosuchrev'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session",
         "{out}"
     );
     let text = r.run(&["restore", "nosuchrev"]);

@@ -127,7 +127,11 @@ fn a_tool_error_carries_its_kind() {
             .clone()
             .expect("structured content");
         assert_eq!(error["kind"], "input", "{error:#}");
-        assert_eq!(error["error"], "unknown revision 'nosuchrev'", "{error:#}");
+        assert_eq!(
+        error["error"],
+        "unknown revision 'nosuchrev'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session",
+        "{error:#}"
+    );
         // A store another process holds: "busy", worth a retry.
         let mut holder = spawn_paused(
             &r,
