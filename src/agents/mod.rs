@@ -38,6 +38,7 @@ mod git;
 mod hook_groups;
 mod hook_list;
 pub mod hooks_log;
+mod kinds;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
@@ -47,8 +48,9 @@ pub mod reach;
 mod settings_file;
 mod transcript;
 
-pub use agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
+pub use agent::{Agent, HookRun};
 pub use hooks_log::HOOKS_LOG;
+pub use kinds::{HookKind, HooksState, Installed, Scope};
 
 use crate::git::repo::AgentFiles;
 
@@ -81,7 +83,7 @@ pub fn find(name: &str) -> Option<&'static dyn Agent> {
 pub fn worktree_files() -> AgentFiles {
     let mut files = AgentFiles::default();
     for agent in AGENTS {
-        let hooks_anywhere = agent.project_hooks() == reach::ProjectHooks::InTheStartDirectory;
+        let hooks_anywhere = agent.project_hooks() == kinds::ProjectHooks::InTheStartDirectory;
         let hooks = agent
             .worktree_hook_files()
             .into_iter()
