@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
 use super::kinds::{HookKind, HooksState, HooksTrust, Installed, ProjectHooks, Scope};
-use super::mcp_registration::McpConfig;
+use super::mcp_entry::McpConfig;
 use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
 

@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 use super::agent::{Agent, HookRun};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::kinds::{HooksState, Installed, Scope};
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
 use crate::{Error, Result};
 

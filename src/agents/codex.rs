@@ -32,7 +32,7 @@ use super::agent::{system_message, Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
 use super::kinds::{HooksState, HooksTrust, Installed, Scope};
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
 use crate::Result;
 

@@ -38,7 +38,7 @@ use super::agent::{Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
 use super::kinds::{HooksState, Installed, Scope};
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
 use crate::Result;
 

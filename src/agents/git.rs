@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use super::agent::{Agent, HookRun};
 use super::kinds::{HookKind, HooksState, Installed, Scope};
-use super::mcp_registration::McpConfig;
+use super::mcp_entry::McpConfig;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 

@@ -39,6 +39,7 @@ mod hook_groups;
 mod hook_list;
 pub mod hooks_log;
 mod kinds;
+pub mod mcp_entry;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
