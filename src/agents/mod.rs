@@ -19,7 +19,10 @@
 //! which sessions installed hooks reach and whether the agent trusts them.
 //! [`mcp_registration`] registers `git checkpoint mcp` in an agent's configuration
 //! (`mcp_json` for JSON files, `mcp_toml` for Codex's), as the agent's
-//! [`Agent::mcp`] says. Every file either install may write in a worktree is listed by
+//! [`Agent::mcp`] says; what a registration is made of, which all three name, is in
+//! [`mcp_entry`], and the plain types every agent file shares ([`Scope`],
+//! [`HooksState`], …) in `kinds`, both below the rest so that every import runs one
+//! way. Every file either install may write in a worktree is listed by
 //! [`worktree_files`], from the registry alone: the layers below are handed that list
 //! (through `ops::workspace::Workspace::new`) and never checkpoint or restore those
 //! files.
