@@ -19,12 +19,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, ProjectHooks, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, start_dir_or_home_file};
-use super::reach::ProjectHooks;
 use crate::Result;
 
 /// The command the Claude Code hooks run.

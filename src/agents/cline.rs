@@ -42,9 +42,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
 use crate::{Error, Result};
 

@@ -28,10 +28,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toml_edit::Item;
 
-use super::agent::Scope;
+use super::kinds::{HooksTrust, Scope};
 use super::mcp_toml;
 use super::paths::{agent_home, resolved};
-use super::reach::HooksTrust;
 use crate::{Error, Result};
 
 /// The events whose matcher Codex keeps (and hashes); it drops the others' matchers.

@@ -34,10 +34,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
 use crate::Result;
 

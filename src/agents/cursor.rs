@@ -31,10 +31,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::hook_list::HookList;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{home_dir, worktree_or_home_file};
 use crate::Result;
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::agent::Scope;
+use super::kinds::Scope;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 
