@@ -81,3 +81,26 @@ fn fork_refuses_bad_and_taken_names_before_anything_happens() {
         assert_eq!(repo.branches(), ["main", "*parser"]);
     }
 }
+
+/// A refused fork saves nothing first: the unsaved work stays unsaved, in the worktree,
+/// and the store has no checkpoint it did not have.
+#[test]
+fn a_refused_fork_leaves_unsaved_work_where_it_was() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"a1\n");
+    repo.save_forced("c1");
+    repo.write("a.txt", b"unsaved\n");
+    let listing = log_ids(&repo, &["--all"]);
+    for args in [
+        &["fork", "@", "-b", "main"][..],
+        &["fork", "@", "-b", "has space"],
+        &["fork", "nosuch", "-b", "new"],
+    ] {
+        let out = repo.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {out}");
+        assert_eq!(log_ids(&repo, &["--all"]), listing, "{args:?}");
+        assert_eq!(repo.files(), ["a.txt=unsaved\n"], "{args:?}");
+        assert_eq!(repo.branches(), ["*main"], "{args:?}");
+    }
+}
