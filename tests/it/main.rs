@@ -69,6 +69,7 @@ mod cmd_mcp;
 mod cmd_mcp_escaping;
 mod cmd_mcp_install;
 mod cmd_mcp_scope;
+mod cmd_pin;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
