@@ -77,6 +77,7 @@ mod cmd_revert_safety;
 mod cmd_save;
 mod cmd_save_after_look;
 mod cmd_save_unchanged;
+mod cmd_sessions;
 mod cmd_show_diff_turns;
 mod cmd_stats;
 mod cmd_status;
