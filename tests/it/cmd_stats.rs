@@ -192,7 +192,7 @@ fn stats_counts_unreachable_data_as_verify_does_and_gc_deletes_it() {
     assert_eq!(s["chunks"], chunks - 1, "{s:#}");
 }
 
-/// A store without a checkpoint: every figure zero, no list, exit 0.
+/// A store without a checkpoint: every figure zero, both ratios 1.0, no list, exit 0.
 #[test]
 fn stats_of_a_store_without_checkpoints_is_all_zero() {
     let repo = Repo::new();
@@ -212,6 +212,9 @@ fn stats_of_a_store_without_checkpoints_is_all_zero() {
     ] {
         assert_eq!(s[field], 0, "{field}: {s:#}");
     }
+    // Nothing over nothing is no saving: 1.0, as docs/json.md says, not NaN.
+    assert_eq!(s["dedup_ratio"], 1.0, "{s:#}");
+    assert_eq!(s["compression_ratio"], 1.0, "{s:#}");
     assert_eq!(s["per_checkpoint"], Value::Array(Vec::new()), "{s:#}");
     let text = repo.ok(&["stats"]).stdout;
     assert_eq!(
