@@ -127,6 +127,30 @@ pub fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
     txn.commit().unwrap();
 }
 
+/// Writes a chunk holding `content` and an empty tree that no checkpoint names, as an
+/// interrupted writer of an older version could leave them: data nothing reaches, which
+/// `verify` counts as garbage and `gc` deletes.
+pub fn plant_unreachable(store_path: &Path, content: &[u8]) {
+    let hasher = hasher(store_path);
+    let db = open(store_path);
+    let txn = db.begin_write().unwrap();
+    {
+        txn.open_table(CHUNKS)
+            .unwrap()
+            .insert(
+                hasher.chunk_id(content).0,
+                encode_chunk(content, 3).as_slice(),
+            )
+            .unwrap();
+        let tree = codec::encode(&Tree::default());
+        txn.open_table(TREES)
+            .unwrap()
+            .insert(hasher.tree_id(&tree).0, tree.as_slice())
+            .unwrap();
+    }
+    txn.commit().unwrap();
+}
+
 /// Rewrites the value of `key` in `table` of the store at `path` with `edit` (a test
 /// damaging a record, an index entry or a pack on purpose).
 pub fn edit<K: redb::Key + 'static>(
