@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod drop;
 pub mod gc;
 pub mod log;
+mod log_entry;
 pub mod log_query;
 pub mod log_walk;
 pub mod op_log;

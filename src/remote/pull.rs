@@ -7,6 +7,7 @@
 
 use super::fetch::{fetch, FetchReport};
 use super::is_ancestor;
+use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::operation::{NewOperation, OpKind, OpStep, ViewChange};
@@ -115,7 +116,10 @@ pub fn pull<E: From<crate::Error>>(
                 // The fetch has happened: say so, since the refusal is the only output.
                 let fetched = match fetched.imported {
                     0 => String::new(),
-                    n => format!("fetched {n} new checkpoint(s) from {remote}, but "),
+                    n => format!(
+                        "fetched {} from {remote}, but ",
+                        counted(n, "new checkpoint")
+                    ),
                 };
                 return Err(Error::InvalidArgument(format!(
                     "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph {branch} {tracked}, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"

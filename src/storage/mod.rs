@@ -5,6 +5,7 @@
 
 mod engine_errors;
 mod file;
+mod generation;
 mod operations;
 pub mod pack;
 pub mod reach;

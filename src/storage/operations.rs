@@ -70,14 +70,15 @@ impl Snapshot<'_> {
     }
 
     /// What the operations of the undo window, those made at most
-    /// [`UNDO_WINDOW_NS`] before `now_ns` and not marked lost, keep from gc: every
-    /// checkpoint one needs, and the dropped checkpoints they can bring back with the
-    /// parents those name.
+    /// [`UNDO_WINDOW_NS`] before `now_ns`, not marked lost and of a kind that can be
+    /// undone (not a gc), keep from gc: every checkpoint one needs, and the dropped
+    /// checkpoints they can bring back with the parents those name.
     pub fn undo_holds(&self, now_ns: i128) -> Result<UndoHolds> {
         let mut holds = UndoHolds::default();
         let dropped = self.optional(DROPPED)?;
         for (number, op) in self.operations()? {
-            if op.time_ns < now_ns - UNDO_WINDOW_NS || op.lost.is_some() {
+            let in_window = op.time_ns >= now_ns - UNDO_WINDOW_NS;
+            if !in_window || op.lost.is_some() || !op.kind.undoable() {
                 continue;
             }
             holds.checkpoints.extend(op.needs().map(|id| (id, number)));

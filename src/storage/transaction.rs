@@ -48,10 +48,10 @@ impl<'s> Transaction<'s> {
     }
 
     /// Makes everything done durable and visible. The store's generation changes first
-    /// (`store::new_generation`), so that a process that let go of the store
+    /// (`generation::new_generation`), so that a process that let go of the store
     /// sees that something may have been committed meanwhile.
     pub fn commit(self) -> Result<()> {
-        super::store::new_generation(self.store_path)?;
+        super::generation::new_generation(self.store_path)?;
         Ok(self.txn.commit()?)
     }
 

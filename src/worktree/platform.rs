@@ -46,15 +46,16 @@ pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The flags that open a directory only to look up names in it: Linux opens no more
-/// than the path (`O_PATH`, no read permission needed); elsewhere a plain read-only open.
+/// The flags that open a directory only to look its entries up (`statat` relative to
+/// it): on Linux `O_PATH`, which needs no read permission on the directory; elsewhere a
+/// read-only open.
 pub fn lookup_dir_flags() -> rustix::fs::OFlags {
     use rustix::fs::OFlags;
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    let only_the_path = OFlags::PATH;
+    let lookup = OFlags::PATH;
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let only_the_path = OFlags::RDONLY;
-    only_the_path | OFlags::DIRECTORY | OFlags::CLOEXEC
+    let lookup = OFlags::RDONLY;
+    lookup | OFlags::DIRECTORY | OFlags::CLOEXEC
 }
 
 /// The bytes an unprivileged user may still write to the filesystem holding `path`, or

@@ -8,14 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::raw_store::{self, BRANCHES, CHUNKS, STAT_CACHE, TREES};
+use common::raw_store::{self, BRANCHES, STAT_CACHE};
 use common::{
     assert_no_panic, assert_snap_eq, parse_json, pseudo_random, run_cmd, Out, Repo, Snap,
     DEFAULT_TIMEOUT,
 };
-use git_checkpoint::format::chunk::encode_chunk;
-use git_checkpoint::format::codec;
-use git_checkpoint::model::tree::Tree;
 use serde_json::Value;
 
 /// Runs the binary with extra environment (always TZ=UTC, so calendar buckets are
@@ -41,9 +38,7 @@ fn json_env(repo: &Repo, env: &[(&str, &str)], args: &[&str]) -> Value {
     parse_json(&ok_env(repo, env, args), &format!("{args:?}"))
 }
 
-/// A clock past the undo window of every operation a test makes (docs/undo.md): gc
-/// keeps what undoing an operation needs for seven days after it.
-const PAST_THE_UNDO_WINDOW: (&str, &str) = ("GIT_CHECKPOINT_NOW", "2100-01-01T00:00:00Z");
+use common::PAST_THE_UNDO_WINDOW;
 
 /// Saves with the clock set to `time` (RFC 3339) and returns the new id.
 fn save_at(repo: &Repo, time: &str, message: &str) -> String {
@@ -340,27 +335,7 @@ fn without_a_rule_gc_only_sweeps_unreachable_data() {
     );
     common::assert_aborted(&crashed, "save-chunks-written");
     json_env(&repo, &[], &["verify", "--json"]);
-    {
-        let hasher = raw_store::hasher(&repo.store_path());
-        let db = raw_store::open(&repo.store_path());
-        let txn = db.begin_write().unwrap();
-        {
-            let orphan = b"orphaned content";
-            let mut chunks = txn.open_table(CHUNKS).unwrap();
-            chunks
-                .insert(
-                    hasher.chunk_id(orphan).0,
-                    encode_chunk(orphan, 3).as_slice(),
-                )
-                .unwrap();
-            let tree = codec::encode(&Tree::default());
-            txn.open_table(TREES)
-                .unwrap()
-                .insert(hasher.tree_id(&tree).0, tree.as_slice())
-                .unwrap();
-        }
-        txn.commit().unwrap();
-    }
+    raw_store::plant_unreachable(&repo.store_path(), b"orphaned content");
     let verify = json_env(&repo, &[], &["verify", "--json"]);
     assert_eq!(verify["ok"], true);
     assert!(

@@ -253,7 +253,7 @@ fn undo_twice_undoes_the_two_newest_and_redo_goes_forward_until_new_work() {
     assert!(out.stderr.contains("nothing to redo"), "{out}");
     // Only the newest operation in effect can be undone by number.
     let out = r.run(&["undo", "1"]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert!(out.stderr.contains("op 1 cannot be undone now"), "{out}");
     let newest = r.json_of(&["op", "log", "-n", "1"])[0]["number"].to_string();
     r.ok(&["undo", &newest]);
@@ -314,7 +314,7 @@ fn op_restore_returns_to_the_state_after_any_operation() {
     // A restore of some paths left a worktree no checkpoint holds.
     r.ok(&["restore", &c[0], "--", "a.txt"]);
     let out = r.run(&["op", "restore", &newest_op(&r)]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert!(out.stderr.contains("changed some paths"), "{out}");
     let out = r.run(&["op", "restore", "999"]);
     assert_eq!(out.code, 1, "{out}");
@@ -373,7 +373,7 @@ fn gc_keeps_what_undo_needs_for_the_window_and_undo_names_what_it_removed_after(
     assert_eq!(gc.code, 0, "{gc}");
     let now = state(&r);
     let out = at(&r, LATER, &["undo"]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert!(
         out.stderr
             .contains("cannot be undone: gc removed checkpoint")
@@ -422,7 +422,7 @@ fn a_drop_keeps_what_it_dropped_until_a_gc_after_the_undo_window() {
         "gc after the window freed too little: {size_before} -> {size_after}"
     );
     let out = at(&r, LATER, &["undo"]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert!(out.stderr.contains("gc removed checkpoint"), "{out}");
     let verify = r.json_of(&["verify", "--read-data"]);
     assert_eq!(verify["problems"].as_array().unwrap().len(), 0, "{verify}");
@@ -474,7 +474,7 @@ fn an_undo_its_restore_refuses_changes_nothing() {
     let log = r.json_of(&["op", "log"]);
     let checkpoints = r.log_ids(true);
     let out = r.run(&["undo"]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert_eq!(out.stderr.lines().count(), 1, "{out}");
     assert_state(&now, &r, "refused undo");
     assert_eq!(r.read("b.txt"), b"ignored, mine\n");

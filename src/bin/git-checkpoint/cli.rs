@@ -44,7 +44,10 @@ use crate::commands::{self, Context};
 /// checkpoint each prompt makes (`attachment <rev> <name>` gets it back). Default false.
 ///
 /// Exit status: 0 success (also when a save finds nothing to save), 1 error, 2 usage
-/// error, 128 not in a git worktree (or in a bare repository), as git does.
+/// error, 75 the store stayed busy past checkpoint.lockTimeout (try again), 77 refused
+/// (something unsafe was in the way; nothing was changed), 101 a bug of ours, 128 not
+/// in a git worktree (or in a bare repository), as git does. With --json, a command that
+/// fails before printing its document prints {"error": ..., "kind": ...} instead.
 ///
 /// Install the manual with `git checkpoint install-man`, tab completion with
 /// `git checkpoint completions <shell>`, and the AI agent hooks with

@@ -5,12 +5,18 @@
 //!
 //! - `look.rs`: the read-only looks (`status`, `diff`, a dry run, the look a save takes
 //!   before it opens the store for writing).
+//! - `after_look.rs`: the write path after a save's look found something changed: the
+//!   look's findings kept, only what the look read read again.
 //! - `scan.rs`: the scan: walk (or the watcher's changed paths), match the stat cache,
 //!   read what it cannot vouch for, build the trees.
 //! - `watched.rs`: the scan strategy a watcher allows: the last watched save's base tree
 //!   but for the paths changed since, whose stat cache entries alone are looked up and
 //!   whose entries are spliced into that tree; and the base a save records once it
 //!   commits.
+//! - `stat_match.rs`: the walk matched with the stat cache: which files it vouches for.
+//! - `readers.rs`: the reading of a scan: the reader threads and the chunk writer they
+//!   feed, what they gather (the captured files, the stat cache changes), and the
+//!   settings that decide what is captured.
 //! - `read.rs`: one file read, hashed and chunked; new chunks go to the writer.
 //! - `writer.rs`: the chunk-writer thread, committing in bounded batches.
 //! - `content.rs`: content that is not a worktree file (attachments, fetched blobs).
@@ -25,7 +31,9 @@ mod after_look;
 mod content;
 mod look;
 mod read;
+mod readers;
 mod scan;
+mod stat_match;
 mod warning;
 mod watched;
 mod writer;
@@ -45,12 +53,15 @@ use crate::{CheckpointId, Result};
 pub(crate) use content::store_content;
 pub use look::{look, look_by_walking};
 use look::{look_before_saving, save_mode, watched_unchanged, Handed, Looked};
+pub use readers::ScanMode;
 use scan::{complete, scan_store, ScanRequest};
-pub use scan::{Scan, ScanMode, Walked};
+pub use scan::{Scan, Walked};
 pub use warning::Warning;
 
-/// What a save should record.
-#[derive(Clone, Debug, Default)]
+/// What a save should record. Made with [`SaveOptions::new`] (or a workspace's
+/// `save_options`), which takes the settings to apply: there is no default, so no
+/// caller can forget them and save with the defaults instead of the repository's.
+#[derive(Clone, Debug)]
 pub struct SaveOptions {
     /// The checkpoint message.
     pub message: String,
@@ -98,6 +109,25 @@ pub struct AttachFile {
 }
 
 impl SaveOptions {
+    /// The options of a plain save with `message` that applies `settings`: no metadata,
+    /// nothing attached, a checkpoint only if something changed, unreadable files an
+    /// error.
+    pub fn new(message: String, settings: Settings) -> SaveOptions {
+        SaveOptions {
+            message,
+            meta: Vec::new(),
+            record_changed_paths: false,
+            allow_empty: false,
+            settings,
+            progress: None,
+            skip_unreadable: false,
+            attach: Vec::new(),
+            keep_head: false,
+            attach_files: Vec::new(),
+            walk: false,
+        }
+    }
+
     /// Whether the save stores attachments (and so always makes a checkpoint).
     fn has_attachments(&self) -> bool {
         !self.attach.is_empty() || !self.attach_files.is_empty()
@@ -163,13 +193,11 @@ pub fn save_before_change(
         repo,
         store,
         &SaveOptions {
-            message,
             skip_unreadable: true,
             walk: true,
-            settings: settings.clone(),
             progress,
             keep_head: true,
-            ..SaveOptions::default()
+            ..SaveOptions::new(message, settings.clone())
         },
     )?;
     let (worktree, made) = match saved.outcome {
@@ -213,10 +241,13 @@ fn save_walked(
         writer: Some(store),
         progress: options.progress.as_deref(),
         walked,
-        looked,
         ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
-    let mut scan = complete(scan_store(repo, store, request)?)?;
+    let mut scan = match looked {
+        // Only what the look read is read again, unless something was committed since.
+        Some(looked) => after_look::scan(repo, store, request, *looked)?,
+        None => complete(scan_store(repo, store, request)?)?,
+    };
     crate::fault::point("save-chunks-written");
 
     let _span = crate::trace::span("commit");

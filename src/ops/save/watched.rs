@@ -23,8 +23,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::read::Cached;
-use super::scan::StatCacheMatch;
+use super::stat_match::{Cached, StatCacheMatch};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
 use crate::model::tree::{self, Node, PendingTrees, Totals};

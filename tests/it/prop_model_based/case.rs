@@ -229,6 +229,56 @@ impl Case {
                     sh(&rel)
                 ));
             }
+            Op::Hardlink { path, target } => {
+                let (rel, to) = (pick_path(*path, false), pick_path(*target, false));
+                if rel == to || !std::fs::symlink_metadata(self.p(&to)).is_ok_and(|m| m.is_file()) {
+                    return false;
+                }
+                self.clear_for(&rel);
+                std::fs::hard_link(self.p(&to), self.p(&rel)).unwrap();
+                self.log.push(format!(
+                    "rm -rf {0}; mkdir -p \"$(dirname {0})\"; ln {1} {0}",
+                    sh(&rel),
+                    sh(&to)
+                ));
+            }
+            Op::LinkEdit {
+                path,
+                content,
+                outside,
+            } => {
+                let rel = pick_path(*path, false);
+                if !std::fs::symlink_metadata(self.p(&rel)).is_ok_and(|m| m.is_file()) {
+                    return false;
+                }
+                let through = match outside {
+                    true => {
+                        let link = self.repo.scratch("links").join("other-name");
+                        let _ = std::fs::remove_file(&link);
+                        std::fs::hard_link(self.p(&rel), &link).unwrap();
+                        link
+                    }
+                    false => self.p(&rel),
+                };
+                // In place: the same inode, so every name of the file shows it.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&through)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, &content_of(*content)))
+                    .unwrap();
+                if *outside {
+                    std::fs::remove_file(&through).unwrap();
+                    self.log.push(format!(
+                        "ln {0} ../links/other-name; printf 'v{content}\\n' > ../links/other-name; rm ../links/other-name",
+                        sh(&rel)
+                    ));
+                } else {
+                    // `>` truncates in place, as the write above does.
+                    self.log
+                        .push(format!("printf 'v{content}\\n' > {}", sh(&rel)));
+                }
+            }
             Op::IgnoreAdd {
                 file, rule, top, ..
             } => {

@@ -80,7 +80,7 @@ impl Case {
         let expected = expected_restore(&before_leaves, &captured, &target_cp, filter);
         if out.code != 0 {
             ensure!(
-                out.code == 1 && out.stderr.starts_with("error: "),
+                out.code == common::EXIT_REFUSED && out.stderr.starts_with("error: "),
                 "the restore failed oddly\n{out}"
             );
             ensure!(

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::drop::Dropped;
 use git_checkpoint::ops::gc::{self, Plan};
@@ -104,15 +105,24 @@ fn report(
     if context.json {
         return json::print(&DropJson::new(plan, applied));
     }
-    let (n, size) = (plan.removed.len(), human_bytes(plan.removed_bytes));
+    let (n, size) = (
+        counted(plan.removed.len(), "checkpoint"),
+        human_bytes(plan.removed_bytes),
+    );
     context.say(&match applied {
-        Some(Dropped::KeptForUndo) => format!(
-            "Dropped {n} checkpoint(s); 'git checkpoint undo' brings them back (their {size} of stored data stay until a gc 7 days from now)"
-        ),
+        Some(Dropped::KeptForUndo) => {
+            let (them, their) = match plan.removed.len() {
+                1 => ("it", "its"),
+                _ => ("them", "their"),
+            };
+            format!(
+                "Dropped {n}; 'git checkpoint undo' brings {them} back ({their} {size} of stored data stay until a gc 7 days from now)"
+            )
+        }
         Some(Dropped::Deleted) => format!(
-            "Dropped {n} checkpoint(s), {size} of stored data, for good: a damaged checkpoint cannot be kept for undo"
+            "Dropped {n}, {size} of stored data, for good: a damaged checkpoint cannot be kept for undo"
         ),
-        None => format!("Would drop {n} checkpoint(s), {size} of stored data"),
+        None => format!("Would drop {n}, {size} of stored data"),
     });
     let applied = applied.is_some();
     super::gc::say_removals(context, &plan.removed, plan.removed.len());

@@ -2,6 +2,7 @@
 //! (`op restore`); also the report `undo` and `redo` share.
 
 use git_checkpoint::clock;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::operation::OpKind;
 use git_checkpoint::model::Head;
 use git_checkpoint::ops::op_log::{self, Entry, History, UndoOptions, UndoReport};
@@ -159,8 +160,9 @@ pub(super) fn say_undo(
     store: &impl StoreRead,
     report: &UndoReport,
 ) -> anyhow::Result<()> {
-    if let Some(restore) = &report.restore {
-        super::restore::warn(context, restore);
+    // The restore's warnings (a file left as it was, …), as restore prints them.
+    for warning in report.restore.iter().flat_map(|restore| &restore.warnings) {
+        context.warn(warning);
     }
     if context.json {
         return json::print(&UndoJson::new(report));
@@ -223,15 +225,16 @@ pub(super) fn say_undo(
         let ids: Vec<String> = (report.undropped.iter())
             .map(|id| short(*id))
             .collect::<Result<_, _>>()?;
-        context.say(&format!(
-            "Brought back dropped checkpoint(s): {}",
-            ids.join(", ")
-        ));
+        let noun = match ids.len() {
+            1 => "checkpoint",
+            _ => "checkpoints",
+        };
+        context.say(&format!("Brought back dropped {noun} {}", ids.join(", ")));
     }
     if !report.dropped.is_empty() {
         context.say(&format!(
-            "Dropped again {} checkpoint(s)",
-            report.dropped.len()
+            "Dropped again {}",
+            counted(report.dropped.len(), "checkpoint")
         ));
     }
     Ok(())
