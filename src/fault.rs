@@ -44,7 +44,8 @@
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),
 //! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
 //! compaction step), `log-line-sent` (a line of `log` handed to the output, the next
-//! not yet made), `browse-key` (`browse` read a key, before acting on it).
+//! not yet made), `browse-key` (`browse` read a key, before acting on it), `op-recorded`
+//! (an operation's record written into the transaction of its change, not committed).
 
 /// Pauses or aborts if the environment names `point`, in builds with the `test-hooks`
 /// feature only (`cargo test` turns it on), so that no variable can stop or slow an

@@ -27,6 +27,25 @@ pub const BEFORE_TOOL_KIND: &str = "before-tool";
 /// session's own at a tool call that no hook before it brackets.
 pub const NAMED_PATH_KEY: &str = "named_path";
 
+/// Metadata key: every file a tool call's payload names, as a JSON array of paths
+/// relative to the worktree's top, for a call that names more than one (an
+/// `apply_patch` of several files); [`NAMED_PATH_KEY`] holds the first of them.
+pub const NAMED_PATHS_KEY: &str = "named_paths";
+
+/// The files a tool call's checkpoint `record` says its payload named: the list of
+/// [`NAMED_PATHS_KEY`], else the one [`NAMED_PATH_KEY`] (every record before lists
+/// existed, and a call naming one file), else none.
+pub fn named_paths(record: &Checkpoint) -> Vec<Vec<u8>> {
+    let listed = meta(record, NAMED_PATHS_KEY)
+        .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok());
+    match listed {
+        Some(paths) => paths.into_iter().map(String::into_bytes).collect(),
+        None => meta(record, NAMED_PATH_KEY)
+            .map(|path| vec![path.as_bytes().to_vec()])
+            .unwrap_or_default(),
+    }
+}
+
 /// The shortest session id prefix [`Session::short_id`] gives, as checkpoint ids show at
 /// least 7 digits.
 const MIN_SHORT_SESSION: usize = 8;

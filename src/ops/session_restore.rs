@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use crate::git::repo::Repo;
-use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
+use crate::model::session::{named_paths, Session, BEFORE_TOOL_KIND, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
@@ -217,7 +217,7 @@ fn plan(
                 .first()
                 .and_then(|parent| by_id.get(parent))
                 .is_some_and(|before| brackets(before, record));
-        let named = meta(record, NAMED_PATH_KEY).map(str::as_bytes);
+        let named = named_paths(record);
         for change in changes_from_parent(&snapshot, &reader, record)? {
             let by = if !own {
                 ChangedBy::Checkpoint {
@@ -225,7 +225,7 @@ fn plan(
                     session: meta(record, "session").map(str::to_string),
                     tool_call,
                 }
-            } else if bracketed || named == Some(change.path.as_slice()) {
+            } else if bracketed || named.contains(&change.path) {
                 by_session.insert(change.path);
                 continue;
             } else {

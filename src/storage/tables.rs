@@ -49,3 +49,12 @@ pub(super) const SUMMARIES: TableDefinition<u128, &[u8]> = TableDefinition::new(
 /// so a prompt number is never given twice in one session.
 pub(super) const SESSION_PROMPTS: TableDefinition<&str, u64> =
     TableDefinition::new("session_prompts");
+/// The operation log: a number that only grows to a codec
+/// [`Operation`](crate::model::operation::Operation), written in the transaction of the
+/// change it records. Made by the first operation.
+pub(super) const OPERATIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("operations");
+/// Checkpoints `drop` took out of the history, by id: the record's bytes exactly as
+/// `checkpoints` held them, so that `undo` puts them back under the same id. gc keeps
+/// them, and what they reach, while an operation of the undo window names them, and
+/// deletes them after. Made by the first `drop`.
+pub(super) const DROPPED: TableDefinition<u128, &[u8]> = TableDefinition::new("dropped");

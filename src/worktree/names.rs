@@ -13,7 +13,7 @@
 //! worktree's path, device and inode, so a moved worktree is asked again. git's own
 //! settings, where set, decide instead.
 //!
-//! What follows from the answer (docs/design.md invariant 27): a restore or revert whose
+//! What follows from the answer (docs/design.md invariant 28): a restore or revert whose
 //! result would hold two names such a filesystem takes for one refuses before changing
 //! anything (`ops::restore`'s collision check), and where normalization is ignored the
 //! walk takes each name it reads from a directory in NFC ([`precompose`]), as git does

@@ -1,5 +1,5 @@
 //! Names in another Unicode normalization than they were written in (docs/design.md
-//! invariant 27): on a filesystem that ignores normalization (APFS, HFS+, which hands
+//! invariant 28): on a filesystem that ignores normalization (APFS, HFS+, which hands
 //! every name back in NFD), the walk takes each name it lists in NFC, as git's
 //! `core.precomposeUnicode` does, so a file written as `café` in NFC and listed as
 //! `cafe` + U+0301 is the same file to `status`, `diff` and a save, not a deletion beside

@@ -1,4 +1,4 @@
-//! Names a worktree's filesystem takes for one (docs/design.md invariant 27): where it
+//! Names a worktree's filesystem takes for one (docs/design.md invariant 28): where it
 //! ignores case (`README`, `readme`) or Unicode normalization (`é` in NFC and in NFD),
 //! every command that writes a tree refuses one that would put two such names side by
 //! side, naming both, before anything changes: no file, no branch, no safety checkpoint.
@@ -28,7 +28,7 @@ fn with_rules(repo: &Repo, rules: &str, args: &[&str]) -> Out {
 /// Asserts `out` is a refusal in one line that names both `a` and `b`.
 #[track_caller]
 fn assert_refused_naming(out: &Out, a: &str, b: &str, what: &str) {
-    assert_eq!(out.code, 1, "{what}: {out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{what}: {out}");
     let line = out.stderr.trim_end();
     assert_eq!(line.lines().count(), 1, "{what}: one line: {out}");
     assert!(line.starts_with("error: refusing to "), "{what}: {out}");

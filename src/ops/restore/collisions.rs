@@ -1,4 +1,4 @@
-//! Names a worktree's filesystem takes for one (docs/design.md invariant 27): on a
+//! Names a worktree's filesystem takes for one (docs/design.md invariant 28): on a
 //! filesystem that ignores case, `README` and `readme` are one file, and where it ignores
 //! Unicode normalization, so are `é` in NFC and in NFD. A change that writes one such
 //! name beside another would write one file over the other, or put two directories'

@@ -23,7 +23,9 @@ use crate::{Error, Result, TreeId};
 /// only scanned, and the files it skipped) equal to the checkpoint `target` under the
 /// given `paths` (none: everything), less the skipped and exempt paths, which go to
 /// `report` as untouched; the paths to write and delete go there too. A path that names
-/// nothing on either side is refused, as git refuses a pathspec that matches nothing.
+/// nothing on either side is refused, as git refuses a pathspec that matches nothing
+/// (but for an undo's: its paths are those an operation changed, and one may be gone
+/// from both sides since, with nothing left to do there).
 /// Checked by [`check_no_collisions`] and [`preflight`]: what can be known before a change is checked before any,
 /// and before the restore is recorded as started, so a refused restore changes nothing
 /// and leaves nothing to finish, and a dry run refuses exactly what the real run would.
@@ -50,7 +52,7 @@ pub(super) fn plan(
             &changes,
             skipped,
         )?;
-        if let Some(path) = unmatched {
+        if let (false, Some(path)) = (target.for_operation, unmatched) {
             return Err(Error::PathspecNoMatch {
                 path: String::from_utf8_lossy(&path).into_owned(),
                 checkpoint: snapshot.short_id(target.id)?,

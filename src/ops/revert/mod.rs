@@ -50,6 +50,7 @@ use std::sync::Arc;
 
 use crate::diff::content::{Content, ContentReader};
 use crate::git::repo::Repo;
+use crate::model::operation::{NewOperation, OpKind, WorktreeChange};
 use crate::model::revision;
 use crate::model::tree::Node;
 use crate::ops::save::{self, Warning};
@@ -238,6 +239,7 @@ pub fn revert(
         return dry_run(repo, store, undo, options);
     }
     let mut report = RevertReport::default();
+    let view_before = store.snapshot()?.view()?;
     let saved = save::save_before_change(
         repo,
         store,
@@ -317,10 +319,22 @@ pub fn revert(
     let total = report.paths.iter().filter(|p| apply::changes(p)).count();
     let changed = apply::commit(&worktree, &report.paths, staged);
     // The stat cache may hold the old files' metadata, equal in size and time to the new
-    // ones within the clock's grain: forgotten, so the next save reads them.
+    // ones within the clock's grain: forgotten, so the next save reads them. The
+    // operation log records the revert in the same transaction.
     let forget_cached = |paths: &[Vec<u8>]| -> Result<()> {
         let txn = store.transaction()?;
         txn.forget_cached(paths)?;
+        let mut op = NewOperation::new(
+            OpKind::Revert,
+            format!("revert of {}", undo.after_label),
+            view_before.clone(),
+        );
+        op.worktree = Some(WorktreeChange {
+            before: ours_id,
+            after: None,
+            paths: paths.to_vec(),
+        });
+        txn.record_operation(op)?;
         txn.commit()
     };
     match changed {

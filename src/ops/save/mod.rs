@@ -58,8 +58,10 @@ use scan::{complete, scan_store, ScanRequest};
 pub use scan::{Scan, Walked};
 pub use warning::Warning;
 
-/// What a save should record.
-#[derive(Clone, Debug, Default)]
+/// What a save should record. Made with [`SaveOptions::new`] (or a workspace's
+/// `save_options`), which takes the settings to apply: there is no default, so no
+/// caller can forget them and save with the defaults instead of the repository's.
+#[derive(Clone, Debug)]
 pub struct SaveOptions {
     /// The checkpoint message.
     pub message: String,
@@ -107,6 +109,25 @@ pub struct AttachFile {
 }
 
 impl SaveOptions {
+    /// The options of a plain save with `message` that applies `settings`: no metadata,
+    /// nothing attached, a checkpoint only if something changed, unreadable files an
+    /// error.
+    pub fn new(message: String, settings: Settings) -> SaveOptions {
+        SaveOptions {
+            message,
+            meta: Vec::new(),
+            record_changed_paths: false,
+            allow_empty: false,
+            settings,
+            progress: None,
+            skip_unreadable: false,
+            attach: Vec::new(),
+            keep_head: false,
+            attach_files: Vec::new(),
+            walk: false,
+        }
+    }
+
     /// Whether the save stores attachments (and so always makes a checkpoint).
     fn has_attachments(&self) -> bool {
         !self.attach.is_empty() || !self.attach_files.is_empty()
@@ -172,13 +193,11 @@ pub fn save_before_change(
         repo,
         store,
         &SaveOptions {
-            message,
             skip_unreadable: true,
             walk: true,
-            settings: settings.clone(),
             progress,
             keep_head: true,
-            ..SaveOptions::default()
+            ..SaveOptions::new(message, settings.clone())
         },
     )?;
     let (worktree, made) = match saved.outcome {

@@ -277,7 +277,7 @@ fn restore_to(
 fn restored(context: &Context, report: &RestoreReport, done: &str) -> anyhow::Result<String> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let target = crate::commands::restore::restored(report)?;
+    let target = crate::ui::answer::restore::restored(report)?;
     let mut line = format!(
         "{done} {}: {} written, {} deleted",
         read.short_id(target)?,

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::output::colour_wanted;
 
 /// Browse the checkpoints in a full-screen terminal UI.
@@ -32,10 +33,10 @@ pub struct Args {}
 /// `cli.rs` hands the command to `browse::run`, which calls this first.
 pub fn check(context: &Context, _args: &Args) -> anyhow::Result<bool> {
     if context.json || context.quiet {
-        anyhow::bail!("browse is interactive and takes neither --json nor -q; 'git checkpoint log --graph --all' lists the checkpoints");
+        return Err(Failure::input("browse is interactive and takes neither --json nor -q; 'git checkpoint log --graph --all' lists the checkpoints"));
     }
     if !std::io::stdout().is_terminal() {
-        anyhow::bail!("browse needs a terminal, and stdout is not one; 'git checkpoint log --graph --all' lists the checkpoints");
+        return Err(Failure::input("browse needs a terminal, and stdout is not one; 'git checkpoint log --graph --all' lists the checkpoints"));
     }
     Ok(colour_wanted(true))
 }

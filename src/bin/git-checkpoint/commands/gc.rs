@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::ui::output::relative_time;
+use crate::ui::output::{relative_time, signed_bytes};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
 use git_checkpoint::format::text::counted;
@@ -22,7 +22,8 @@ use crate::ui::json::{self, GcJson};
 /// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
 /// everything made within a duration of the newest checkpoint (--keep-within); every
 /// branch tip, fetched ones (<remote>/<branch>) too; the current checkpoint; pinned
-/// checkpoints (see `pin`). Every other
+/// checkpoints (see `pin`); for 7 days after an operation, what undoing it needs, and
+/// what a `drop` took out (see `op log`). Every other
 /// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
 /// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
 /// deleted and the store file is compacted, so the disk space goes back to the system.
@@ -233,41 +234,5 @@ pub(super) fn say_removals(context: &Context, removed: &[Removal], shown: usize)
             "  ... and {} more (-v lists every one)",
             removed.len() - shown
         ));
-    }
-}
-
-/// A size that may be negative (a store file that grew).
-fn signed_bytes(bytes: i64) -> String {
-    if bytes < 0 {
-        format!("-{}", human_bytes(bytes.unsigned_abs()))
-    } else {
-        human_bytes(bytes as u64)
-    }
-}
-
-/// Reports what the automatic gc after a save did. The checkpoint is saved whatever
-/// happened there, so a problem is a warning, never a failed save.
-pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
-    match auto_gc {
-        gc::AutoGc::Ran {
-            options,
-            plan,
-            outcome,
-        } => context.say(&format!(
-            "gc ({}): removed {}{}",
-            if options.policy.is_empty() {
-                "checkpoint.gc.maxSize".to_string()
-            } else {
-                options.policy.describe()
-            },
-            counted(plan.removed.len(), "checkpoint"),
-            if outcome.freed() > 0 {
-                format!(", {} freed on disk", signed_bytes(outcome.freed()))
-            } else {
-                String::new()
-            }
-        )),
-        gc::AutoGc::Skipped(e) => context.warn(format!("automatic gc skipped: {e}")),
-        gc::AutoGc::Failed(e) => context.warn(format!("automatic gc failed: {e}")),
     }
 }
