@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::format::text::counted;
+use crate::text::counted;
 
 /// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
 /// exit status and a hint, and names it in its `--json` errors and MCP tool errors by

@@ -1,5 +1,5 @@
 //! Which sessions installed hooks reach, and whether the agent runs them at all: the
-//! questions `doctor` (`ops::doctor::agent`) asks of every hooks file it finds, and
+//! questions `doctor` (`doctor::agent`) asks of every hooks file it finds, and
 //! `hooks install` of the one it wrote.
 //!
 //! Two things make hooks that are in place run for no session, and say nothing of it

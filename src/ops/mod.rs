@@ -3,7 +3,6 @@
 //! gets both: the worktree with its settings, and the one way to open its store.
 
 pub mod blame;
-pub mod doctor;
 pub mod drop;
 pub mod gc;
 pub mod log;

@@ -7,7 +7,6 @@
 
 use super::fetch::{fetch, FetchReport};
 use super::is_ancestor;
-use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::operation::{NewOperation, OpKind, OpStep, ViewChange};
@@ -15,6 +14,7 @@ use crate::model::Head;
 use crate::ops::restore::{restore, RestoreOptions, RestoreReport};
 use crate::settings::Settings;
 use crate::storage::{ReadStore, Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error};
 
 /// What a pull did to the local branch.

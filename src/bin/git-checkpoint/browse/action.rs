@@ -2,7 +2,7 @@
 //! question the confirmation dialog asks of it, and what the status line says while it
 //! runs. `store.rs` carries it out.
 
-use git_checkpoint::format::text::{counted, escape_controls};
+use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 /// Something the user asked for that changes the store or the worktree, asked to be

@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 
 use git_checkpoint::diff::changes_from_parent;
-use git_checkpoint::format::text::{counted, escape_controls};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::revert::{revert, ConflictStyle, RevertOptions, Status, Undo};
 use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 use super::action::{short_session, Action};

@@ -10,7 +10,7 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::text::Line;
 use ratatui::DefaultTerminal;
 
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
 use super::app::{App, Detail, Effect, Made, Mode};
 use super::detail::{self, Ending, Piece};

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap}
 use ratatui::Frame;
 
 use git_checkpoint::clock::rfc3339;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
 use super::app::{App, Made, Mode};
 use super::detail::MAX_LINES;

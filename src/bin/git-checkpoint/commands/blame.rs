@@ -8,10 +8,10 @@ use crate::ui::failure::Failure;
 use crate::ui::json::BlameLineJson;
 use crate::ui::output::{paint, relative_time, style};
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::format::text::{escape_controls, escape_controls_keeping_tabs};
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::ops::blame::{blame, Blame};
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::{escape_controls, escape_controls_keeping_tabs};
 
 use super::{Context, Output};
 

@@ -3,9 +3,9 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
+use git_checkpoint::doctor::{self, Finding, Report, Status};
 use git_checkpoint::error::ErrorKind;
-use git_checkpoint::format::text::escape_controls;
-use git_checkpoint::ops::doctor::{self, Finding, Report, Status};
+use git_checkpoint::text::escape_controls;
 
 use crate::ui::failure::Failure;
 use crate::ui::json::{self, DoctorJson};

@@ -3,12 +3,12 @@
 use std::collections::BTreeSet;
 
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
 use git_checkpoint::ops::drop::Dropped;
 use git_checkpoint::ops::gc::{self, Plan};
 use git_checkpoint::remote::{configured_remotes, has_remote};
 use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::text::counted;
 use git_checkpoint::CheckpointId;
 
 use super::Context;

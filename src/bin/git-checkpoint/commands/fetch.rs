@@ -1,10 +1,10 @@
 //! `git checkpoint fetch`
 
 use git_checkpoint::error::ErrorKind;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 
 use super::Context;
 use crate::ui::failure::Failure;

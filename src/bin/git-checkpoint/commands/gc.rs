@@ -5,10 +5,10 @@ use std::time::Instant;
 use crate::ui::output::{relative_time, signed_bytes};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
 use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
+use git_checkpoint::text::counted;
 
 use git_checkpoint::storage::StoreRead;
 

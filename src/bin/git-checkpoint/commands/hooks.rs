@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::doctor::{self, Status};
 use git_checkpoint::git::repo::Repo;
-use git_checkpoint::ops::doctor::{self, Status};
 use git_checkpoint::settings::Settings;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::watch;
 
 /// Save checkpoints around every step of an AI coding agent.

@@ -41,13 +41,13 @@ pub mod watch;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
+use git_checkpoint::doctor::store::interrupted_restore;
 use git_checkpoint::error::ErrorKind;
-use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::Head;
-use git_checkpoint::ops::doctor::store::interrupted_restore;
 use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::CheckpointId;
 
 use crate::ui::answer::{Answer, Front, Part, Said, Shorts};
@@ -461,7 +461,7 @@ pub fn error_line(error: &anyhow::Error) -> ErrorLine {
     if let Some(git_checkpoint::Error::NotAWorktree(msg)) = library_error(error) {
         return ErrorLine {
             kind,
-            message: git_checkpoint::format::text::escape_controls_keeping_lines(msg).into_owned(),
+            message: git_checkpoint::text::escape_controls_keeping_lines(msg).into_owned(),
             from_git: true,
             status: 128,
         };
@@ -474,7 +474,7 @@ pub fn error_line(error: &anyhow::Error) -> ErrorLine {
     // An error may quote a revision, a name or a message as it was given.
     let mut message = format!(
         "{}{hint}",
-        git_checkpoint::format::text::escape_controls_keeping_lines(&format!("{error:#}"))
+        git_checkpoint::text::escape_controls_keeping_lines(&format!("{error:#}"))
     );
     // What an ambiguous revision matches, one line each, to pick from, as git lists
     // the candidates of an ambiguous object name.

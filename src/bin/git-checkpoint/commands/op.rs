@@ -2,11 +2,11 @@
 //! (`op restore`); also the report `undo` and `redo` share.
 
 use git_checkpoint::clock;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::operation::OpKind;
 use git_checkpoint::model::Head;
 use git_checkpoint::ops::op_log::{self, Entry, History, UndoOptions, UndoReport};
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 use git_checkpoint::CheckpointId;
 
 use super::{Context, Output};

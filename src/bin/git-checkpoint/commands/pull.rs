@@ -1,9 +1,9 @@
 //! `git checkpoint pull`
 
-use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 
 use super::restore::restore_shorts;
 use super::Context;

@@ -10,7 +10,7 @@ use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::{ContentReader, EXPAND_LIMIT};
 use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::storage::{ReadStore, Snapshot, StoreRead, Turn};

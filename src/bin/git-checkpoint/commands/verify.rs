@@ -2,7 +2,7 @@
 
 use git_checkpoint::error::ErrorKind;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::counted;
+use git_checkpoint::text::counted;
 
 use super::Context;
 use crate::ui::failure::Failure;

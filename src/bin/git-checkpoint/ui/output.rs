@@ -3,8 +3,8 @@
 
 use git_checkpoint::diff::SizeDelta;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::Head;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::CheckpointId;
 
 /// A worktree path for messages and JSON: lossy UTF-8.

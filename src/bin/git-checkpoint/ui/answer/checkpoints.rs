@@ -3,8 +3,8 @@
 //! structured content is cut to what an agent acts on unless it asks for more.
 
 use git_checkpoint::diff::SizeDelta;
-use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::Checkpoint;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::CheckpointId;
 
 use super::{Answer, Front, Said};

@@ -17,7 +17,7 @@ pub mod show;
 
 use std::collections::BTreeMap;
 
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::CheckpointId;
 use serde::Serialize;
 

@@ -1,9 +1,9 @@
 //! What a save answers: `save`, and the MCP server's `save`.
 
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::ops::gc::AutoGc;
+use git_checkpoint::text::counted;
 use git_checkpoint::CheckpointId;
 
 use super::{Answer, Front, Said};

@@ -1,8 +1,8 @@
 //! What a listing of agent sessions answers: `sessions`, and a page of them for the MCP
 //! server's `list_sessions`.
 
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
+use git_checkpoint::text::counted;
 
 use super::{Answer, Front, Said};
 use crate::ui::json::{SessionJson, SessionPageJson};
