@@ -541,6 +541,37 @@ fn every_other_guide_runs_as_written() {
     }
 }
 
+/// Without `--locked`, `cargo install` ignores Cargo.lock and builds the newest compatible
+/// version of every dependency, which no test ran against: every install line a page
+/// gives pins them.
+#[test]
+fn every_install_line_builds_the_versions_the_tests_ran_against() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in fs::read_dir(root.join("docs")).unwrap() {
+        pages.push(entry.unwrap().path());
+    }
+    let mut install_lines = 0;
+    for page in pages
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = fs::read_to_string(page).unwrap();
+        for line in text.lines().filter(|l| l.contains("cargo install ")) {
+            let command = &line[line.find("cargo install ").unwrap()..];
+            if command.contains("--path") || command.contains("--git") {
+                install_lines += 1;
+                assert!(
+                    command.contains("--locked"),
+                    "{}: an install without --locked: {line}",
+                    page.display()
+                );
+            }
+        }
+    }
+    assert!(install_lines >= 1, "the README gives no install line");
+}
+
 #[test]
 fn the_runner_pairs_ids_and_normalises_ages_and_times() {
     let mut ids = Ids::default();
