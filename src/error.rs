@@ -227,6 +227,15 @@ pub enum Error {
         /// The checkpoint's short id.
         checkpoint: String,
     },
+    /// A path given to `revert` matches no path the change touched, as git's "pathspec
+    /// did not match"; nothing was changed.
+    #[error("pathspec '{path}' did not match any file that {rev} changed; nothing was changed")]
+    RevertPathspecNoMatch {
+        /// The path, relative to the worktree's top.
+        path: String,
+        /// The revision as given.
+        rev: String,
+    },
     /// `revert` found, before changing anything, that the worktree cannot take the
     /// revert (a directory it may not write, an immutable file, too little room).
     #[error("refusing to revert {}: {why}; nothing was changed", path.display())]
@@ -350,6 +359,7 @@ impl Error {
             | Error::NoCheckpoints
             | Error::NoParentToRevert { .. }
             | Error::PathspecNoMatch { .. }
+            | Error::RevertPathspecNoMatch { .. }
             | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,

@@ -26,7 +26,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use crate::git::repo::Repo;
-use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
+use crate::model::command_checkpoint::{
+    made_by_call, KIND_KEY, RESTORED_KEY, RESTORED_SESSION_KEY, RESTORE_KIND, REVISION_KEY,
+};
+use crate::model::session::{abbreviate, Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
@@ -103,6 +106,10 @@ pub struct SessionRestoreReport {
     /// The path-limited restore made (or planned); `None` when there was nothing to
     /// restore.
     pub restore: Option<RestoreReport>,
+    /// The checkpoint the restore saved its result as, HEAD's branch moved to it
+    /// ("restore of <session>'s files to <rev> (N files)"); `None` in a dry run, when
+    /// nothing was written, or when that save failed (the restore's warnings say so).
+    pub checkpoint: Option<CheckpointId>,
 }
 
 impl SessionRestoreReport {
@@ -129,14 +136,67 @@ pub fn restore_session(
     }
     let (mut report, paths) = plan(repo, store, rev, options)?;
     if !paths.is_empty() {
-        let target = report.target.expect("a plan has a target").hex();
+        let target = report.target.expect("a plan has a target");
         let restore_options = RestoreOptions {
             paths,
+            named: Some(named(&report.session, rev)),
             ..options.restore.clone()
         };
-        report.restore = Some(restore::restore(repo, store, &target, &restore_options)?);
+        let mut restored = restore::restore(repo, store, &target.hex(), &restore_options)?;
+        report.checkpoint = save_the_result(repo, store, rev, &report, &mut restored, options);
+        report.restore = Some(restored);
     }
     Ok(report)
+}
+
+/// Saves what the restore made of the worktree as a checkpoint of its own, "restore of
+/// <session>'s files to <rev> (N files)", its metadata naming the target and the
+/// session in full, after the safety checkpoint (which HEAD's branch takes first, as a
+/// save would have moved it). The restore is done whatever happens here; a failed save
+/// is one of `restored`'s warnings.
+fn save_the_result(
+    repo: &Repo,
+    store: &Store,
+    rev: &str,
+    report: &SessionRestoreReport,
+    restored: &mut RestoreReport,
+    options: &SessionRestoreOptions,
+) -> Option<CheckpointId> {
+    let target = restored.target?;
+    let changed = restored.written.len() + restored.deleted.len();
+    if changed == 0 {
+        return None;
+    }
+    let meta = vec![
+        (KIND_KEY.to_string(), RESTORE_KIND.to_string()),
+        (REVISION_KEY.to_string(), rev.to_string()),
+        (RESTORED_KEY.to_string(), target.hex()),
+        (RESTORED_SESSION_KEY.to_string(), report.session.clone()),
+    ];
+    let files = match changed {
+        1 => "1 file".to_string(),
+        n => format!("{n} files"),
+    };
+    let saved = (restored.safety_checkpoint)
+        .map_or(Ok(()), |safety| {
+            let txn = store.transaction()?;
+            txn.move_head(safety)?;
+            txn.commit()
+        })
+        .and_then(|()| {
+            let message = format!("{} ({files})", named(&report.session, rev));
+            save::save_result(repo, store, message, meta, &options.restore.settings)
+        });
+    match saved {
+        Ok(id) => id,
+        Err(error) => {
+            restored.warnings.push(save::Warning::ResultNotSaved {
+                what: "restore",
+                error,
+            });
+            None
+        }
+    }
 }
 
 /// What [`restore_session`] would do, changing nothing (the store may be open only for
@@ -158,6 +218,11 @@ pub fn dry_run(
         report.restore = Some(restore::dry_run(repo, store, &target, &restore_options)?);
     }
     Ok(report)
+}
+
+/// What a restore of `session`'s files to `rev` is called in its checkpoints' messages.
+fn named(session: &str, rev: &str) -> String {
+    format!("restore of {}'s files to {rev}", abbreviate(session))
 }
 
 /// The session named by `options` or by `rev` (`[<remote>:]<session>:<selector>`).
@@ -205,12 +270,27 @@ fn plan(
     let by_id: HashMap<CheckpointId, &Checkpoint> =
         records.iter().map(|(id, record)| (*id, record)).collect();
     let reader = snapshot.checked_trees(Some(&scan.trees))?;
+    let own_call = |record: &Checkpoint| {
+        meta(record, "kind") == Some(TOOL_KIND) && meta(record, "session") == Some(&session)
+    };
+    // The results our MCP server's commands saved for the session's own tool calls: what
+    // they changed, the call did.
+    let filed: HashSet<CheckpointId> = (since.iter())
+        .filter(|id| own_call(by_id[*id]))
+        .filter_map(|id| made_by_call(by_id[id]))
+        .collect();
     let mut by_session = BTreeSet::new();
     let mut by_others: BTreeMap<Vec<u8>, Vec<(i128, ChangedBy)>> = BTreeMap::new();
     for id in since {
         let record = by_id[&id];
+        if filed.contains(&id) {
+            for change in changes_from_parent(&snapshot, &reader, record)? {
+                by_session.insert(change.path);
+            }
+            continue;
+        }
         let tool_call = meta(record, "kind") == Some(TOOL_KIND);
-        let own = tool_call && meta(record, "session") == Some(session.as_str());
+        let own = own_call(record);
         let bracketed = own
             && record
                 .parents
@@ -304,6 +384,7 @@ fn plan(
         conflicts,
         forced: options.force,
         restore: None,
+        checkpoint: None,
     };
     Ok((report, paths))
 }

@@ -4,6 +4,7 @@
 //! wherever one checkpoint is expected, a turn names its end ([`Snapshot::resolve`]).
 
 use super::Snapshot;
+use crate::model::command_checkpoint::made_by_call;
 use crate::model::revision;
 use crate::model::session::PromptNumber;
 use crate::{CheckpointId, Error, Result};
@@ -60,7 +61,7 @@ impl Snapshot<'_> {
     }
 
     /// The change `rev` names: a turn's (from its start to its end), `A..B`'s (from A
-    /// to B), or one checkpoint's (from its first parent to it). What "undo the change
+    /// to B), or one checkpoint's (from its first parent to it, [`Snapshot::step_parent`]). What "undo the change
     /// of `rev`" and "show what `rev` did" work on.
     pub fn resolve_change(&self, rev: &str) -> Result<ChangeRange> {
         if let Some(range) = crate::model::revision::parse_range(rev)? {
@@ -79,9 +80,21 @@ impl Snapshot<'_> {
         }
         let to = self.resolve(rev)?;
         Ok(ChangeRange {
-            from: self.checkpoint(to)?.parents.first().copied(),
+            from: self.step_parent(to)?,
             to,
             turn: false,
+        })
+    }
+
+    /// What checkpoint `id`'s step started from: its first parent, or, for the step of a
+    /// tool call that filed a command's result under its session (an agent's revert
+    /// through our MCP server, [`made_by_call`]), that result's first parent, so that
+    /// the step is what the call did.
+    pub fn step_parent(&self, id: CheckpointId) -> Result<Option<CheckpointId>> {
+        let record = self.checkpoint(id)?;
+        Ok(match made_by_call(&record) {
+            Some(made) => self.checkpoint(made)?.parents.first().copied(),
+            None => record.parents.first().copied(),
         })
     }
 }

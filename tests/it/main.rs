@@ -70,6 +70,7 @@ mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
 mod cmd_revert_safety;
+mod cmd_revert_saves;
 mod cmd_save;
 mod cmd_save_after_look;
 mod cmd_save_unchanged;

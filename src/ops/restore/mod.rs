@@ -67,6 +67,9 @@ pub struct RestoreOptions {
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
     pub head: HeadUpdate,
+    /// What the safety checkpoint's message calls the restore ("before <it>"): the
+    /// restore as the caller named it; `None`, "restore to <short id>".
+    pub named: Option<String>,
 }
 
 /// What a restore does with HEAD, in the same transaction that ends it.
@@ -235,7 +238,10 @@ impl Current {
         }
         let short = before.short_id(target.id)?;
         let message = match &options.head {
-            HeadUpdate::MoveBranch => format!("before restore to {short}"),
+            HeadUpdate::MoveBranch => match &options.named {
+                Some(named) => format!("before {named}"),
+                None => format!("before restore to {short}"),
+            },
             HeadUpdate::NewBranch(name) => format!("before fork {name} at {short}"),
             HeadUpdate::SwitchBranch(name) => format!("before switch to {name}"),
         };

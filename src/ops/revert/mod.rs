@@ -50,6 +50,9 @@ use std::sync::Arc;
 
 use crate::diff::content::{Content, ContentReader};
 use crate::git::repo::Repo;
+use crate::model::command_checkpoint::{
+    KIND_KEY, REVERTED_KEY, REVERTED_PATHS_KEY, REVERT_KIND, REVISION_KEY,
+};
 use crate::model::revision;
 use crate::model::tree::Node;
 use crate::ops::save::{self, Warning};
@@ -79,6 +82,13 @@ pub struct Undo {
     pub after_label: String,
     /// How they name the side being gone back to (`parent of 3fa9c1e`).
     pub before_label: String,
+    /// The revision as the user typed it (`5f1c:turn2`, `@~1`): what the checkpoints
+    /// the revert saves are named after.
+    pub revision: String,
+    /// Undo the change for these paths only (from the worktree's top; a directory
+    /// stands for what is below it); none: every path it touched. Each must match a
+    /// path the change touched, as git's pathspecs must match a file.
+    pub paths: Vec<Vec<u8>>,
 }
 
 impl Undo {
@@ -108,7 +118,28 @@ impl Undo {
             checkpoints: Some((from, change.to)),
             after_label,
             before_label,
+            revision: rev.to_string(),
+            paths: Vec::new(),
         })
+    }
+
+    /// The same change, undone for `paths` only ([`Undo::paths`]).
+    pub fn limited_to(self, paths: Vec<Vec<u8>>) -> Undo {
+        Undo { paths, ..self }
+    }
+
+    /// What was undone as the user wrote it: the revision, and the paths it was limited
+    /// to as `-- <path>…` (`5f1c:turn2 -- src/a.rs`).
+    pub fn described(&self) -> String {
+        let mut text = self.revision.clone();
+        if !self.paths.is_empty() {
+            text.push_str(" --");
+            for path in &self.paths {
+                text.push(' ');
+                text.push_str(&String::from_utf8_lossy(path));
+            }
+        }
+        text
     }
 }
 
@@ -197,6 +228,11 @@ pub struct RevertReport {
     /// The checkpoint holding the worktree as the revert found it: the safety checkpoint,
     /// or the current one when nothing was unsaved. Restoring it undoes the revert.
     pub worktree: Option<CheckpointId>,
+    /// The checkpoint the revert saved its result as, HEAD's branch moved to it
+    /// ("revert of <revision> (N files)"). `None` in a dry run, when nothing was
+    /// written, when conflicts are left for the user to resolve and save, and when that
+    /// save failed (a warning says so).
+    pub checkpoint: Option<CheckpointId>,
     /// Whether a dry run found unsaved changes that a real run would save first.
     pub would_save: bool,
     /// Whether nothing was changed because this was a dry run.
@@ -241,7 +277,7 @@ pub fn revert(
     let saved = save::save_before_change(
         repo,
         store,
-        format!("before revert of {}", undo.after_label),
+        format!("before revert of {}", undo.described()),
         &options.settings,
         options.progress.clone(),
     )?;
@@ -335,7 +371,55 @@ pub fn revert(
             });
         }
     }
+    save_the_result(repo, store, undo, options, total, &mut report);
     Ok(report)
+}
+
+/// Saves what the revert made of the worktree as a checkpoint of its own, child of the
+/// one that holds the worktree as the revert found it: "revert of <revision> (N
+/// files)", its metadata naming the change undone by id. A revert that left conflicts
+/// is not saved: the user resolves them, then saves. The revert is done whatever
+/// happens here; a failed save is a warning.
+fn save_the_result(
+    repo: &Repo,
+    store: &Store,
+    undo: &Undo,
+    options: &RevertOptions,
+    changed: usize,
+    report: &mut RevertReport,
+) {
+    if !report.conflicts().is_empty() {
+        return;
+    }
+    let mut meta = vec![
+        (KIND_KEY.to_string(), REVERT_KIND.to_string()),
+        (REVISION_KEY.to_string(), undo.revision.clone()),
+    ];
+    if let Some((from, to)) = undo.checkpoints {
+        meta.push((REVERTED_KEY.to_string(), format!("{from}..{to}")));
+    }
+    if !undo.paths.is_empty() {
+        let paths: Vec<String> = (undo.paths.iter())
+            .map(|path| String::from_utf8_lossy(path).into_owned())
+            .collect();
+        meta.push((REVERTED_PATHS_KEY.to_string(), paths.join("\n")));
+    }
+    let message = format!("revert of {} ({})", undo.described(), files(changed));
+    match save::save_result(repo, store, message, meta, &options.settings) {
+        Ok(saved) => report.checkpoint = saved,
+        Err(error) => report.warnings.push(Warning::ResultNotSaved {
+            what: "revert",
+            error,
+        }),
+    }
+}
+
+/// "1 file", "3 files".
+fn files(n: usize) -> String {
+    match n {
+        1 => "1 file".to_string(),
+        n => format!("{n} files"),
+    }
 }
 
 /// What [`revert`] would do, changing nothing: not the worktree, not the store, which

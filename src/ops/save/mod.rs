@@ -183,6 +183,36 @@ pub fn save_before_change(
     })
 }
 
+/// Saves the worktree as the result of a command that changed it (a revert, a
+/// session-limited restore): a child of the current checkpoint with HEAD's branch moved
+/// to it, carrying `meta` and the `path` and `paths` of what it changed. Files that
+/// cannot be read are left out and recorded, as the safety save before the command left
+/// them. `None` when nothing changed since the current checkpoint.
+pub fn save_result(
+    repo: &Repo,
+    store: &Store,
+    message: String,
+    meta: Vec<(String, String)>,
+    settings: &Settings,
+) -> Result<Option<CheckpointId>> {
+    let saved = save(
+        repo,
+        store,
+        &SaveOptions {
+            message,
+            meta,
+            record_changed_paths: true,
+            skip_unreadable: true,
+            settings: settings.clone(),
+            ..SaveOptions::default()
+        },
+    )?;
+    Ok(match saved.outcome {
+        SaveOutcome::Saved { id, .. } => Some(id),
+        SaveOutcome::Unchanged { .. } => None,
+    })
+}
+
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {

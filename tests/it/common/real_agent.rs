@@ -242,9 +242,10 @@ pub struct Tools {
 /// Checks with our own commands what the hooks recorded of the session `session`: one
 /// session of four numbered prompts, a checkpoint for each tool call under its prompt
 /// (the MCP calls too), each turn's changes, blame of `hello.txt` by prompt, the
-/// worktree the agent's MCP revert left, which is a step of turn 4, and
-/// `restore --only-session`, which takes back the session's files and leaves a user's
-/// own edit alone.
+/// worktree the agent's MCP revert left, which is a checkpoint of its own filed under
+/// the call and a step of turn 4, the revert of turn 4 that undoes the agent's own
+/// undo, and `restore --only-session`, which counts the MCP revert as the session's,
+/// takes back the session's files and leaves a user's own edit alone.
 #[track_caller]
 pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
     let short = only_session(repo, tools.agent, session, 4, PROMPTS[0]);
@@ -306,10 +307,47 @@ pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
         .collect();
     assert_eq!(prompts, [3, 1, 1, 4], "blame by prompt: {blame:#}");
 
-    // A user's own edit after the session is not the session's to take back.
+    // The agent's MCP revert is a checkpoint of its own, which the hook after the call
+    // files under the call: its step spans it.
+    let revert = checkpoint_with(&log, &[("kind", "revert")]);
+    assert!(
+        revert["meta"]["revision"]
+            .as_str()
+            .is_some_and(|rev| rev.ends_with(":turn2")),
+        "{revert:#}"
+    );
+    assert!(revert["meta"]["session"].is_null(), "{revert:#}");
+    let call = checkpoint_with(&log, &[("session", session), ("tool", tools.mcp_revert)]);
+    assert_eq!(call["meta"]["made_checkpoint"], revert["id"], "{call:#}");
+    assert_eq!(repo.json(&["status", "--json"])["clean"], true);
+
+    // A user's own edit after the session is not the session's to take back; the MCP
+    // revert is the session's own, and only the shell call (which names no file and no
+    // hook brackets) leaves who changed hello.txt unsure.
     repo.write("README.md", b"# the user's own line\n");
-    let restore = repo.ok(&["restore", &format!("{short}:prompt1"), "--only-session"]);
+    let rev = format!("{short}:prompt1");
+    let plan = repo.run(&["restore", &rev, "--only-session", "--dry-run", "--json"]);
+    let plan = super::parse_json(&plan, "restore --only-session --dry-run --json");
+    let conflicts = plan["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{plan:#}");
+    assert_eq!(conflicts[0]["path"], "hello.txt", "{plan:#}");
+    let by = conflicts[0]["changed_by"].as_array().unwrap();
+    let shell = checkpoint_with(&log, &[("session", session), ("tool", tools.shell)]);
+    assert_eq!(by.len(), 1, "{plan:#}");
+    assert_eq!(by[0]["checkpoint"], shell["id"], "{plan:#}");
+
+    // The agent's own undo is undone by turn: turn 4 was the revert of turn 2.
+    repo.ok(&["revert", &format!("{short}:turn4")]);
+    assert_eq!(
+        repo.read_string("hello.txt"),
+        "goodbye\nfrom the scripted model\nand the real client\nthere\n"
+    );
+    assert_eq!(repo.read_string("notes.txt"), "remember the milk\n");
+    assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
+
+    let restore = repo.ok(&["restore", &rev, "--only-session", "--force"]);
     assert!(!repo.exists("hello.txt"), "{restore}");
+    assert!(!repo.exists("notes.txt"), "{restore}");
     assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::session::abbreviate;
 use git_checkpoint::ops::restore::{dry_run, restore, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::session_restore::{
@@ -307,7 +308,15 @@ fn say_session(
                     "The worktree was saved already as checkpoint {held} (undo with: git checkpoint restore {held})"
                 ));
             }
-            say(context, store, restored)
+            say(context, store, restored)?;
+            if let Some(made) = report.checkpoint {
+                context.say(&format!(
+                    "Saved the restore as checkpoint {}: {}",
+                    read.short_id(made)?,
+                    escape_controls(&read.checkpoint(made)?.message)
+                ));
+            }
+            Ok(())
         }
         None => {
             context.say(&format!(

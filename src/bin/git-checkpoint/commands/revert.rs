@@ -1,7 +1,10 @@
 //! `git checkpoint revert`
 
+use std::path::PathBuf;
+
 use git_checkpoint::diff::content::Content;
 use git_checkpoint::diff::Change;
+use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::tree::Node;
 use git_checkpoint::ops::revert::{
     dry_run, revert, ConflictStyle, PathReport, RevertOptions, RevertReport, Status, Undo, Written,
@@ -26,7 +29,9 @@ use crate::ui::output::show_path;
 /// from the content. Paths the checkpoint did not change are never touched.
 ///
 /// The worktree is saved first as a checkpoint of its own, so every revert can be undone
-/// with `git checkpoint restore <that checkpoint>`. Before anything is written, the
+/// with `git checkpoint restore <that checkpoint>`; the reverted worktree is then saved
+/// as a checkpoint too ("revert of <rev> (N files)", HEAD's branch moved to it), unless
+/// conflicts are left to resolve (then save once they are). Before anything is written, the
 /// whole revert is checked (directories writable, room, names): one the worktree
 /// cannot take is refused with nothing changed; one that fails part-way says so and
 /// names that restore. Exit status 1 when anything conflicts (each conflict is listed);
@@ -36,6 +41,10 @@ use crate::ui::output::show_path;
 /// `<session>:<tool-call-id>`), or a range `A..B`: undo everything from A to B (an empty
 /// side is `@`).
 ///
+/// With paths, only the change to those files (or to what is below those directories)
+/// is undone; each must match a path the change touched, as git's pathspecs must, or
+/// the revert fails and nothing is changed.
+///
 /// Examples:
 ///
 ///   git checkpoint revert 5f1c:toolu_01A
@@ -43,6 +52,8 @@ use crate::ui::output::show_path;
 ///   git checkpoint revert 3fa9c1e --dry-run
 ///
 ///   git checkpoint revert 3fa9c1e..8b0d2aa --no-conflicts
+///
+///   git checkpoint revert 5f1c:turn2 -- src/parser.rs
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The checkpoint whose change to undo, or a range A..B.
@@ -53,6 +64,10 @@ pub struct Args {
     /// Change nothing if any path would conflict.
     #[arg(long)]
     no_conflicts: bool,
+    /// Undo the change to these files or directories only (relative to the current
+    /// directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
 }
 
 /// Runs `revert`.
@@ -68,23 +83,29 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         settings: context.workspace.settings.clone(),
         progress: context.progress(),
     };
+    let paths = context.workspace.repo.worktree_paths(&args.paths)?;
     // A dry run changes nothing, the store file included: it opens it read-only.
-    let (report, short) = if args.dry_run {
+    let (report, shorts) = if args.dry_run {
         let store = context.open_read_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
+        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?.limited_to(paths);
         let report = dry_run(&context.workspace.repo, &store, &undo, &options)?;
-        (report, None)
+        (report, Shorts::default())
     } else {
         let store = context.open_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
+        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?.limited_to(paths);
         let report = revert(&context.workspace.repo, &store, &undo, &options)?;
-        let short = match report.worktree {
-            Some(id) => Some(store.snapshot()?.short_id(id)?),
-            None => None,
+        let snapshot = store.snapshot()?;
+        let short = |id: Option<_>| id.map(|id| snapshot.short_id(id)).transpose();
+        let shorts = Shorts {
+            worktree: short(report.worktree)?,
+            result: match report.checkpoint {
+                Some(id) => Some((snapshot.short_id(id)?, snapshot.checkpoint(id)?.message)),
+                None => None,
+            },
         };
-        (report, short)
+        (report, shorts)
     };
-    say(context, &args.rev, &report, short, conflict_style)?;
+    say(context, &args.rev, &report, shorts, conflict_style)?;
     let conflicts = report.conflicts();
     if conflicts.is_empty() {
         return Ok(());
@@ -97,12 +118,21 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     .into())
 }
 
+/// The short ids a real revert's report names, read while its store is open.
+#[derive(Default)]
+struct Shorts {
+    /// The checkpoint that holds the worktree as the revert found it.
+    worktree: Option<String>,
+    /// The checkpoint the result was saved as, and its message.
+    result: Option<(String, String)>,
+}
+
 /// Reports what the revert did, or would do.
 fn say(
     context: &Context,
     rev: &str,
     report: &RevertReport,
-    safety: Option<String>,
+    shorts: Shorts,
     style: ConflictStyle,
 ) -> anyhow::Result<()> {
     for warning in &report.warnings {
@@ -124,7 +154,7 @@ fn say(
             std::io::stdout().write_all(&out)?;
         }
     }
-    match (safety, report.safety_checkpoint) {
+    match (shorts.worktree, report.safety_checkpoint) {
         (Some(short), Some(_)) => context.say(&format!(
             "Saved unsaved changes as checkpoint {short} (undo the revert with: git checkpoint restore {short})"
         )),
@@ -158,6 +188,12 @@ fn say(
             "  {:<9} {}{why}",
             entry.status.name(),
             show_path(&entry.path)
+        ));
+    }
+    if let Some((short, message)) = shorts.result {
+        context.say(&format!(
+            "Saved the revert as checkpoint {short}: {}",
+            escape_controls(&message)
         ));
     }
     Ok(())
