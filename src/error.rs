@@ -140,6 +140,26 @@ pub enum Error {
         /// The prompts the session has.
         prompts: u64,
     },
+    /// A session revision naming a prompt or turn whose prompt checkpoint gc removed.
+    #[error("session {session} has no checkpoint for '{what}': gc removed its prompts up to {highest} at {at} (--keep-prompts keeps whole prompts)")]
+    RemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// The selector after the `:`.
+        what: String,
+        /// The highest prompt number that gc removed.
+        highest: u64,
+        /// When, in RFC 3339.
+        at: String,
+    },
+    /// A session revision naming a session gc removed every checkpoint of.
+    #[error("gc removed every checkpoint of session {session} at {at} (--keep-sessions keeps whole sessions)")]
+    SessionRemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// When, in RFC 3339.
+        at: String,
+    },
     /// A branch that does not exist.
     #[error("no branch named '{0}'")]
     UnknownBranch(String),
@@ -350,6 +370,8 @@ impl Error {
             | Error::AmbiguousRevision { .. }
             | Error::UnknownSession(_)
             | Error::NotInSession { .. }
+            | Error::RemovedByGc { .. }
+            | Error::SessionRemovedByGc { .. }
             | Error::UnknownBranch(_)
             | Error::BranchExists(_)
             | Error::InvalidBranchName { .. }

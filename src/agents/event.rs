@@ -399,10 +399,7 @@ type FiledResult = (CheckpointId, Vec<(String, String)>);
 /// checkpoint then becomes its child and names it ([`MADE_KEY`]), so that the call's step
 /// spans the result: its turn, `<session>:<call>` and `restore --only-session` count
 /// what the command did as the call's (docs/mcp.md, "The agent's own undo").
-fn filed_result(
-    snapshot: &Snapshot,
-    event: &AgentEvent,
-) -> Result<Option<FiledResult>> {
+fn filed_result(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<FiledResult>> {
     let ours = event.tool.as_deref().and_then(our_mcp_tool);
     if !matches!(event.step, Step::Tool { .. }) || !matches!(ours, Some("revert" | "restore")) {
         return Ok(None);

@@ -12,6 +12,9 @@
 //!   not in the future (restic measures from the newest snapshot rather than from now, so
 //!   a store left alone for a month does not lose everything at the next run).
 //!
+//! - `prompts N`, `sessions N`: whole prompts and whole sessions of agents, in the units
+//!   users think in ([`Turns`], which also keeps every kept prompt's turn addressable).
+//!
 //! The result is the union: a checkpoint matched by any rule is kept. [`select`] is a
 //! pure function of `(id, time)` pairs so that it can be checked against restic's
 //! documented examples.
@@ -30,6 +33,9 @@ use jiff::tz::TimeZone;
 use time::{Date, Duration, Month, OffsetDateTime, UtcOffset};
 
 use crate::{CheckpointId, Error, Result};
+
+mod turns;
+pub use turns::{GcRemoval, Turns};
 
 /// A calendar duration as restic writes it: `2y5m7d3h` is two years, five months, seven
 /// days and three hours. `w` (weeks, 7 days) is accepted too. `m` means months, as in
@@ -147,6 +153,10 @@ pub struct Policy {
     pub yearly: Option<usize>,
     /// Keep everything made less than this before the newest checkpoint.
     pub within: Option<Span>,
+    /// Keep the N newest prompts of agent sessions, each turn whole ([`Turns`]).
+    pub prompts: Option<usize>,
+    /// Keep every checkpoint of the N agent sessions last active ([`Turns`]).
+    pub sessions: Option<usize>,
 }
 
 impl Policy {
@@ -172,6 +182,13 @@ impl Policy {
         }
         if let Some(span) = self.within {
             parts.push(format!("all within {span} of the newest"));
+        }
+        for (count, what) in [(self.prompts, "prompt"), (self.sessions, "session")] {
+            match count {
+                Some(1) => parts.push(format!("1 {what}")),
+                Some(n) => parts.push(format!("{n} {what}s")),
+                None => {}
+            }
         }
         format!("keep {}", parts.join(", "))
     }
@@ -206,6 +223,12 @@ pub enum Reason {
     Oldest(Bucket),
     /// Made within the `within` span of the newest.
     Within,
+    /// A checkpoint of one of the newest prompts' turns (`prompts`).
+    Prompt,
+    /// A checkpoint of one of the sessions last active (`sessions`).
+    Session,
+    /// The last checkpoint of a kept prompt's turn, which keeps the turn addressable.
+    TurnEnd,
 }
 
 /// The counted rules, in restic's order.
@@ -271,6 +294,9 @@ impl fmt::Display for Reason {
             Reason::Yearly => write!(f, "yearly"),
             Reason::Oldest(bucket) => write!(f, "oldest {}", bucket.reason()),
             Reason::Within => write!(f, "within"),
+            Reason::Prompt => write!(f, "prompt"),
+            Reason::Session => write!(f, "session"),
+            Reason::TurnEnd => write!(f, "end of a kept prompt's turn"),
         }
     }
 }

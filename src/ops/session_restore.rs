@@ -13,14 +13,19 @@
 //! changed at the session's tool call is unsure: listed as a conflict and left alone.
 //! What appears at any other checkpoint (a before-prompt or before-tool checkpoint, a
 //! manual save, a watcher's, another session's) was done by someone else: the user
-//! between turns, or another agent. So are unsaved changes in the worktree.
+//! between turns, or another agent. So are unsaved changes in the worktree. Except a
+//! command's result that one of the session's own tool calls files under it (the
+//! agent's revert or restore through our MCP server, [`made_by_call`]): what it changed,
+//! the call did.
 //!
 //! The checkpoints looked at are those "since" the target: reachable from the current
 //! checkpoint and not from the target, which must be an ancestor of it. A path the
 //! session changed there and someone else changed there too is a conflict: listed, and
 //! left alone unless forced. The rest is an ordinary path-limited restore
 //! ([`crate::ops::restore`]), safety checkpoint first; its report names the checkpoint
-//! that undoes it.
+//! that undoes it. What it wrote is then saved as a checkpoint of its own (`restore of
+//! <session>'s files to <rev> (N files)`), HEAD's branch moved to it after the safety
+//! checkpoint.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -107,7 +112,7 @@ pub struct SessionRestoreReport {
     /// restore.
     pub restore: Option<RestoreReport>,
     /// The checkpoint the restore saved its result as, HEAD's branch moved to it
-    /// ("restore of <session>'s files to <rev> (N files)"); `None` in a dry run, when
+    /// (`restore of <session>'s files to <rev> (N files)`); `None` in a dry run, when
     /// nothing was written, or when that save failed (the restore's warnings say so).
     pub checkpoint: Option<CheckpointId>,
 }
@@ -123,7 +128,8 @@ impl SessionRestoreReport {
     }
 }
 
-/// Restores what the session wrote since `rev` to `rev`'s content. With
+/// Restores what the session wrote since `rev` to `rev`'s content, and saves the
+/// result ([`SessionRestoreReport::checkpoint`]). With
 /// `options.restore.dry_run`, only plans ([`dry_run`]).
 pub fn restore_session(
     repo: &Repo,
@@ -149,8 +155,8 @@ pub fn restore_session(
     Ok(report)
 }
 
-/// Saves what the restore made of the worktree as a checkpoint of its own, "restore of
-/// <session>'s files to <rev> (N files)", its metadata naming the target and the
+/// Saves what the restore made of the worktree as a checkpoint of its own, `restore of
+/// <session>'s files to <rev> (N files)`, its metadata naming the target and the
 /// session in full, after the safety checkpoint (which HEAD's branch takes first, as a
 /// save would have moved it). The restore is done whatever happens here; a failed save
 /// is one of `restored`'s warnings.

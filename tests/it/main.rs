@@ -57,6 +57,7 @@ mod cmd_drop;
 mod cmd_fork_switch_branch;
 mod cmd_gc;
 mod cmd_gc_time_zone;
+mod cmd_gc_turns;
 mod cmd_log;
 mod cmd_log_graph;
 mod cmd_log_query;

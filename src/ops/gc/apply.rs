@@ -54,6 +54,7 @@ pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
     for name in &plan.forgotten_fetched {
         txn.remove_remote_branch(name)?;
     }
+    txn.record_gc_removals(&plan.session_removals)?;
     crate::fault::point("gc-before-commit");
     txn.commit()
 }

@@ -67,8 +67,8 @@ pub struct RestoreOptions {
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
     pub head: HeadUpdate,
-    /// What the safety checkpoint's message calls the restore ("before <it>"): the
-    /// restore as the caller named it; `None`, "restore to <short id>".
+    /// What the safety checkpoint's message calls the restore (`before <it>`): the
+    /// restore as the caller named it; `None`, `restore to <short id>`.
     pub named: Option<String>,
 }
 

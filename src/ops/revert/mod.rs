@@ -32,7 +32,10 @@
 //! safety checkpoint, and the deletions and renames are made, through handles of the
 //! directories they concern ([`crate::worktree`]), never through a path that could be a
 //! symlink. A failure among those has changed some paths: [`Error::RevertStopped`] says
-//! so and names the checkpoint whose restore undoes the revert.
+//! so and names the checkpoint whose restore undoes the revert. Last, a revert that left
+//! no conflict saves its result as a checkpoint of its own, named after what it undid as
+//! the user typed it ([`Undo::described`]), HEAD's branch moved to it; one that left
+//! conflicts leaves them to the user, who saves once they are resolved.
 //!
 //! The work is split by job: this file holds the options, the report, [`Undo`] and the
 //! two entry points ([`revert`], [`dry_run`]); `plan` decides per path (and clears the
@@ -229,7 +232,7 @@ pub struct RevertReport {
     /// or the current one when nothing was unsaved. Restoring it undoes the revert.
     pub worktree: Option<CheckpointId>,
     /// The checkpoint the revert saved its result as, HEAD's branch moved to it
-    /// ("revert of <revision> (N files)"). `None` in a dry run, when nothing was
+    /// (`revert of <revision> (N files)`). `None` in a dry run, when nothing was
     /// written, when conflicts are left for the user to resolve and save, and when that
     /// save failed (a warning says so).
     pub checkpoint: Option<CheckpointId>,
@@ -258,7 +261,7 @@ impl RevertReport {
 }
 
 /// Reverts `undo` in the worktree: saves it first, merges each path the change touched,
-/// and writes the result. Conflicts are written (or left) and reported; with
+/// writes the result, and saves it as a checkpoint ([`RevertReport::checkpoint`]). Conflicts are written (or left) and reported; with
 /// `no_conflicts`, any conflict refuses the whole revert before anything changes. So
 /// does anything the preflight finds (names, room, directories that may be written,
 /// immutable files): a refused revert changes nothing, and its safety checkpoint goes
@@ -376,8 +379,8 @@ pub fn revert(
 }
 
 /// Saves what the revert made of the worktree as a checkpoint of its own, child of the
-/// one that holds the worktree as the revert found it: "revert of <revision> (N
-/// files)", its metadata naming the change undone by id. A revert that left conflicts
+/// one that holds the worktree as the revert found it: `revert of <revision> (N
+/// files)`, its metadata naming the change undone by id. A revert that left conflicts
 /// is not saved: the user resolves them, then saves. The revert is done whatever
 /// happens here; a failed save is a warning.
 fn save_the_result(

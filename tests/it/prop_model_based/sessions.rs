@@ -84,7 +84,16 @@ impl Case {
             std::fs::read_to_string(self.repo.git_dir().join("checkpoint/hooks.log"))
                 .unwrap_or_default()
         );
-        self.record(&id, &captured, Some(Hook { session, step }));
+        let prompt = self.prompted[session];
+        self.record(
+            &id,
+            &captured,
+            Some(Hook {
+                session,
+                step,
+                prompt,
+            }),
+        );
         self.model
             .branches
             .insert(self.model.head.clone(), id.clone());
@@ -100,6 +109,7 @@ impl Case {
                 Some(Hook {
                     session: s,
                     step: HookStep::Prompt { number },
+                    ..
                 }) if *s == session => Some((*number, c.id.clone())),
                 _ => None,
             })
@@ -350,21 +360,45 @@ impl Case {
                 last.get(&path)
             );
         }
+        let mut made: Vec<&str> = Vec::new();
         if let Some(safety) = v["safety_checkpoint"].as_str() {
-            // Beside the branch, which stays: what is pending stays pending.
-            let pending = self.pending.clone();
+            // HEAD's branch takes it, then the restore's own checkpoint.
             self.record(safety, &captured, None);
-            self.pending = pending;
+            self.model
+                .branches
+                .insert(self.model.head.clone(), safety.to_string());
             self.check_checkpoint(safety)?;
-        } else {
-            ensure!(
-                self.repo.log_ids(true) == checkpoints,
-                "no safety checkpoint is reported, yet the store has a new one\n{out}"
-            );
+            made.push(safety);
         }
         let written = session_paths_changed(&before, &after);
         self.pending
             .extend(written.into_iter().map(|p| (p, Writer::User)));
+        // Whatever it wrote is saved as a checkpoint of its own.
+        let wrote = !strings(&v["written"]).is_empty() || !strings(&v["deleted"]).is_empty();
+        match v["checkpoint"].as_str() {
+            Some(result) => {
+                ensure!(
+                    wrote,
+                    "restore {rev} --only-session wrote nothing, yet saved {result}\n{out}"
+                );
+                self.record(result, &capture(&self.repo), None);
+                self.model
+                    .branches
+                    .insert(self.model.head.clone(), result.to_string());
+                self.check_checkpoint(result)?;
+                made.push(result);
+            }
+            None => ensure!(
+                !wrote,
+                "restore {rev} --only-session wrote, but saved no checkpoint\n{out}"
+            ),
+        }
+        let mut now = self.repo.log_ids(true);
+        now.retain(|id| !made.contains(&id.as_str()));
+        ensure!(
+            now == checkpoints,
+            "restore {rev} --only-session made checkpoints it does not report\n{out}"
+        );
         Ok(())
     }
 }
@@ -404,10 +438,12 @@ fn attribute(
             Some(Hook {
                 session: s,
                 step: HookStep::Tool { call, named },
+                prompt,
             }) if *s == session => {
                 let before = Some(Hook {
                     session,
                     step: HookStep::BeforeTool { call: call.clone() },
+                    prompt: *prompt,
                 });
                 let bracketed = parent.is_some_and(|p| p.hook == before);
                 for path in paths {

@@ -89,7 +89,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let store = context.open_read_store()?;
         let undo = Undo::resolve(&store.snapshot()?, &args.rev)?.limited_to(paths);
         let report = dry_run(&context.workspace.repo, &store, &undo, &options)?;
-        (report, Shorts::default())
+        let shorts = Shorts {
+            described: undo.described(),
+            ..Shorts::default()
+        };
+        (report, shorts)
     } else {
         let store = context.open_store()?;
         let undo = Undo::resolve(&store.snapshot()?, &args.rev)?.limited_to(paths);
@@ -97,6 +101,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let snapshot = store.snapshot()?;
         let short = |id: Option<_>| id.map(|id| snapshot.short_id(id)).transpose();
         let shorts = Shorts {
+            described: undo.described(),
             worktree: short(report.worktree)?,
             result: match report.checkpoint {
                 Some(id) => Some((snapshot.short_id(id)?, snapshot.checkpoint(id)?.message)),
@@ -118,9 +123,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     .into())
 }
 
-/// The short ids a real revert's report names, read while its store is open.
+/// What a revert's report names: the revert as the user wrote it, and the short ids a
+/// real one made, read while its store is open.
 #[derive(Default)]
 struct Shorts {
+    /// The revision, and the paths it was limited to (`5f1c:turn2 -- a.rs`).
+    described: String,
     /// The checkpoint that holds the worktree as the revert found it.
     worktree: Option<String>,
     /// The checkpoint the result was saved as, and its message.
@@ -163,8 +171,9 @@ fn say(
         )),
         _ => {}
     }
+    let described = escape_controls(&shorts.described);
     if report.paths.is_empty() {
-        context.say(&format!("Nothing to revert: {rev} changed no file"));
+        context.say(&format!("Nothing to revert: {described} changed no file"));
         return Ok(());
     }
     let verb = if report.dry_run {
@@ -173,7 +182,7 @@ fn say(
         "Reverted"
     };
     context.say(&format!(
-        "{verb} {rev}: {} applied, {} conflicting, {} unchanged",
+        "{verb} {described}: {} applied, {} conflicting, {} unchanged",
         report.with(Status::Applied).count(),
         report.with(Status::Conflict).count(),
         report.with(Status::Unchanged).count()
