@@ -394,7 +394,8 @@ type FiledResult = (CheckpointId, Vec<(String, String)>);
 /// The checkpoint a command of our MCP server saved of its own result (a revert, a
 /// session-limited restore) that `event`, the step after that very call, files under the
 /// session: the current checkpoint, when `event` is the after-tool step of our server's
-/// `revert` or `restore` and the current checkpoint is such a result, made by no hook.
+/// `revert` or `restore` and the current checkpoint is such a result, made by no hook
+/// and after every checkpoint of the session so far.
 /// Returns it with its `path` and `paths`, which the step takes as its own. The hook's
 /// checkpoint then becomes its child and names it ([`MADE_KEY`]), so that the call's step
 /// spans the result: its turn, `<session>:<call>` and `restore --only-session` count
@@ -409,6 +410,20 @@ fn filed_result(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<FiledR
     };
     let record = snapshot.checkpoint(current)?;
     if !is_command_result(&record) {
+        return Ok(None);
+    }
+    // Made by this call: after every checkpoint of the session so far. (A full restore
+    // back to an older result makes it current too, and files nothing.) Only a call of
+    // our revert or restore reads the records, so a hook's cost stays what it was.
+    let session = event.session.as_deref();
+    let newer = (snapshot.checkpoints()?.iter())
+        .filter(|(_, own)| {
+            own.meta
+                .iter()
+                .any(|(k, v)| k == "session" && Some(v.as_str()) == session)
+        })
+        .all(|(_, own)| own.time_ns < record.time_ns);
+    if !newer {
         return Ok(None);
     }
     let changed = (record.meta.into_iter())

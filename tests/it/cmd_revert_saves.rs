@@ -346,3 +346,22 @@ fn a_revert_path_the_step_did_not_change_fails_and_changes_nothing() {
         assert_eq!(r.log_ids(true), ids, "no checkpoint made: {out}");
     }
 }
+
+#[test]
+fn an_agents_mcp_restore_to_an_older_revert_files_nothing() {
+    let r = Repo::new();
+    let mut s = two_prompts(&r);
+    // The user's own revert, then the agent works on, then restores the whole worktree
+    // to that revert's checkpoint through our MCP server.
+    r.ok(&["revert", "aaaa1111:toolu_aaaa_1"]);
+    let old = r.current();
+    s.prompt("Go on");
+    s.write("d.txt", b"four\n");
+    s.mcp("restore", json!({"rev": old}), |r| {
+        r.ok(&["restore", &old]);
+    });
+    let log = r.log_json(true);
+    let step = checkpoint_with(&log, &[("tool", "mcp__checkpoint__restore")]);
+    assert!(meta(step, "made_checkpoint").is_null(), "{step:#}");
+    assert_eq!(step["parents"], json!([old]));
+}
