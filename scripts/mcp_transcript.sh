@@ -1,8 +1,10 @@
 #!/bin/bash
 # Makes the transcript in docs/mcp.md, for real: a repository where an agent made three
 # steps (and left some unsaved work), then an MCP client session, raw JSON-RPC on the
-# server's stdin, that undoes the last two. Prints each request, the text of each
-# answer (what the model reads), and the worktree before and after.
+# server's stdin, that undoes the last two. Prints each request, each answer's
+# structured content (what Claude Code and Codex hand the model, as they hand it:
+# compact JSON) and its text (what other clients show), and the worktree before and
+# after.
 # Usage: scripts/mcp_transcript.sh [path/to/git-checkpoint]
 set -e
 BIN=$(realpath "${1:-target/debug/git-checkpoint}")
@@ -38,7 +40,10 @@ import json, sys
 answer = json.loads(sys.argv[1])
 result = answer.get("result", {})
 if "content" in result:
-    print("<-- isError=%s, text:" % result.get("isError", False))
+    structured = json.dumps(result.get("structuredContent"), separators=(",", ":"))
+    print("<-- isError=%s, structuredContent (%d bytes):" % (result.get("isError", False), len(structured)))
+    print("    " + structured)
+    print("    text:")
     print("\n".join("    " + line for line in result["content"][0]["text"].splitlines()))
 else:
     print("<-- " + json.dumps({"protocolVersion": result.get("protocolVersion"), "serverInfo": result.get("serverInfo")}))

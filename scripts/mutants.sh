@@ -23,7 +23,9 @@ cd "$(dirname "$0")/.."
 small=(src/format/codec.rs src/model/tree.rs src/model/stat_cache.rs)
 large=(src/ops/restore/mod.rs src/ops/restore/plan.rs src/ops/restore/preflight.rs
   src/ops/restore/apply.rs src/worktree/dir.rs src/storage/pack/read.rs src/storage/pack/write.rs src/storage/pack/sweep.rs src/ops/gc/plan.rs
-  src/ops/gc/apply.rs src/ops/gc/auto.rs src/storage/reach.rs src/worktree/walk.rs)
+  src/ops/gc/apply.rs src/ops/gc/auto.rs src/storage/reach.rs src/worktree/walk/mod.rs
+  src/worktree/walk/found.rs src/worktree/walk/rules.rs src/worktree/walk/parallel.rs
+  src/worktree/walk/cache_use.rs src/worktree/walk/tracked.rs src/worktree/walk/paths.rs)
 # A renamed or moved file would silently leave its mutants untested: refuse instead.
 for f in "${small[@]}" "${large[@]}"; do
   [ -f "$f" ] || { echo "$0: $f does not exist; update the lists in this script" >&2; exit 2; }

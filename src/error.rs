@@ -4,8 +4,11 @@
 
 use std::path::PathBuf;
 
+use crate::format::text::counted;
+
 /// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
-/// exit status and a hint (docs/design.md invariant 7).
+/// exit status and a hint, and names it in its `--json` errors and MCP tool errors by
+/// [`ErrorKind::name`] (docs/design.md invariant 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// What the user asked for does not exist, does not parse or contradicts itself: a
@@ -20,6 +23,10 @@ pub enum ErrorKind {
     /// where one of our files belongs, a worktree path restore does not own, a push of
     /// what looks like a secret, a store of a newer format. Nothing was changed.
     Refused,
+    /// The work was done, or in a dry run would be, but left conflicts for the user to
+    /// resolve: a revert whose paths later work changed too. As git's merges do, this is
+    /// an error only for the exit status.
+    Conflict,
     /// The store's own data does not decode or fails its checks (invariant 10).
     Damaged,
     /// A commit from a remote is not one that an export writes: malformed or hostile
@@ -32,6 +39,26 @@ pub enum ErrorKind {
     Io,
     /// Something that cannot happen did: a bug of ours, to be reported.
     Internal,
+}
+
+impl ErrorKind {
+    /// The kind's name as scripts and agents read it: `input`, `config`, `busy`,
+    /// `refused`, `conflict`, `damaged`, `remote`, `git`, `io` or `internal`
+    /// (docs/json.md, "Errors").
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Input => "input",
+            ErrorKind::Config => "config",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Damaged => "damaged",
+            ErrorKind::Remote => "remote",
+            ErrorKind::Git => "git",
+            ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
+        }
+    }
 }
 
 /// Errors from the library. Messages are complete sentences without a trailing period,
@@ -119,19 +146,25 @@ pub enum Error {
         /// How many parents it has.
         parents: usize,
     },
-    /// A hex prefix that matches several checkpoints.
-    #[error("ambiguous revision '{rev}': it matches {}", candidates.join(", "))]
+    /// A prefix that matches several checkpoints (a hex prefix), sessions or tool calls
+    /// (a session revision's parts). The message counts them; a front end lists
+    /// [`Candidate`]s, one line each, so that the user can pick.
+    #[error("ambiguous revision '{rev}': it matches {}{}", if *more { "more than " } else { "" }, counted(candidates.len(), noun))]
     AmbiguousRevision {
         /// The prefix as given.
         rev: String,
-        /// Full ids of some of the matching checkpoints.
-        candidates: Vec<String>,
+        /// What it matches: `checkpoint`, `session` or `tool call`.
+        noun: &'static str,
+        /// The matches, up to [`Candidate::MAX`], in the order of their names.
+        candidates: Vec<Candidate>,
+        /// Whether more match than are listed.
+        more: bool,
     },
     /// A session revision (`<session>:prompt<N>`) whose session no checkpoint names.
     #[error("no agent session id starts with '{0}' ('git checkpoint sessions' lists them)")]
     UnknownSession(String),
     /// A session revision naming a prompt or tool call the session has no checkpoint of.
-    #[error("session {session} has no checkpoint for '{what}' ({prompts} prompts recorded)")]
+    #[error("session {session} has no checkpoint for '{what}' ({} recorded)", counted(*prompts, "prompt"))]
     NotInSession {
         /// The session's full id.
         session: String,
@@ -199,6 +232,26 @@ pub enum Error {
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,
+    /// `undo` found no operation left to undo.
+    #[error("nothing to undo: every operation in the log is undone already, or there is none ('git checkpoint op log' lists them)")]
+    NothingToUndo,
+    /// `redo` found no undo to go back on: none was made, or an operation came since.
+    #[error(
+        "nothing to redo: no undo since the last operation ('git checkpoint op log' lists them)"
+    )]
+    NothingToRedo,
+    /// An operation number that the operation log does not hold.
+    #[error("no operation '{0}' in the operation log ('git checkpoint op log' lists them)")]
+    UnknownOperation(String),
+    /// `undo`, `redo` or `op restore` cannot do what was asked of an operation; nothing
+    /// was changed.
+    #[error("op {op} {why}")]
+    CannotUndo {
+        /// The operation's number.
+        op: u64,
+        /// Why, as the rest of the sentence ("cannot be undone: gc removed …").
+        why: String,
+    },
     /// A file this tool will not open as asked: a symlink or something other than a
     /// regular file where one of its own files belongs, or a file outside the directory
     /// it must come from.
@@ -285,13 +338,13 @@ pub enum Error {
         path: PathBuf,
     },
     /// `revert --no-conflicts` found paths that would conflict; nothing was changed.
-    #[error("the revert would conflict in {}: {}; nothing was changed", plural(paths.len()), paths.join(", "))]
+    #[error("the revert would conflict in {}: {}; nothing was changed", counted(paths.len(), "path"), paths.join(", "))]
     RevertWouldConflict {
         /// The conflicting paths, as shown to the user.
         paths: Vec<String>,
     },
     /// `revert` left conflicts in the worktree (the report lists them).
-    #[error("the revert left conflicts in {}: {}; resolve them, then save", plural(paths.len()), paths.join(", "))]
+    #[error("the revert left conflicts in {}: {}; resolve them, then save", counted(paths.len(), "path"), paths.join(", "))]
     RevertConflicts {
         /// The conflicting paths, as shown to the user.
         paths: Vec<String>,
@@ -379,6 +432,9 @@ impl Error {
             | Error::UnknownAttachment { .. }
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
+            | Error::NothingToUndo
+            | Error::NothingToRedo
+            | Error::UnknownOperation(_)
             | Error::NoParentToRevert { .. }
             | Error::PathspecNoMatch { .. }
             | Error::RevertPathspecNoMatch { .. }
@@ -392,9 +448,10 @@ impl Error {
             | Error::RestoreBlocked { .. }
             | Error::LooksSecret { .. }
             | Error::RevertWouldConflict { .. }
-            | Error::RevertConflicts { .. }
             | Error::RevertRaced { .. }
-            | Error::RevertBlocked { .. } => ErrorKind::Refused,
+            | Error::RevertBlocked { .. }
+            | Error::CannotUndo { .. } => ErrorKind::Refused,
+            Error::RevertConflicts { .. } => ErrorKind::Conflict,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,
@@ -419,13 +476,23 @@ impl Error {
     }
 }
 
-/// "1 path" or "N paths", for messages.
-fn plural(n: usize) -> String {
-    if n == 1 {
-        "1 path".into()
-    } else {
-        format!("{n} paths")
-    }
+/// One of the things an ambiguous revision matches ([`Error::AmbiguousRevision`]), as
+/// a front end lists it for the user to pick from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// What names it without ambiguity: a checkpoint's short id, a session's or a tool
+    /// call's whole id.
+    pub name: String,
+    /// When it was made (a session: when its first checkpoint was), in nanoseconds
+    /// since the Unix epoch.
+    pub time_ns: i128,
+    /// What it is, in a line: a checkpoint's message, a session's agent and first prompt.
+    pub about: String,
+}
+
+impl Candidate {
+    /// The most candidates an error lists.
+    pub const MAX: usize = 10;
 }
 
 #[cfg(test)]

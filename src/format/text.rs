@@ -38,6 +38,34 @@ pub fn list_names(names: &[String], at_most: usize) -> String {
     }
 }
 
+/// [`escape_controls`], but keeping tabs: for one line of a file's content (`blame`),
+/// whose indentation is its layout, as `show` and `diff` keep it.
+pub fn escape_controls_keeping_tabs(text: &str) -> Cow<'_, str> {
+    escape_except(text, &['\t'])
+}
+
+/// `n` and `noun`, the noun in the plural unless `n` is 1: "1 prompt", "0 prompts",
+/// "3 tool calls", "2 branches". Every count a message gives goes through here. The
+/// plural is English's regular one: `es` after s, x, ch and sh, `ies` for a `y` after a
+/// consonant, else `s`.
+pub fn counted<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    if n == N::from(1) {
+        return format!("{n} {noun}");
+    }
+    let consonant_y = noun.strip_suffix('y').filter(|stem| {
+        stem.chars()
+            .last()
+            .is_some_and(|c| !"aeiou".contains(c.to_ascii_lowercase()))
+    });
+    match consonant_y {
+        Some(stem) => format!("{n} {stem}ies"),
+        None if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) => {
+            format!("{n} {noun}es")
+        }
+        None => format!("{n} {noun}s"),
+    }
+}
+
 /// Whether `c` is a bidi control: an embedding, override or isolate (U+202A to U+202E,
 /// U+2066 to U+2069), which makes a terminal show the text around it in another order
 /// than it is ("Trojan Source"). The marks (U+200E, U+200F) only affect neutral
@@ -120,5 +148,20 @@ mod tests {
             escape_controls_keeping_lines("one\x1b\ntwo\r\n\tthree"),
             "one\\033\ntwo\\r\n\tthree"
         );
+        assert_eq!(
+            escape_controls_keeping_tabs("\tint x;\x1b[2J\r\n"),
+            "\tint x;\\033[2J\\r\\n"
+        );
+    }
+
+    #[test]
+    fn counts_are_singular_for_one_only() {
+        assert_eq!(counted(1u64, "prompt"), "1 prompt");
+        assert_eq!(counted(0usize, "second"), "0 seconds");
+        assert_eq!(counted(3usize, "tool call"), "3 tool calls");
+        assert_eq!(counted(2u64, "branch"), "2 branches");
+        assert_eq!(counted(1u64, "branch"), "1 branch");
+        assert_eq!(counted(4usize, "entry"), "4 entries");
+        assert_eq!(counted(2usize, "day"), "2 days");
     }
 }

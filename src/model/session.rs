@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::Candidate;
 use crate::model::Checkpoint;
 use crate::{CheckpointId, Error, Result};
 
@@ -25,6 +26,25 @@ pub const BEFORE_TOOL_KIND: &str = "before-tool";
 /// falls back to the first path changed). What `restore --only-session` counts as the
 /// session's own at a tool call that no hook before it brackets.
 pub const NAMED_PATH_KEY: &str = "named_path";
+
+/// Metadata key: every file a tool call's payload names, as a JSON array of paths
+/// relative to the worktree's top, for a call that names more than one (an
+/// `apply_patch` of several files); [`NAMED_PATH_KEY`] holds the first of them.
+pub const NAMED_PATHS_KEY: &str = "named_paths";
+
+/// The files a tool call's checkpoint `record` says its payload named: the list of
+/// [`NAMED_PATHS_KEY`], else the one [`NAMED_PATH_KEY`] (every record before lists
+/// existed, and a call naming one file), else none.
+pub fn named_paths(record: &Checkpoint) -> Vec<Vec<u8>> {
+    let listed = meta(record, NAMED_PATHS_KEY)
+        .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok());
+    match listed {
+        Some(paths) => paths.into_iter().map(String::into_bytes).collect(),
+        None => meta(record, NAMED_PATH_KEY)
+            .map(|path| vec![path.as_bytes().to_vec()])
+            .unwrap_or_default(),
+    }
+}
 
 /// The shortest session id prefix [`Session::short_id`] gives, as checkpoint ids show at
 /// least 7 digits.
@@ -156,10 +176,28 @@ impl Session {
         match found.as_slice() {
             [one] => Ok(one.to_string()),
             [] => Err(Error::UnknownSession(prefix.to_string())),
-            many => Err(Error::AmbiguousRevision {
-                rev: prefix.to_string(),
-                candidates: many.iter().map(|id| id.to_string()).collect(),
-            }),
+            many => {
+                let sessions = Session::all(records);
+                let candidates = many
+                    .iter()
+                    .take(Candidate::MAX)
+                    .filter_map(|&id| sessions.iter().find(|s| s.id == id))
+                    .map(|s| Candidate {
+                        name: s.id.clone(),
+                        time_ns: s.first_ns,
+                        about: match &s.first_prompt {
+                            Some(prompt) => format!("{}: {prompt}", s.agent),
+                            None => s.agent.clone(),
+                        },
+                    })
+                    .collect();
+                Err(Error::AmbiguousRevision {
+                    rev: prefix.to_string(),
+                    noun: "session",
+                    candidates,
+                    more: many.len() > Candidate::MAX,
+                })
+            }
         }
     }
 
@@ -204,23 +242,33 @@ impl Session {
         session: &str,
         prefix: &str,
     ) -> Result<Option<CheckpointId>> {
-        let mut found: Vec<(CheckpointId, &str)> = records
+        let mut found: Vec<(CheckpointId, &Checkpoint, &str)> = records
             .iter()
             .filter(|(_, record)| meta(record, "session") == Some(session))
             // The checkpoint after the call, not one a `PreToolUse` hook saved before it
             // under the same call id.
             .filter(|(_, record)| meta(record, "kind") == Some(TOOL_KIND))
-            .filter_map(|(id, record)| Some((*id, meta(record, "tool_use_id")?)))
-            .filter(|(_, call)| call.starts_with(prefix))
+            .filter_map(|(id, record)| Some((*id, record, meta(record, "tool_use_id")?)))
+            .filter(|(_, _, call)| call.starts_with(prefix))
             .collect();
-        found.sort_unstable_by_key(|(_, call)| *call);
-        found.dedup_by_key(|(_, call)| *call);
+        found.sort_unstable_by_key(|(_, _, call)| *call);
+        found.dedup_by_key(|(_, _, call)| *call);
         match found.as_slice() {
             [] => Ok(None),
-            [(id, _)] => Ok(Some(*id)),
+            [(id, _, _)] => Ok(Some(*id)),
             many => Err(Error::AmbiguousRevision {
                 rev: prefix.to_string(),
-                candidates: many.iter().map(|(_, call)| call.to_string()).collect(),
+                noun: "tool call",
+                candidates: many
+                    .iter()
+                    .take(Candidate::MAX)
+                    .map(|(_, record, call)| Candidate {
+                        name: call.to_string(),
+                        time_ns: record.time_ns,
+                        about: record.message.lines().next().unwrap_or("").to_string(),
+                    })
+                    .collect(),
+                more: many.len() > Candidate::MAX,
             }),
         }
     }
@@ -313,8 +361,9 @@ impl PromptNumber {
     }
 }
 
-/// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`).
-fn prompt_text(message: &str) -> String {
+/// The prompt's text in a prompt checkpoint's message (`before prompt 3: text`): its
+/// first line without the hook's prefix (a message without one is given as it is).
+pub fn prompt_text(message: &str) -> String {
     let line = message.lines().next().unwrap_or_default();
     match line.split_once(": ") {
         Some((head, text)) if head.starts_with("before prompt") => text.to_string(),
@@ -371,11 +420,19 @@ mod tests {
             Session::members(&records, "abc1").collect::<Vec<_>>(),
             [CheckpointId(1), CheckpointId(2), CheckpointId(3)]
         );
-        let ambiguous = Session::find(&records, "ab").unwrap_err().to_string();
-        assert!(
-            ambiguous.contains("abc1") && ambiguous.contains("abd9"),
-            "{ambiguous}"
-        );
+        match Session::find(&records, "ab") {
+            Err(Error::AmbiguousRevision {
+                noun, candidates, ..
+            }) => {
+                assert_eq!(noun, "session");
+                let named: Vec<(&str, i128)> = candidates
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.time_ns))
+                    .collect();
+                assert_eq!(named, [("abc1", 10), ("abd9", 20)]);
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(Session::find(&records, "abc").unwrap(), "abc1");
         assert_eq!(Session::find(&records, "abd").unwrap(), "abd9");
         assert!(Session::find(&records, "zz").is_err());

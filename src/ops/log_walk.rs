@@ -22,7 +22,7 @@
 use std::collections::BinaryHeap;
 
 use crate::model::Checkpoint;
-use crate::ops::log::{HashMap, HashSet, LogEntry};
+use crate::ops::log_entry::{HashMap, HashSet, LogEntry};
 use crate::storage::{CheckpointReader, Snapshot};
 use crate::{CheckpointId, Result};
 

@@ -4,10 +4,13 @@
 
 pub mod blame;
 pub mod doctor;
+pub mod drop;
 pub mod gc;
 pub mod log;
+mod log_entry;
 pub mod log_query;
 pub mod log_walk;
+pub mod op_log;
 pub mod restore;
 pub mod revert;
 pub mod save;

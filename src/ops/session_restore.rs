@@ -30,11 +30,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
+use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::command_checkpoint::{
     made_by_call, KIND_KEY, RESTORED_KEY, RESTORED_SESSION_KEY, RESTORE_KIND, REVISION_KEY,
 };
-use crate::model::session::{abbreviate, Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
+use crate::model::session::{abbreviate, named_paths, Session, BEFORE_TOOL_KIND, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
@@ -146,10 +147,11 @@ pub fn restore_session(
         let restore_options = RestoreOptions {
             paths,
             named: Some(named(&report.session, rev)),
+            record_with_result: true,
             ..options.restore.clone()
         };
         let mut restored = restore::restore(repo, store, &target.hex(), &restore_options)?;
-        report.checkpoint = save_the_result(repo, store, rev, &report, &mut restored, options);
+        report.checkpoint = save_the_result(repo, store, rev, &report, &mut restored, options)?;
         report.restore = Some(restored);
     }
     Ok(report)
@@ -157,9 +159,11 @@ pub fn restore_session(
 
 /// Saves what the restore made of the worktree as a checkpoint of its own, `restore of
 /// <session>'s files to <rev> (N files)`, its metadata naming the target and the
-/// session in full, after the safety checkpoint (which HEAD's branch takes first, as a
-/// save would have moved it). The restore is done whatever happens here; a failed save
-/// is one of `restored`'s warnings.
+/// session in full, a child of the safety checkpoint (which the restore moved HEAD's
+/// branch to, as a save would have moved it). The save's transaction records the
+/// restore (docs/design.md invariant 27). The restore is done whatever happens to the
+/// save: a failed one is one of `restored`'s warnings, and the restore is then recorded
+/// on its own.
 fn save_the_result(
     repo: &Repo,
     store: &Store,
@@ -167,40 +171,32 @@ fn save_the_result(
     report: &SessionRestoreReport,
     restored: &mut RestoreReport,
     options: &SessionRestoreOptions,
-) -> Option<CheckpointId> {
-    let target = restored.target?;
+) -> Result<Option<CheckpointId>> {
+    let (Some(target), Some(operation)) = (restored.target, restored.unrecorded.take()) else {
+        return Ok(None);
+    };
     let changed = restored.written.len() + restored.deleted.len();
-    if changed == 0 {
-        return None;
-    }
     let meta = vec![
         (KIND_KEY.to_string(), RESTORE_KIND.to_string()),
         (REVISION_KEY.to_string(), rev.to_string()),
         (RESTORED_KEY.to_string(), target.hex()),
         (RESTORED_SESSION_KEY.to_string(), report.session.clone()),
     ];
-    let files = match changed {
-        1 => "1 file".to_string(),
-        n => format!("{n} files"),
-    };
-    let saved = (restored.safety_checkpoint)
-        .map_or(Ok(()), |safety| {
-            let txn = store.transaction()?;
-            txn.move_head(safety)?;
-            txn.commit()
-        })
-        .and_then(|()| {
-            let message = format!("{} ({files})", named(&report.session, rev));
-            save::save_result(repo, store, message, meta, &options.restore.settings)
-        });
-    match saved {
-        Ok(id) => id,
+    let message = format!(
+        "{} ({})",
+        named(&report.session, rev),
+        counted(changed, "file")
+    );
+    let settings = &options.restore.settings;
+    match save::save_result(repo, store, message, meta, operation.clone(), settings) {
+        Ok(saved) => Ok(saved),
         Err(error) => {
             restored.warnings.push(save::Warning::ResultNotSaved {
                 what: "restore",
                 error,
             });
-            None
+            save::record_unsaved_result(store, operation)?;
+            Ok(None)
         }
     }
 }
@@ -297,13 +293,18 @@ fn plan(
         }
         let tool_call = meta(record, "kind") == Some(TOOL_KIND);
         let own = own_call(record);
+        // A call that filed a command's result under itself ([`made_by_call`]) started
+        // where the result did: its hooks bracket it when the result's parent is the
+        // session's checkpoint from just before the call.
+        let step_parent = match made_by_call(record).and_then(|made| by_id.get(&made)) {
+            Some(made) => made.parents.first(),
+            None => record.parents.first(),
+        };
         let bracketed = own
-            && record
-                .parents
-                .first()
+            && step_parent
                 .and_then(|parent| by_id.get(parent))
                 .is_some_and(|before| brackets(before, record));
-        let named = meta(record, NAMED_PATH_KEY).map(str::as_bytes);
+        let named = named_paths(record);
         for change in changes_from_parent(&snapshot, &reader, record)? {
             let by = if !own {
                 ChangedBy::Checkpoint {
@@ -311,7 +312,7 @@ fn plan(
                     session: meta(record, "session").map(str::to_string),
                     tool_call,
                 }
-            } else if bracketed || named == Some(change.path.as_slice()) {
+            } else if bracketed || named.contains(&change.path) {
                 by_session.insert(change.path);
                 continue;
             } else {

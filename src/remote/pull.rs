@@ -7,8 +7,10 @@
 
 use super::fetch::{fetch, FetchReport};
 use super::is_ancestor;
+use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
+use crate::model::operation::{NewOperation, OpKind, OpStep, ViewChange};
 use crate::model::Head;
 use crate::ops::restore::{restore, RestoreOptions, RestoreReport};
 use crate::settings::Settings;
@@ -114,7 +116,10 @@ pub fn pull<E: From<crate::Error>>(
                 // The fetch has happened: say so, since the refusal is the only output.
                 let fetched = match fetched.imported {
                     0 => String::new(),
-                    n => format!("fetched {n} new checkpoint(s) from {remote}, but "),
+                    n => format!(
+                        "fetched {} from {remote}, but ",
+                        counted(n, "new checkpoint")
+                    ),
                 };
                 return Err(Error::InvalidArgument(format!(
                     "{fetched}{branch} and {tracked} have diverged: each has checkpoints the other lacks, and nothing was changed. Compare them (git checkpoint log --graph {branch} {tracked}, git checkpoint diff {branch} {tracked}); then work on theirs with 'git checkpoint fork {tracked}', or keep yours and replace the remote's with 'git checkpoint push --force {remote} {branch}'"
@@ -129,15 +134,23 @@ pub fn pull<E: From<crate::Error>>(
         if current {
             let options = RestoreOptions {
                 settings: settings.clone(),
+                operation: Some(OpStep {
+                    kind: OpKind::Pull,
+                    summary: format!("pull {tracked} into {branch}"),
+                    change: ViewChange::default(),
+                }),
                 ..RestoreOptions::default()
             };
             restored = Some(restore(repo, &store, &to.hex(), &options)?);
         } else {
             let txn = store.transaction()?;
+            let before = txn.view()?;
             match from {
                 Some(_) => txn.set_branch(&branch, to)?,
                 None => txn.create_branch(&BranchName::new(&branch)?, to)?,
             }
+            let summary = format!("pull {tracked} into {branch}");
+            txn.record_operation(NewOperation::new(OpKind::Pull, summary, before))?;
             txn.commit()?;
         }
     }

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 
+use crate::error::Candidate;
 use crate::format::codec;
 use crate::model::revision::{MIN_PREFIX, MIN_SHORT_ID};
 use crate::model::session::{PromptNumber, Session};
@@ -321,16 +322,32 @@ fn resolve_prefix(
     let high = low | (u128::MAX.checked_shr(4 * digits).unwrap_or(0));
     let found: Vec<CheckpointId> = checkpoints
         .range(low..=high)?
-        .take(10)
+        .take(Candidate::MAX + 1)
         .map(|item| item.map(|(k, _)| CheckpointId(k.value())))
         .collect::<Result<_, _>>()?;
     match found.as_slice() {
         [] => Err(Error::UnknownRevision(rev.to_string())),
         [one] => Ok(*one),
-        many => Err(Error::AmbiguousRevision {
-            rev: rev.to_string(),
-            candidates: many.iter().map(|id| id.hex()).collect(),
-        }),
+        many => {
+            let candidates = many
+                .iter()
+                .take(Candidate::MAX)
+                .map(|&id| {
+                    let record = load(checkpoints, id)?;
+                    Ok(Candidate {
+                        name: short_id(checkpoints, id)?,
+                        time_ns: record.time_ns,
+                        about: record.message.lines().next().unwrap_or("").to_string(),
+                    })
+                })
+                .collect::<Result<_>>()?;
+            Err(Error::AmbiguousRevision {
+                rev: rev.to_string(),
+                noun: "checkpoint",
+                candidates,
+                more: many.len() > Candidate::MAX,
+            })
+        }
     }
 }
 

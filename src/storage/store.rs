@@ -15,11 +15,13 @@ use rand::RngCore;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable};
 
 use super::file::{StoreFile, SyncCounts};
+use super::generation::read_generation;
 use super::tables::*;
 use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
 use crate::model::branch::BranchName;
+use crate::model::operation::Invocation;
 use crate::{Error, Result};
 
 const META_FORMAT: &str = "format";
@@ -47,6 +49,9 @@ pub struct Store {
     pub path: PathBuf,
     /// Names and cuts content with this store's key and parameters.
     pub hasher: Hasher,
+    /// What opened it (a command line, an MCP tool call, a hook): the operation log
+    /// records it with every operation committed through this store.
+    pub invocation: Invocation,
     /// The file's syncs, told when the store closes. After `db`, so dropped after it: the
     /// close's own syncs are counted.
     _syncs: SyncNote,
@@ -69,7 +74,7 @@ impl Drop for SyncNote {
 impl Store {
     /// Opens (creating on first use) the store at `path`. While another process holds it,
     /// retries with backoff for up to `timeout`, calling `on_wait` once after a second.
-    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
+    pub(crate) fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -96,6 +101,7 @@ impl Store {
             db,
             path: path.to_path_buf(),
             hasher,
+            invocation: Invocation::Command(Vec::new()),
             _syncs: syncs,
         })
     }
@@ -138,7 +144,7 @@ impl ReadStore {
     /// is first opened for writing once, which creates, repairs or upgrades it; a store
     /// that still needs recovery after that is kept open for writing (`ReadDb::Repaired`),
     /// and `on_repair` is told.
-    pub fn open(
+    pub(crate) fn open(
         path: &Path,
         timeout: Duration,
         on_wait: &mut dyn FnMut(),
@@ -192,7 +198,7 @@ impl ReadStore {
     /// file as it is: `Ok(None)` when there is no store, another process has it open
     /// for writing, or it needs a recovery or upgrade (which [`ReadStore::open`] would
     /// make by writing). For tab completion, which must never wait and never write.
-    pub fn open_now(path: &Path) -> Result<Option<ReadStore>> {
+    pub(crate) fn open_now(path: &Path) -> Result<Option<ReadStore>> {
         if !path.exists() {
             return Ok(None);
         }
@@ -276,31 +282,6 @@ impl StoreRead for ReadStore {
     }
 }
 
-/// The file beside the store holding its generation. Kept out of the store itself: a
-/// record rewritten by every commit would change how redb lays out and grows the file.
-fn generation_path(store_path: &Path) -> PathBuf {
-    store_path.with_file_name("generation")
-}
-
-/// Reads the generation ([`StoreRead::generation`]); a missing or short file reads as 0.
-fn read_generation(store_path: &Path) -> Result<u64> {
-    let path = generation_path(store_path);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(<[u8; 8]>::try_from(bytes.as_slice()).map_or(0, u64::from_le_bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(Error::io(&path, e)),
-    }
-}
-
-/// Gives the store a new, random generation, before a commit (so that a commit is never
-/// seen without it; a crash in between only makes a reader think there was one). Not
-/// synced: the generation matters only between processes running at the same time.
-pub(super) fn new_generation(store_path: &Path) -> Result<()> {
-    let path = generation_path(store_path);
-    let next = rand::rng().next_u64().max(1);
-    std::fs::write(&path, next.to_le_bytes()).map_err(|e| Error::io(&path, e))
-}
-
 /// A store open for reading or for writing, as a command that writes only when it must
 /// (`save`) left it.
 pub enum OpenedStore {
@@ -340,6 +321,7 @@ impl Store {
             self.db.begin_write()?,
             &self.hasher,
             &self.path,
+            &self.invocation,
         ))
     }
 

@@ -15,6 +15,7 @@ use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::dir_cache::DirCacheUpdates;
+use crate::model::operation::Invocation;
 use crate::model::retention::GcRemoval;
 use crate::model::session::numbered_prompt;
 use crate::model::stat_cache::{CacheEntry, FileStat};
@@ -28,22 +29,30 @@ pub struct Transaction<'s> {
     pub(super) hasher: &'s Hasher,
     /// The store's file, whose generation a commit changes.
     store_path: &'s Path,
+    /// What opened the store, for the operation log.
+    pub(super) invocation: &'s Invocation,
 }
 
 impl<'s> Transaction<'s> {
-    pub(super) fn new(txn: WriteTransaction, hasher: &'s Hasher, store_path: &'s Path) -> Self {
+    pub(super) fn new(
+        txn: WriteTransaction,
+        hasher: &'s Hasher,
+        store_path: &'s Path,
+        invocation: &'s Invocation,
+    ) -> Self {
         Transaction {
             txn,
             hasher,
             store_path,
+            invocation,
         }
     }
 
     /// Makes everything done durable and visible. The store's generation changes first
-    /// (`store::new_generation`), so that a process that let go of the store
+    /// (`generation::new_generation`), so that a process that let go of the store
     /// sees that something may have been committed meanwhile.
     pub fn commit(self) -> Result<()> {
-        super::store::new_generation(self.store_path)?;
+        super::generation::new_generation(self.store_path)?;
         Ok(self.txn.commit()?)
     }
 

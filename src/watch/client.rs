@@ -147,7 +147,7 @@ pub fn stop(repo: &Repo) -> Result<Option<u32>> {
     if let Some(pid) = pid {
         let _ = exchange(repo, "stop\n", Duration::from_secs(2));
         let deadline = Instant::now() + Duration::from_secs(10);
-        while super::daemon::is_locked(repo) {
+        while super::is_locked(repo) {
             if Instant::now() > deadline {
                 return Err(Error::InvalidArgument(format!(
                     "the watcher (pid {pid}) did not stop within 10 seconds"
@@ -156,6 +156,6 @@ pub fn stop(repo: &Repo) -> Result<Option<u32>> {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    super::daemon::clean_up_if_dead(repo);
+    super::clean_up_if_dead(repo);
     Ok(pid)
 }

@@ -23,7 +23,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -167,34 +166,6 @@ pub fn run(
     let _ = std::fs::remove_file(&pid_path);
     drop(pid_file);
     exit
-}
-
-/// Whether a watcher holds the pid file's lock: it runs, whatever the socket says.
-pub fn is_locked(repo: &Repo) -> bool {
-    let Ok(file) = open_pid_file(repo) else {
-        return false;
-    };
-    rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared).is_err()
-}
-
-/// Removes the socket and pid file a watcher that died (SIGKILL, a crash) left.
-pub fn clean_up_if_dead(repo: &Repo) {
-    let Ok(file) = open_pid_file(repo) else {
-        let _ = std::fs::remove_file(super::socket_path(repo));
-        return;
-    };
-    if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
-        let _ = std::fs::remove_file(super::socket_path(repo));
-        let _ = std::fs::remove_file(super::pid_path(repo));
-    }
-}
-
-/// The pid file, for reading its lock.
-fn open_pid_file(repo: &Repo) -> Result<File> {
-    super::open_own_file(
-        &super::pid_path(repo),
-        std::fs::OpenOptions::new().read(true),
-    )
 }
 
 struct Watcher<'r> {

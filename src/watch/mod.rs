@@ -41,6 +41,8 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::FlockOperation;
+
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 
@@ -83,6 +85,31 @@ pub fn socket_path(repo: &Repo) -> PathBuf {
 /// The pid file, locked by the running watcher for as long as it runs.
 pub fn pid_path(repo: &Repo) -> PathBuf {
     dir(repo).join("pid")
+}
+
+/// Whether a watcher holds the pid file's lock: it runs, whatever the socket says.
+pub fn is_locked(repo: &Repo) -> bool {
+    let Ok(file) = open_pid_file(repo) else {
+        return false;
+    };
+    rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared).is_err()
+}
+
+/// Removes the socket and pid file a watcher that died (SIGKILL, a crash) left.
+pub fn clean_up_if_dead(repo: &Repo) {
+    let Ok(file) = open_pid_file(repo) else {
+        let _ = std::fs::remove_file(socket_path(repo));
+        return;
+    };
+    if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        let _ = std::fs::remove_file(socket_path(repo));
+        let _ = std::fs::remove_file(pid_path(repo));
+    }
+}
+
+/// The pid file, for reading its lock.
+fn open_pid_file(repo: &Repo) -> Result<File> {
+    open_own_file(&pid_path(repo), std::fs::OpenOptions::new().read(true))
 }
 
 /// Where a daemon writes what it has to say.

@@ -11,7 +11,7 @@
 //! looks whether a watcher runs, and hands that lock to the child it starts (the same
 //! open file, inherited), which holds it for as long as it runs. A second hook run at
 //! the same moment fails that lock and starts nothing; the pid file's lock
-//! ([`daemon::run`]) still settles a race with a watcher the user starts.
+//! ([`super::daemon::run`]) still settles a race with a watcher the user starts.
 //!
 //! A hook run starts one only within the share of the user's inotify limits that
 //! hook-started watchers may take ([`share::reserve`]), which also hands the watcher its
@@ -27,7 +27,7 @@ use std::process::{Child, Command, Stdio};
 use rustix::fs::FlockOperation;
 
 use super::share::{self, Room};
-use super::{client, daemon, platform};
+use super::{client, platform};
 use crate::git::repo::Repo;
 use crate::settings::Settings;
 use crate::{Error, Result};
@@ -129,7 +129,7 @@ fn start(repo: &Repo, program: &Path) -> Result<AutoStart> {
         return Ok(AutoStart::Running);
     }
     // A watcher the user started holds only the pid file's lock.
-    if daemon::is_locked(repo) {
+    if super::is_locked(repo) {
         return Ok(AutoStart::Running);
     }
     let reservation = match share::reserve(&super::dir(repo))? {

@@ -46,15 +46,16 @@ pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The flags that open a directory only to look up names in it: Linux opens no more
-/// than the path (`O_PATH`, no read permission needed); elsewhere a plain read-only open.
+/// The flags that open a directory only to look its entries up (`statat` relative to
+/// it): on Linux `O_PATH`, which needs no read permission on the directory; elsewhere a
+/// read-only open.
 pub fn lookup_dir_flags() -> rustix::fs::OFlags {
     use rustix::fs::OFlags;
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    let only_the_path = OFlags::PATH;
+    let lookup = OFlags::PATH;
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let only_the_path = OFlags::RDONLY;
-    only_the_path | OFlags::DIRECTORY | OFlags::CLOEXEC
+    let lookup = OFlags::RDONLY;
+    lookup | OFlags::DIRECTORY | OFlags::CLOEXEC
 }
 
 /// The bytes an unprivileged user may still write to the filesystem holding `path`, or
@@ -69,3 +70,12 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 pub fn permission_mode(bits: u32) -> rustix::fs::Mode {
     rustix::fs::Mode::from_raw_mode((bits & 0o7777) as rustix::fs::RawMode)
 }
+
+/// Whether git reads `core.precomposeUnicode` here: only on Apple systems, whose
+/// filesystems hand names back in another normalization than they were written in.
+pub const GIT_READS_PRECOMPOSE_UNICODE: bool = cfg!(target_vendor = "apple");
+
+/// Whether a worktree's filesystem that cannot be asked (its top may not be written) is
+/// taken to ignore case and Unicode normalization: as the system's own filesystems do by
+/// default (APFS does; Linux's filesystems do not).
+pub const NAMES_IGNORE_CASE_AND_NORMALIZATION_BY_DEFAULT: bool = cfg!(target_vendor = "apple");

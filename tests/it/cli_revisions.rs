@@ -2,6 +2,7 @@
 //! stderr and the documented exit code, never a panic.
 
 use crate::common;
+use common::claude::ClaudeSession;
 use common::{assert_no_panic, Repo};
 
 /// Resolves `rev` through `show --json` and returns the full id.
@@ -142,17 +143,29 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     }
     let first = format!("abcd123451{}", "0".repeat(22));
     let second = format!("abcd123452{}", "0".repeat(22));
-    let out = repo.run(&["show", "abcd"]);
-    assert_eq!(out.code, 1, "{out}");
-    assert!(
-        out.stderr.contains(&format!(
-            "ambiguous revision 'abcd': it matches {first}, {second}"
-        )),
-        "{out}"
-    );
+    // One line for the error, then one per candidate: its short id (unique, so it can
+    // be given as it is), date and message.
+    let date = repo.json_of(&["show", &real])["time"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for prefix in ["abcd", "abcd12345"] {
+        let out = repo.run(&["show", prefix]);
+        assert_eq!(out.code, 1, "{out}");
+        assert_no_panic(&out, prefix);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                format!("error: ambiguous revision '{prefix}': it matches 2 checkpoints"),
+                format!("hint:   abcd123451  {}Z  real", &date[..19]),
+                format!("hint:   abcd123452  {}Z  real", &date[..19]),
+            ],
+            "{out}"
+        );
+    }
     assert_eq!(resolve(&repo, "abcd123451"), first);
     assert_eq!(resolve(&repo, "abcd123452"), second);
-    fails(&repo, "abcd12345", 1, "ambiguous revision");
     // Short ids grow until unique: these two share 9 digits, so they print with 10.
     let listed = repo.json_of(&["log", "--all"]);
     let shorts: Vec<&str> = listed
@@ -164,6 +177,65 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     assert!(shorts.contains(&"abcd123451"), "{shorts:?}");
     assert!(shorts.contains(&"abcd123452"), "{shorts:?}");
     assert!(shorts.contains(&&real[..7]), "{shorts:?}");
+}
+
+/// A session prefix two sessions share lists both, by id, first prompt and date; so
+/// does a tool call prefix two calls share.
+#[test]
+fn an_ambiguous_session_or_tool_call_lists_the_candidates() {
+    let repo = Repo::new();
+    repo.write("f.txt", b"1\n");
+    repo.save("start");
+    let mut one = ClaudeSession::new(&repo, "4f2a9c1d-0000-4000-8000-000000000001");
+    one.prompt("fix the parser");
+    one.write("a.txt", b"a\n");
+    one.write("b.txt", b"b\n");
+    let two = ClaudeSession::new(&repo, "4f2b0000-0000-4000-8000-000000000002");
+    two.prompt("write the docs");
+    let out = repo.run(&["show", "4f2:prompt1"]);
+    assert_eq!(out.code, 1, "{out}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(
+        lines[0], "error: ambiguous revision '4f2': it matches 2 sessions",
+        "{out}"
+    );
+    for (line, (id, prompt)) in lines[1..].iter().zip([
+        ("4f2a9c1d-0000-4000-8000-000000000001", "fix the parser"),
+        ("4f2b0000-0000-4000-8000-000000000002", "write the docs"),
+    ]) {
+        assert!(line.starts_with(&format!("hint:   {id}  20")), "{out}");
+        assert!(line.ends_with(&format!("  claude: {prompt}")), "{out}");
+    }
+    // The tool calls of session one are toolu_4f2a_1 and toolu_4f2a_2.
+    let out = repo.run(&["show", "4f2a:toolu_4f2a"]);
+    assert_eq!(out.code, 1, "{out}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(
+        lines[0], "error: ambiguous revision 'toolu_4f2a': it matches 2 tool calls",
+        "{out}"
+    );
+    assert!(lines[1].starts_with("hint:   toolu_4f2a_1  20"), "{out}");
+    assert!(lines[1].ends_with("  after Write: a.txt"), "{out}");
+}
+
+/// A revision that names nothing says where the ids are listed.
+#[test]
+fn an_unknown_revision_says_where_ids_are_listed() {
+    let repo = Repo::new();
+    repo.write("f.txt", b"1\n");
+    repo.save("one");
+    for rev in ["nosuch", "abcd1234", "nosuch~2", "feature/x"] {
+        fails(&repo, rev, 1, &format!("unknown revision '{rev}'"));
+        let out = repo.run(&["show", rev]);
+        assert!(
+            out.stderr.contains(
+                "'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session"
+            ),
+            "{rev}: {out}"
+        );
+    }
 }
 
 #[test]

@@ -193,3 +193,21 @@ fn bad_input_is_one_line_and_no_panic() {
     let usage = r.run(&["blame"]);
     assert_eq!(usage.code, 2, "{usage}");
 }
+
+/// A line's tabs print as tabs, as `show` and `diff` print them (C and Makefiles indent
+/// with them); every other control character in it stays escaped.
+#[test]
+fn tabs_print_as_tabs_and_other_controls_stay_escaped() {
+    let r = Repo::new();
+    r.write("t.c", b"int f(void)\n{\n\treturn 0;\t/* \x1b[2J\r */\n}\n");
+    r.save("tabs");
+    let text = r.ok(&["blame", "t.c"]).stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[2].ends_with(") \treturn 0;\t/* \\033[2J\\r */"),
+        "{text}"
+    );
+    let show = r.ok(&["show", "@"]).stdout;
+    assert!(show.contains("+\treturn 0;\t"), "{show}");
+}

@@ -1,12 +1,14 @@
-//! `browse` in a real terminal: tmux runs a shell on a pseudo-terminal of 120 by 40,
-//! the test types into it (`send-keys`) and reads the screen (`capture-pane`), driving
-//! the real binary on a real repository. Every wait polls the screen until the text is
+//! `browse` in a real terminal: tmux runs a shell on a pseudo-terminal of 120 by 40 (or
+//! wider), the test types into it (`send-keys`) and reads the screen (`capture-pane`),
+//! driving the real binary on a real repository. Every wait polls the screen until the text is
 //! there (or fails after a minute with the screen in the message); nothing is timed.
+
+use std::time::{Duration, Instant};
 
 use crate::common;
 use common::claude::ClaudeSession;
 use common::tmux::Tmux;
-use common::Repo;
+use common::{Repo, DEFAULT_TIMEOUT};
 
 /// Two checkpoints of `a.txt` ("one", then "two"), and "three" unsaved in the worktree.
 fn history() -> Repo {
@@ -24,7 +26,12 @@ fn start_browse(repo: &Repo, env: &[(&str, &str)]) -> Tmux {
 }
 
 fn start_browse_on(repo: &Repo, env: &[(&str, &str)], checkpoints: usize) -> Tmux {
-    let tmux = Tmux::start(repo, env);
+    start_browse_sized(repo, env, checkpoints, 120)
+}
+
+/// `browse` in a terminal `width` columns wide (and 40 rows), once it lists `checkpoints`.
+fn start_browse_sized(repo: &Repo, env: &[(&str, &str)], checkpoints: usize, width: u16) -> Tmux {
+    let tmux = Tmux::start_with_width(repo, env, width);
     tmux.type_text(&format!("{} browse", common::BIN));
     tmux.press("Enter");
     tmux.wait_for(&format!("Checkpoints ({checkpoints})"));
@@ -112,7 +119,7 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     let screen = tmux.wait_for("Write: a.txt");
     assert!(screen.contains("before prompt 1"), "{screen}");
     tmux.press("h");
-    tmux.wait_for("[prompt, 2 tool calls]");
+    tmux.wait_for("[prompt 1, 2 tool calls]");
     tmux.press("u");
     tmux.wait_for("Undo this prompt's turn");
     tmux.press("y");
@@ -195,4 +202,143 @@ fn off_a_terminal_browse_refuses_in_one_line() {
         out.stderr
     );
     assert!(out.stdout.is_empty());
+}
+
+/// The left pane of a screen: each line up to where the two panes meet.
+fn list_pane(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|line| line.split("││").next().unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The record and diff are made off the UI thread and shown as far as they are made,
+/// with a busy marker, and keys act meanwhile. The builder is held after its first piece
+/// (the record) for two minutes, longer than any wait here.
+#[test]
+fn keys_act_while_the_diff_is_built_and_q_quits() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"one\n");
+    let first = repo.save_forced("first");
+    repo.write("a.txt", b"two\n");
+    let second = repo.save_forced("second");
+    let tmux = start_browse(
+        &repo,
+        &[("GIT_CHECKPOINT_PAUSE", "browse-detail-sent:120000")],
+    );
+    let screen = tmux.wait_for(&format!("checkpoint {second}"));
+    assert!(screen.contains("building"), "{screen}");
+    assert!(!screen.contains("+two"), "{screen}");
+    // j selects the older checkpoint at once, while the newer one's diff is still held.
+    tmux.press("j");
+    tmux.wait_for(&format!("show {}", &first[..7]));
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+}
+
+/// An action shows that it is running, and a key typed meanwhile is kept: the `q`
+/// typed during a drop quits once the drop is done, and the drop is whole.
+#[test]
+fn a_q_typed_during_a_drop_quits_after_it() {
+    let repo = history();
+    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "gc-planned:3000")]);
+    tmux.press("j");
+    tmux.press("d");
+    tmux.wait_for("Drop checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Dropping checkpoint");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.log_ids(true).len(), 1);
+}
+
+/// A folded prompt's row stands for its whole turn: the detail shows what the turn
+/// changed, from the prompt's checkpoint to its last tool call (both tool calls' files),
+/// not only what the last tool call changed.
+#[test]
+fn a_folded_prompt_shows_its_whole_turn() {
+    let repo = session_history();
+    let tmux = start_browse_on(&repo, &[], 4);
+    let screen = tmux.wait_for("diff --git a/b.txt b/b.txt");
+    assert!(screen.contains("▸"), "the prompt starts folded:\n{screen}");
+    let screen = tmux.wait_for("diff --git a/a.txt b/a.txt");
+    assert!(screen.contains("+agent"), "{screen}");
+    // Unfolded, its newest row is one step again: the last tool call's own change.
+    tmux.press("l");
+    let start = Instant::now();
+    while tmux.screen().contains("a/a.txt") {
+        assert!(start.elapsed() < DEFAULT_TIMEOUT, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.wait_for("diff --git a/b.txt b/b.txt");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+}
+
+/// The list takes the width its rows need (up to a share of the terminal), so that on
+/// a wide terminal a folded prompt's row reads its prompt in full.
+#[test]
+fn on_a_wide_terminal_a_folded_prompt_reads_its_prompt() {
+    let repo = session_history();
+    let tmux = start_browse_sized(&repo, &[], 4, 160);
+    let start = Instant::now();
+    loop {
+        let list = list_pane(&tmux.screen());
+        if list.contains("please fix the parser") {
+            break;
+        }
+        assert!(start.elapsed() < DEFAULT_TIMEOUT, "the list:\n{list}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+}
+
+/// The age the list shows of its first row ("3 seconds ago").
+fn first_age(screen: &str) -> Option<String> {
+    let list = list_pane(screen);
+    let row = list.lines().find(|line| line.contains(" ago"))?;
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let ago = words.iter().position(|w| *w == "ago")?;
+    Some(words[ago.checked_sub(2)?..=ago].join(" "))
+}
+
+/// Ages are counted from the time the screen is drawn, not from when browse started.
+#[test]
+fn ages_move_on_while_browse_is_open() {
+    let repo = history();
+    let tmux = start_browse(&repo, &[]);
+    let screen = tmux.wait_for(" ago");
+    let before = first_age(&screen).unwrap_or_else(|| panic!("no age:\n{screen}"));
+    let start = Instant::now();
+    loop {
+        let screen = tmux.screen();
+        if first_age(&screen).is_some_and(|age| age != before) {
+            break;
+        }
+        assert!(
+            start.elapsed() < DEFAULT_TIMEOUT,
+            "still {before:?}:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+}
+
+/// R reads the list again: a checkpoint saved while browse is open shows (the
+/// selection stays where it was, as after an action).
+#[test]
+fn capital_r_shows_checkpoints_saved_meanwhile() {
+    let repo = history();
+    let tmux = start_browse(&repo, &[]);
+    tmux.wait_for("+two");
+    repo.save("third");
+    tmux.press("R");
+    tmux.wait_for("Checkpoints (3)");
+    tmux.press("k");
+    tmux.wait_for("+three");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
 }

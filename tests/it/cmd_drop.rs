@@ -72,7 +72,7 @@ fn a_whole_agent_session_can_be_dropped_once_its_work_is_kept() {
     assert_eq!(r.log_ids(true).len(), 7);
 
     let dry = r.ok(&["drop", "--session", "d00d5e55", "--dry-run"]);
-    assert!(dry.stdout.contains("Would drop 6 checkpoint(s)"), "{dry}");
+    assert!(dry.stdout.contains("Would drop 6 checkpoints"), "{dry}");
     assert_eq!(r.log_ids(true).len(), 7);
     r.ok(&["drop", "--session", "d00d5e55"]);
     assert_eq!(r.log_ids(true), std::slice::from_ref(&before));

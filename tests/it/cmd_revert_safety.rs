@@ -48,7 +48,7 @@ fn a_revert_into_a_directory_it_may_not_write_is_refused_with_nothing_changed() 
     read_only(&r, "sub", true);
     let out = run_unprivileged(&r, &["revert", "@"]);
     read_only(&r, "sub", false);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, EXIT_REFUSED, "{out}");
     let line = out.stderr.lines().next().unwrap_or_default();
     assert!(
         line.contains("/sub") && line.contains("nothing was changed"),
@@ -157,7 +157,7 @@ fn a_dry_run_exits_refuses_and_plans_as_the_real_run() {
         (real.code, real.stdout.as_str(), real.stderr.as_str()),
         "dry run:\n{dry}\nreal run:\n{real}"
     );
-    assert_eq!(real.code, 1, "{real}");
+    assert_eq!(real.code, EXIT_REFUSED, "{real}");
     assert_snap_eq(&before, &r.snapshot(), "a refused revert");
 
     // Without it: the real run leaves a conflict and exits 1; so does its dry run, which

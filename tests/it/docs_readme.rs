@@ -494,6 +494,7 @@ const GUIDES: &[&str] = &[
     "docs/commands.md",
     "docs/sharing.md",
     "docs/storage.md",
+    "docs/undo.md",
 ];
 
 #[test]
@@ -519,6 +520,11 @@ fn the_sharing_guide_runs_as_written() {
 #[test]
 fn the_storage_guide_runs_as_written() {
     run_page("docs/storage.md");
+}
+
+#[test]
+fn the_undo_guide_runs_as_written() {
+    run_page("docs/undo.md");
 }
 
 #[test]

@@ -19,6 +19,9 @@ pub(super) struct Records {
     protected: BTreeMap<CheckpointId, Vec<String>>,
     /// The checkpoints fetched from a remote, whose times are the remote's word.
     imported: HashSet<CheckpointId>,
+    /// Dropped checkpoints an operation of the undo window can bring back: what they
+    /// reach is live (docs/undo.md).
+    held: Vec<Checkpoint>,
 }
 
 impl Records {
@@ -67,10 +70,24 @@ pub(super) fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push("interrupted restore".into());
     }
+    // Undo and redo within the undo window need what the operation log names; said
+    // only of what nothing above keeps already.
+    let holds = snapshot.undo_holds(crate::clock::now_ns())?;
+    let newest: BTreeMap<CheckpointId, u64> = holds.checkpoints.into_iter().collect();
+    for (id, op) in newest {
+        protected
+            .entry(id)
+            .or_insert_with(|| vec![format!("undo of op {op}")]);
+    }
     Ok(Records {
         list,
         protected,
         imported: snapshot.imported()?,
+        held: holds
+            .dropped
+            .into_iter()
+            .map(|(_, record)| record)
+            .collect(),
     })
 }
 
@@ -278,7 +295,9 @@ pub(super) fn finish_plan(
         .iter()
         .map(|(id, record, size)| (*id, (record, *size)))
         .collect();
-    let graph = snapshot.tree_graph(kept.keys().map(|id| by_id[id].0.tree))?;
+    let graph = snapshot.tree_graph(
+        (kept.keys().map(|id| by_id[id].0.tree)).chain(records.held.iter().map(|r| r.tree)),
+    )?;
     // A kept chunk stored as a delta keeps its bases: they are live, neither listed for
     // deletion nor reported as freed (docs/design.md invariant 18).
     let bases = snapshot.chunk_bases()?;
@@ -287,7 +306,7 @@ pub(super) fn finish_plan(
         Sweep::RemovedOnly => Default::default(),
     };
     let live = |kept: &BTreeMap<CheckpointId, Vec<String>>| -> u64 {
-        let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+        let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0).chain(&records.held));
         marked.add_chunk_bases(&bases);
         let records: u64 = kept.keys().map(|id| by_id[id].1).sum();
         marked.stored_bytes(&sizes.0, &sizes.1) + records
@@ -301,7 +320,7 @@ pub(super) fn finish_plan(
         },
     };
     let kept = fit.kept;
-    let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+    let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0).chain(&records.held));
     marked.add_chunk_bases(&bases);
     let mut plan = Plan {
         total: records.list.len(),

@@ -52,10 +52,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::diff::content::{Content, ContentReader};
+use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::command_checkpoint::{
     KIND_KEY, REVERTED_KEY, REVERTED_PATHS_KEY, REVERT_KIND, REVISION_KEY,
 };
+use crate::model::operation::{NewOperation, OpKind, WorktreeChange};
 use crate::model::revision;
 use crate::model::tree::Node;
 use crate::ops::save::{self, Warning};
@@ -277,6 +279,7 @@ pub fn revert(
         return dry_run(repo, store, undo, options);
     }
     let mut report = RevertReport::default();
+    let view_before = store.snapshot()?.view()?;
     let saved = save::save_before_change(
         repo,
         store,
@@ -330,7 +333,7 @@ pub fn revert(
     crate::fault::point("revert-planned");
     let worktree = Worktree::open(&repo.root)?;
     let checked = still_as_saved(repo, &report.paths)
-        .and_then(|()| preflight(&repo.root, &report.paths))
+        .and_then(|()| preflight(repo, &report.paths))
         .and_then(|()| apply::stage(&worktree, &report.paths));
     let staged = match checked {
         Ok(staged) => staged,
@@ -355,17 +358,44 @@ pub fn revert(
     }
     let total = report.paths.iter().filter(|p| apply::changes(p)).count();
     let changed = apply::commit(&worktree, &report.paths, staged);
+    // The operation log's record of the revert (docs/undo.md): the worktree before it
+    // and the paths it changed. It goes into the revert's last transaction: the save of
+    // its result, or, when there is none, the one that forgets the stat cache.
+    let operation = |paths: &[Vec<u8>]| {
+        let mut op = NewOperation::new(
+            OpKind::Revert,
+            format!("revert of {}", undo.described()),
+            view_before.clone(),
+        );
+        op.worktree = Some(WorktreeChange {
+            before: ours_id,
+            after: None,
+            paths: paths.to_vec(),
+        });
+        op
+    };
     // The stat cache may hold the old files' metadata, equal in size and time to the new
-    // ones within the clock's grain: forgotten, so the next save reads them.
-    let forget_cached = |paths: &[Vec<u8>]| -> Result<()> {
+    // ones within the clock's grain: forgotten before anything saves, so that the next
+    // save (the result's first) reads them.
+    let forget_cached = |paths: &[Vec<u8>], op: Option<NewOperation>| -> Result<()> {
         let txn = store.transaction()?;
         txn.forget_cached(paths)?;
+        if let Some(op) = op {
+            txn.record_operation(op)?;
+        }
         txn.commit()
     };
     match changed {
-        Ok(changed) => forget_cached(&changed)?,
+        // Conflicts are left to the user, who saves once they are resolved.
+        Ok(changed) if !report.conflicts().is_empty() => {
+            forget_cached(&changed, Some(operation(&changed)))?;
+        }
+        Ok(changed) => {
+            forget_cached(&changed, None)?;
+            save_the_result(repo, store, undo, options, operation(&changed), &mut report)?;
+        }
         Err(stopped) => {
-            let _ = forget_cached(&stopped.changed);
+            let _ = forget_cached(&stopped.changed, Some(operation(&stopped.changed)));
             return Err(Error::RevertStopped {
                 done: stopped.changed.len(),
                 total,
@@ -374,26 +404,24 @@ pub fn revert(
             });
         }
     }
-    save_the_result(repo, store, undo, options, total, &mut report);
     Ok(report)
 }
 
 /// Saves what the revert made of the worktree as a checkpoint of its own, child of the
 /// one that holds the worktree as the revert found it: `revert of <revision> (N
-/// files)`, its metadata naming the change undone by id. A revert that left conflicts
-/// is not saved: the user resolves them, then saves. The revert is done whatever
-/// happens here; a failed save is a warning.
+/// files)`, its metadata naming the change undone by id. The save's transaction records
+/// `operation`, the revert, with the result as the worktree it left, so that the two
+/// commit together (docs/design.md invariant 27). The revert is done whatever happens
+/// to the save: a failed one is a warning, and the revert is then recorded on its own.
 fn save_the_result(
     repo: &Repo,
     store: &Store,
     undo: &Undo,
     options: &RevertOptions,
-    changed: usize,
+    operation: NewOperation,
     report: &mut RevertReport,
-) {
-    if !report.conflicts().is_empty() {
-        return;
-    }
+) -> Result<()> {
+    let changed = operation.worktree.as_ref().map_or(0, |w| w.paths.len());
     let mut meta = vec![
         (KIND_KEY.to_string(), REVERT_KIND.to_string()),
         (REVISION_KEY.to_string(), undo.revision.clone()),
@@ -407,22 +435,30 @@ fn save_the_result(
             .collect();
         meta.push((REVERTED_PATHS_KEY.to_string(), paths.join("\n")));
     }
-    let message = format!("revert of {} ({})", undo.described(), files(changed));
-    match save::save_result(repo, store, message, meta, &options.settings) {
+    let message = format!(
+        "revert of {} ({})",
+        undo.described(),
+        counted(changed, "file")
+    );
+    let saved = save::save_result(
+        repo,
+        store,
+        message,
+        meta,
+        operation.clone(),
+        &options.settings,
+    );
+    match saved {
         Ok(saved) => report.checkpoint = saved,
-        Err(error) => report.warnings.push(Warning::ResultNotSaved {
-            what: "revert",
-            error,
-        }),
+        Err(error) => {
+            report.warnings.push(Warning::ResultNotSaved {
+                what: "revert",
+                error,
+            });
+            save::record_unsaved_result(store, operation)?;
+        }
     }
-}
-
-/// "1 file", "3 files".
-fn files(n: usize) -> String {
-    match n {
-        1 => "1 file".to_string(),
-        n => format!("{n} files"),
-    }
+    Ok(())
 }
 
 /// What [`revert`] would do, changing nothing: not the worktree, not the store, which
@@ -471,7 +507,7 @@ pub fn dry_run(
     };
     refusal(&report, options)?;
     if report.paths.iter().any(apply::changes) {
-        preflight(&repo.root, &report.paths)?;
+        preflight(repo, &report.paths)?;
     }
     Ok(report)
 }

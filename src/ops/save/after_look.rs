@@ -10,8 +10,9 @@
 //! that walked afresh would record of the worktree as the look saw it, with the files
 //! read again as they now are (docs/design.md invariant 20).
 
-use super::read::Cached;
-use super::scan::{read_and_gather, FileRules, Files, Reading, Scan};
+use super::readers::{read_and_gather, FileRules, Files, Reading};
+use super::scan::{complete, scan_store, Handing, Scan, ScanRequest};
+use super::stat_match::Cached;
 use super::watched::Watched;
 use super::Warning;
 use crate::git::repo::Repo;
@@ -55,18 +56,33 @@ pub(super) struct LookedScan {
 
 /// A test hook: `GIT_CHECKPOINT_SAVE_AFTER_LOOK=off` makes the write path look at the
 /// worktree afresh instead, so that tests can compare the two.
-pub(super) fn disabled() -> bool {
+fn disabled() -> bool {
     cfg!(feature = "test-hooks")
         && std::env::var("GIT_CHECKPOINT_SAVE_AFTER_LOOK").is_ok_and(|v| v == "off")
+}
+
+/// The scan of the write path after a look: from what the look found, which holds only
+/// while nothing was committed since it was made (another save, a restore); else of the
+/// worktree afresh, as `request` asks.
+pub(super) fn scan<'s, S: StoreRead>(
+    repo: &Repo,
+    store: &'s S,
+    request: ScanRequest<'_, 's>,
+    looked: LookedScan,
+) -> Result<Scan<'s>> {
+    if looked.generation != store.generation()? || disabled() {
+        return complete(scan_store(repo, store, request)?);
+    }
+    from_look(repo, store, request, looked)
 }
 
 /// The scan of the write path from what the look found: the entries the look read are
 /// read again (storing what is new), and the look's tree is kept, spliced along the
 /// paths whose entries came out differently.
-pub(super) fn scan<'s, S: StoreRead>(
+fn from_look<'s, S: StoreRead>(
     repo: &Repo,
     store: &'s S,
-    request: super::scan::ScanRequest<'_, 's>,
+    request: ScanRequest<'_, 's>,
     looked: LookedScan,
 ) -> Result<Scan<'s>> {
     let LookedScan {
@@ -145,6 +161,39 @@ pub(super) fn scan<'s, S: StoreRead>(
         handing: None,
         watched,
     })
+}
+
+impl LookedScan {
+    /// What the look's `scan` found, for the save's write path to go on from
+    /// ([`scan`]); `None` unless the scan was given a read limit.
+    pub(super) fn of(scan: Scan<'_>) -> Option<LookedScan> {
+        let Handing {
+            generation,
+            reread,
+            looked,
+            found_warnings,
+            found_skipped,
+            stale,
+        } = scan.handing?;
+        let mut warnings = scan.warnings;
+        warnings.truncate(found_warnings);
+        let mut skipped = scan.skipped;
+        skipped.truncate(found_skipped);
+        Some(LookedScan {
+            generation,
+            reread,
+            looked,
+            root: scan.root,
+            totals: scan.totals,
+            trees: scan.trees,
+            warnings,
+            skipped,
+            stale,
+            leftovers: scan.leftovers,
+            dir_cache: scan.dir_cache,
+            watched: scan.watched,
+        })
+    }
 }
 
 /// The paths (sorted) whose entry differs between `before` and `after` (both sorted by

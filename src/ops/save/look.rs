@@ -4,7 +4,8 @@
 //! ([`look_before_saving`]).
 
 use super::after_look::LookedScan;
-use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanMode, ScanRequest, Walked};
+use super::readers::ScanMode;
+use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanRequest, Walked};
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
 use crate::progress::Progress;
@@ -85,10 +86,9 @@ pub(super) fn look_before_saving(
             skipped: scan.skipped,
             gc: None,
         }),
-        None => Looked::Changed(
-            scan.into_handed()
-                .map(|looked| Handed::Scanned(Box::new(looked))),
-        ),
+        None => {
+            Looked::Changed(LookedScan::of(*scan).map(|looked| Handed::Scanned(Box::new(looked))))
+        }
     })
 }
 

@@ -12,10 +12,11 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::sync::Mutex;
 
 use super::content::READ_WHOLE_LIMIT;
+use super::stat_match::Cached;
 use super::writer::{ChunkSender, NewChunk, ToWrite};
 use super::Warning;
 use crate::format::chunk::{self, Hasher};
-use crate::model::stat_cache::{CacheEntry, FileStat};
+use crate::model::stat_cache::FileStat;
 use crate::model::tree::Node;
 use crate::model::SkipReason;
 use crate::storage::pack::{Delta, LastPack, OpenBlock, ReadChunks};
@@ -91,28 +92,6 @@ impl Scanned {
             node: None,
             cache: CacheChange::Keep,
             rare: None,
-        }
-    }
-}
-
-/// A walked file's stat cache entry, reduced to what its scan uses: 32 bytes, where the
-/// entry with its stat takes 72, for every file of a tree (docs/design.md, "Save",
-/// memory).
-#[derive(Clone, Debug)]
-pub(super) struct Cached {
-    /// Whether the entry's metadata is the walk's: then it vouches for the file.
-    pub(super) vouches: bool,
-    /// Its chunk ids: the file's content when it vouches, else the version the last
-    /// save stored (whose chunks new ones may be deltas of).
-    pub(super) chunks: Vec<ChunkId>,
-}
-
-impl Cached {
-    /// The entry `entry` of the walked file `walked`.
-    pub(super) fn of(entry: CacheEntry, walked: &walk::WalkEntry) -> Cached {
-        Cached {
-            vouches: entry.stat == walked.stat,
-            chunks: entry.chunks,
         }
     }
 }

@@ -20,7 +20,7 @@ use inotify::Inotify;
 use rustix::event::{PollFd, PollFlags};
 
 use super::inbox::{self, Inbox, Outbox};
-use super::linux::{read_now, READ_BUFFER};
+use super::inotify_queue::{read_now, READ_BUFFER};
 use super::{Change, Event, WatchId};
 
 /// The longest the thread sleeps before it looks whether the watcher is still there.

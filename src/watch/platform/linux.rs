@@ -7,10 +7,11 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
+use inotify::{Inotify, WatchDescriptor, WatchMask, Watches};
 
 use super::inbox::Inbox;
-use super::{delayed, Change, Event, Limits};
+use super::inotify_queue::{read_now, READ_BUFFER};
+use super::{delayed, Event, Limits};
 
 /// A watched directory, as the kernel numbers it.
 pub(crate) type WatchId = WatchDescriptor;
@@ -100,24 +101,6 @@ impl Events {
     }
 }
 
-/// How many bytes of events one read takes at most.
-pub(super) const READ_BUFFER: usize = 256 * 1024;
-
-/// The events `inotify` holds now, as many as fit in `buffer`; empty when none is.
-pub(super) fn read_now(inotify: &mut Inotify, buffer: &mut [u8]) -> std::io::Result<Vec<Event>> {
-    match inotify.read_events(buffer) {
-        Ok(events) => Ok(events
-            .map(|e| Event {
-                watch: e.wd,
-                name: e.name.map(|n| n.as_bytes().to_vec()),
-                change: change(e.mask),
-            })
-            .collect()),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
-}
-
 /// Polled for readability: something is queued.
 impl AsFd for Events {
     fn as_fd(&self) -> BorrowedFd<'_> {
@@ -125,18 +108,6 @@ impl AsFd for Events {
             Source::Direct { inotify, .. } => inotify.as_fd(),
             Source::Delayed(inbox) => inbox.as_fd(),
         }
-    }
-}
-
-fn change(mask: EventMask) -> Change {
-    Change {
-        overflow: mask.contains(EventMask::Q_OVERFLOW),
-        unwatched: mask.contains(EventMask::IGNORED),
-        self_gone: mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF),
-        is_dir: mask.contains(EventMask::ISDIR),
-        left: mask.intersects(EventMask::MOVED_FROM | EventMask::DELETE),
-        arrived: mask.intersects(EventMask::CREATE | EventMask::MOVED_TO),
-        attributes_only: mask.difference(EventMask::ISDIR) == EventMask::ATTRIB,
     }
 }
 

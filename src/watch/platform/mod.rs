@@ -29,6 +29,8 @@ mod fsevents;
 #[cfg(any(target_os = "linux", target_os = "macos"))]
 mod inbox;
 #[cfg(target_os = "linux")]
+mod inotify_queue;
+#[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{limits, mounts_below, Events, WatchId};

@@ -1,4 +1,5 @@
-//! A real terminal for the tests: tmux runs a shell on a pseudo-terminal of 120 by 40,
+//! A real terminal for the tests: tmux runs a shell on a pseudo-terminal of 120 by 40 (or
+//! wider),
 //! a test types into it (`send-keys`) and reads the screen (`capture-pane`). Every wait
 //! polls the screen until the text is there (or fails after a minute with the screen in
 //! the message); nothing is timed.
@@ -17,6 +18,11 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(repo: &Repo, env: &[(&str, &str)]) -> Tmux {
+        Tmux::start_with_width(repo, env, 120)
+    }
+
+    /// [`Tmux::start`] on a terminal `width` columns wide.
+    pub fn start_with_width(repo: &Repo, env: &[(&str, &str)], width: u16) -> Tmux {
         let socket = repo.scratch("tmux").join("socket");
         let mut command = Command::new("tmux");
         repo.sb.isolate(&mut command);
@@ -29,7 +35,7 @@ impl Tmux {
                 "new-session",
                 "-d",
                 "-x",
-                "120",
+                &width.to_string(),
                 "-y",
                 "40",
                 "-c",

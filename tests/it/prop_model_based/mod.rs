@@ -1,6 +1,7 @@
 //! Model-based test: random sequences of worktree edits (files turned into directories
-//! and back among them), ignore-rule changes, large files, saves with and without the
-//! watcher, whole and path-limited restores (with and without `--no-save`, with paths
+//! and back among them; hard links, in the worktree and made from outside it, written
+//! through in place), ignore-rule changes (patterns that are not UTF-8 among them),
+//! large files, saves with and without the watcher, whole and path-limited restores (with and without `--no-save`, with paths
 //! that name nothing), fork, switch, drop and gc, two agent sessions' prompts and tool
 //! calls (through their hooks) with the user's edits between and during them,
 //! `restore --only-session`, and `revert` of a step, a range and a turn, for all paths
@@ -106,7 +107,13 @@ const RULES: &[&[u8]] = &[
 ];
 
 /// Rules that only the kinds `ignore-nonutf8`, `ignore-bang` and `ignore-nul` add.
-const RULES_NON_UTF8: &[&[u8]] = &[b"# r\xe9sum\xe9", b"r\xe9sum\xe9*"];
+const RULES_NON_UTF8: &[&[u8]] = &[
+    b"# r\xe9sum\xe9",
+    b"r\xe9sum\xe9*",
+    b"caf\xe9*",
+    b"d1/caf\xe9",
+    b"*\xe9.txt",
+];
 const RULES_BANG: &[&[u8]] = &[b"!"];
 /// git reads a rule up to its first NUL byte (`d1`, `x y`, `*.txt`).
 const RULES_NUL: &[&[u8]] = &[b"d1\x00x", b"x y\x00z", b"*.txt\x00.bak"];
@@ -135,6 +142,8 @@ const KINDS: &[(&str, u32)] = &[
     ("delete", 8),
     ("symlink", 5),
     ("chmod", 3),
+    ("hardlink", 3),
+    ("link-edit", 3),
     ("big", 3),
     ("ignore", 8),
     ("ignore-nonutf8", 1),
@@ -179,6 +188,17 @@ enum Op {
     Symlink { path: usize, target: usize },
     /// Flips the executable bit of the file at `PATHS[path]`.
     Chmod { path: usize },
+    /// Makes `PATHS[path]` a second name (a hard link) of the file at `PATHS[target]`.
+    Hardlink { path: usize, target: usize },
+    /// Writes `content` into the file at `PATHS[path]` in place, through a name of its
+    /// own: in the worktree (every other link of it changes too), or with `outside`
+    /// through a hard link made outside the worktree and removed again, which no event
+    /// of the worktree's reports.
+    LinkEdit {
+        path: usize,
+        content: u8,
+        outside: bool,
+    },
     /// Writes a file over `checkpoint.maxFileSize` at `PATHS[path]`.
     Big { path: usize, extra: u8 },
     /// Adds `rule` to the ignore file `IGNORE_FILES[file]` (at its top with `top`).
@@ -266,6 +286,8 @@ impl Op {
             Op::Delete { .. } => "delete",
             Op::Symlink { .. } => "symlink",
             Op::Chmod { .. } => "chmod",
+            Op::Hardlink { .. } => "hardlink",
+            Op::LinkEdit { .. } => "link-edit",
             Op::Big { .. } => "big",
             Op::IgnoreAdd { kind, .. } => kind,
             Op::IgnoreRemove { .. } => "ignore",
@@ -336,6 +358,15 @@ fn random_op(rng: &mut StdRng, excluded: &BTreeSet<String>) -> Op {
             target: rng.random_range(0..LINK_TARGETS.len()),
         },
         "chmod" => Op::Chmod { path },
+        "hardlink" => Op::Hardlink {
+            path,
+            target: rng.random_range(0..PATHS.len()),
+        },
+        "link-edit" => Op::LinkEdit {
+            path,
+            content: rng.random_range(0..4),
+            outside: rng.random_bool(0.5),
+        },
         "big" => Op::Big {
             path,
             extra: rng.random_range(0..3),

@@ -375,8 +375,14 @@ impl Case {
             .values()
             .any(|p| matches!(p, Planned::Left | Planned::Markers));
         if strict && conflicts {
+            // A refusal: its own exit status, and the error document of kind "refused".
+            let refused = |out: &Out| {
+                out.code == common::EXIT_REFUSED
+                    && serde_json::from_str::<Value>(&out.stdout)
+                        .is_ok_and(|document| document["kind"] == "refused")
+            };
             ensure!(
-                out.code == 1 && out.stdout.is_empty() && dry.stdout.is_empty()
+                refused(&out) && refused(&dry) && out.stdout == dry.stdout
                     && out.stderr == dry.stderr && out.stderr.contains("would conflict"),
                 "--no-conflicts with conflicts must refuse, dry run and real run alike\n--- dry run ---\n{dry}\n--- revert ---\n{out}"
             );

@@ -5,9 +5,11 @@
 use std::collections::HashSet;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::text::Text;
+use ratatui::text::{Line, Text};
 
 use git_checkpoint::CheckpointId;
+
+use super::action::Action;
 
 /// One checkpoint as the list shows it.
 #[derive(Clone, Debug)]
@@ -62,110 +64,6 @@ pub struct Group {
     pub end: usize,
 }
 
-/// Something the user asked for that changes the store or the worktree, asked to be
-/// confirmed first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Make the worktree equal to the checkpoint.
-    Restore {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-    },
-    /// Restore one path from the checkpoint.
-    RestoreFile {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-        /// The worktree path.
-        path: Vec<u8>,
-    },
-    /// Start a new branch at the checkpoint, as `fork` does.
-    Fork {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-    },
-    /// Pin the checkpoint.
-    Pin {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-    },
-    /// Remove the checkpoint, as `drop` does.
-    Drop {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-    },
-    /// Put back, as they were at the checkpoint, the files one agent session's tool
-    /// calls changed since, as `restore --only-session` does.
-    RestoreSession {
-        /// The checkpoint.
-        id: CheckpointId,
-        /// Its short id.
-        short: String,
-        /// The session's full id.
-        session: String,
-    },
-    /// Undo one step (a checkpoint against its first parent) or a prompt's turn (from
-    /// the prompt's checkpoint to its last tool call), keeping everything since, as
-    /// `revert` does.
-    Revert {
-        /// The revision `revert` is given: a full id, or a range `A..B` of full ids.
-        rev: String,
-        /// How the dialog and the status line name it: a short id, or `A..B` of short ids.
-        label: String,
-        /// How many tool calls the turn holds, when a turn is reverted.
-        turn: Option<usize>,
-    },
-}
-
-impl Action {
-    /// The question the confirmation dialog asks.
-    pub fn question(&self) -> String {
-        match self {
-            Action::Restore { short, .. } => format!(
-                "Restore the worktree to checkpoint {short}? Unsaved changes are saved first as a checkpoint."
-            ),
-            Action::RestoreFile { short, path, .. } => format!(
-                "Restore {} from checkpoint {short}? Unsaved changes are saved first as a checkpoint.",
-                git_checkpoint::format::text::escape_controls(&String::from_utf8_lossy(path))
-            ),
-            Action::Fork { short, .. } => format!(
-                "Start a new branch at checkpoint {short} and restore it? Unsaved changes are saved first."
-            ),
-            Action::Pin { short, .. } => {
-                format!("Pin checkpoint {short}, so that gc never removes it?")
-            }
-            Action::Drop { short, .. } => format!(
-                "Drop checkpoint {short}? Its children are re-linked to its parents; the worktree is not touched."
-            ),
-            Action::RestoreSession { short, session, .. } => format!(
-                "Put back the files session {}'s tool calls changed since checkpoint {short}? Files someone else changed too are left alone; unsaved changes are saved first.",
-                git_checkpoint::format::text::escape_controls(&short_session(session))
-            ),
-            Action::Revert { label, turn: None, .. } => format!(
-                "Undo what checkpoint {label} changed, keeping everything since? Unsaved changes are saved first as a checkpoint."
-            ),
-            Action::Revert { label, turn: Some(n), .. } => format!(
-                "Undo this prompt's turn ({label}: what its {n} tool call{} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
-                if *n == 1 { "" } else { "s" }
-            ),
-        }
-    }
-}
-
-/// A session id as rows show it: its first eight characters.
-pub fn short_session(session: &str) -> String {
-    session.chars().take(8).collect()
-}
-
 /// What is on top of the list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -206,14 +104,71 @@ pub enum Effect {
         /// Read to the end.
         all: bool,
     },
+    /// Read the list again from the store (checkpoints saved meanwhile).
+    Reload,
 }
 
-/// The checkpoint shown on the right.
-pub struct Detail {
-    /// Whose it is.
+/// What the detail shows for the selected row: one checkpoint's change, or a prompt's
+/// whole turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The checkpoint whose record is shown: the row's own, or the turn's prompt.
     pub id: CheckpointId,
-    /// Its record and diff, as `show` prints them.
+    /// For a turn, its last checkpoint: the changes shown are from `id` to it, as
+    /// `show <session>:turn<N>` shows them; else they are against `id`'s first parent.
+    pub turn_end: Option<CheckpointId>,
+}
+
+/// How far the detail is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Made {
+    /// Still being made: what is shown is what is made so far.
+    Building,
+    /// All of it.
+    Whole,
+    /// Cut at its first lines (it goes on; `show` prints all of it).
+    Cut,
+    /// Making it failed; its text ends with the error.
+    Failed,
+}
+
+/// The record and diff shown on the right.
+pub struct Detail {
+    /// What it shows.
+    pub target: Target,
+    /// Its record and diff, as `show` prints them, as far as they are made.
     pub text: Text<'static>,
+    /// How far that is.
+    pub made: Made,
+    /// Which line is the record's `Date:` line, whose age is drawn counted from the
+    /// time the screen is drawn, as the list's ages are, not from when it was made.
+    pub date_line: Option<usize>,
+}
+
+impl Detail {
+    /// A detail of `target` whose making has just started: nothing made yet.
+    pub fn building(target: Target) -> Detail {
+        Detail {
+            target,
+            text: Text::default(),
+            made: Made::Building,
+            date_line: None,
+        }
+    }
+
+    /// Adds `lines`, the next of the text made; the first piece holds the record,
+    /// where the `Date:` line is looked for.
+    pub fn extend(&mut self, lines: Vec<Line<'static>>) {
+        let first = self.text.lines.len();
+        self.text.lines.extend(lines);
+        if first == 0 {
+            self.date_line = self.text.lines.iter().position(|line| {
+                line.spans
+                    .first()
+                    .is_some_and(|span| span.content.starts_with("Date:"))
+            });
+        }
+    }
 }
 
 /// A fold as the user left it, by the id of its last (oldest) entry: a prompt's own
@@ -244,7 +199,7 @@ pub struct App {
     /// The first row drawn; kept so that the list scrolls only when the selection
     /// leaves the screen.
     pub offset: usize,
-    /// The selected checkpoint's record and diff, once read.
+    /// The selected row's record and diff, as far as they are made.
     pub detail: Option<Detail>,
     /// How far the detail is scrolled down.
     pub detail_scroll: u16,
@@ -254,8 +209,11 @@ pub struct App {
     pub status: String,
     /// Whether to colour (not under `NO_COLOR`).
     pub colour: bool,
-    /// The time ages are counted from.
+    /// The time ages are counted from: the time the screen is drawn.
     pub now_ns: i128,
+    /// The list pane's width: as wide as the widest row drawn so far needs, within the
+    /// share of the terminal the list may take (see `view::draw`).
+    pub list_width: u16,
     /// The last search, for `n`.
     pub last_search: Option<String>,
 }
@@ -281,6 +239,7 @@ impl App {
             status: String::new(),
             colour,
             now_ns,
+            list_width: 0,
             last_search: None,
         };
         app.replace_entries(entries, more);
@@ -350,6 +309,40 @@ impl App {
     /// The selected checkpoint.
     pub fn selected_entry(&self) -> Option<&Entry> {
         self.visible.get(self.selected).map(|&i| &self.entries[i])
+    }
+
+    /// What the detail shows for the selected row: a folded prompt's whole turn (from
+    /// the prompt's checkpoint to its last tool call, the row's own), else the row's
+    /// checkpoint.
+    pub fn detail_target(&self) -> Option<Target> {
+        let &index = self.visible.get(self.selected)?;
+        let entry = &self.entries[index];
+        Some(match self.folded_prompt(index) {
+            Some(prompt) => Target {
+                id: prompt.id,
+                turn_end: Some(entry.id),
+            },
+            None => Target {
+                id: entry.id,
+                turn_end: None,
+            },
+        })
+    }
+
+    /// The prompt's own checkpoint, when entry `index` stands for a folded prompt's
+    /// turn.
+    fn folded_prompt(&self, index: usize) -> Option<&Entry> {
+        self.folded_at(index)
+            .filter(|group| group.level == Level::Prompt)
+            .map(|group| &self.entries[group.end - 1])
+    }
+
+    /// The short id of listed checkpoint `id`.
+    pub fn short_of(&self, id: CheckpointId) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.short.as_str())
     }
 
     /// Whether the rows from the selection's screen on (`rows` past the first row drawn
@@ -544,6 +537,7 @@ impl App {
                 }
             }
             KeyCode::Char('f') => return Effect::PickFile,
+            KeyCode::Char('R') => return Effect::Reload,
             KeyCode::Char('s') => self.ask_session_restore(),
             KeyCode::Char('u') => self.ask_revert(),
             KeyCode::Char(c @ ('r' | 'F' | 'p' | 'd')) => {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use git_checkpoint::diff::changes_from_parent;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::format::text::{counted, escape_controls};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
@@ -14,8 +14,9 @@ use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
 use git_checkpoint::storage::StoreRead;
 use git_checkpoint::CheckpointId;
 
-use super::app::{short_session, Action, Entry};
-use crate::commands::{show, Context};
+use super::action::{short_session, Action};
+use super::app::Entry;
+use crate::commands::Context;
 use crate::ui::output::{labels, show_path};
 
 /// The list, read a page at a time in `log --all` order ([`LogWalk`]): the walk keeps
@@ -63,11 +64,6 @@ impl Lister {
             })
             .collect()
     }
-}
-
-/// The record and diff of checkpoint `id`, as `git checkpoint show` prints them.
-pub fn detail(context: &Context, id: CheckpointId, colour: bool) -> anyhow::Result<Vec<u8>> {
-    show::text(context, &id.hex(), colour)
 }
 
 /// The paths checkpoint `id` changed against its first parent: the files a file
@@ -191,9 +187,8 @@ fn restore_session(
             &format!("Restored the files of session {name} from"),
         )?,
         None => format!(
-            "Nothing to restore: session {name} changed {} path{} since {short}",
-            report.changed_by_session.len(),
-            plural(report.changed_by_session.len())
+            "Nothing to restore: session {name} changed {} since {short}",
+            counted(report.changed_by_session.len(), "path")
         ),
     };
     let left = report.left_alone();
@@ -204,8 +199,8 @@ fn restore_session(
             .map(|c| escape_controls(&show_path(&c.path)).into_owned())
             .collect();
         line += &format!(
-            "; left {left} path{} alone that someone else changed too: {}",
-            plural(left),
+            "; left {} alone that someone else changed too: {}",
+            counted(left, "path"),
             paths.join(", ")
         );
     }
@@ -254,14 +249,6 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
     Ok(line)
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
 /// Restores checkpoint `id` (only `paths`, if any) as `restore` and `fork` do: unsaved
 /// changes are saved first, so the restore can be undone.
 fn restore_to(
@@ -290,7 +277,7 @@ fn restore_to(
 fn restored(context: &Context, report: &RestoreReport, done: &str) -> anyhow::Result<String> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let target = crate::commands::restore::restored(report)?;
+    let target = crate::ui::answer::restore::restored(report)?;
     let mut line = format!(
         "{done} {}: {} written, {} deleted",
         read.short_id(target)?,

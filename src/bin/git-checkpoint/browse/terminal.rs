@@ -1,20 +1,32 @@
 //! The terminal side of `browse`: ratatui's set-up (raw mode, the alternate screen, and
 //! a panic hook that puts the terminal back before the panic is reported), the loop
-//! that draws and reads keys, and the restoration on the way out, whatever the way.
+//! that draws, reads keys and takes in the detail as `detail.rs` makes it, and the
+//! restoration on the way out, whatever the way.
+
+use std::time::Duration;
 
 use ansi_to_tui::IntoText;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::text::Line;
 use ratatui::DefaultTerminal;
 
 use git_checkpoint::format::text::escape_controls;
 
-use super::app::{App, Detail, Effect, Mode};
+use super::app::{App, Detail, Effect, Made, Mode};
+use super::detail::{self, Ending, Piece};
 use super::{store, view};
 use crate::commands::Context;
 
 /// How many checkpoints are read at a time: a screenful or more of rows, even with
 /// prompts folded, for a few milliseconds of reading.
 const PAGE: usize = 200;
+
+/// How often the screen is drawn again while nothing happens, so that ages move on.
+const TICK: Duration = Duration::from_secs(1);
+
+/// How soon the screen is drawn again while the detail is being made, so that its
+/// pieces show as they come.
+const BUSY_TICK: Duration = Duration::from_millis(30);
 
 /// Runs the UI until the user quits. The first page of the list is read before the
 /// terminal is taken, so an error reading it is printed as any command's.
@@ -28,6 +40,11 @@ pub fn run(context: &Context, colour: bool) -> anyhow::Result<()> {
         git_checkpoint::clock::now_ns(),
     );
     app.total = total;
+    let mut reader = Reader {
+        context,
+        lister,
+        builder: detail::Builder::start(context)?,
+    };
     // ratatui's restoration leaves the cursor as drawing left it (hidden); a panic ends
     // the process in the binary's hook, before the terminal is dropped, so the cursor is
     // shown here first.
@@ -39,25 +56,55 @@ pub fn run(context: &Context, colour: bool) -> anyhow::Result<()> {
     // Raw mode and the alternate screen; the panic hook it installs restores both before
     // the one above and the binary's own hook report the panic.
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(context, &mut terminal, &mut app, &mut lister);
+    let result = event_loop(&mut terminal, &mut app, &mut reader);
     let shown = terminal.show_cursor();
     ratatui::try_restore()?;
     shown?;
     result
 }
 
+/// What the UI reads the store through: the list, read a page at a time, and the
+/// builder of the detail, which reads on its own thread.
+struct Reader<'a> {
+    context: &'a Context,
+    lister: store::Lister,
+    builder: detail::Builder,
+}
+
+impl Reader<'_> {
+    /// Readies the store for a read or an action of the UI's own: the detail's build
+    /// under way is cancelled and waited for (the detail is made again after).
+    fn quiet(&mut self, app: &mut App) {
+        if self.builder.pause() {
+            app.detail = None;
+        }
+    }
+}
+
+/// Draws, waits for a key (drawing again at each tick, and as the detail's pieces come),
+/// and does what the key says. Keys are read while the detail is made; an action or a
+/// read of the store runs on this thread, and keys typed meanwhile wait for it, in order.
 fn event_loop(
-    context: &Context,
     terminal: &mut DefaultTerminal,
     app: &mut App,
-    lister: &mut store::Lister,
+    reader: &mut Reader<'_>,
 ) -> anyhow::Result<()> {
     loop {
         // Enough of the list read for the screen (and the next one) from the selection.
         let rows = usize::from(terminal.size()?.height);
-        while app.wants_more(2 * rows) && read_more(context, app, lister, PAGE) {}
-        load_detail(context, app);
+        while app.wants_more(2 * rows) && read_more(reader, app, PAGE) {}
+        follow_selection(reader, app);
+        take_pieces(reader, app);
+        app.now_ns = git_checkpoint::clock::now_ns();
         terminal.draw(|frame| view::draw(frame, app))?;
+        let tick = if reader.builder.busy() {
+            BUSY_TICK
+        } else {
+            TICK
+        };
+        if !event::poll(tick)? {
+            continue;
+        }
         // A resize is an event too: the loop draws again at the new size.
         let Event::Key(key) = event::read()? else {
             continue;
@@ -69,7 +116,7 @@ fn event_loop(
         let mut effect = app.key(key);
         while let Effect::More { all } = effect {
             let n = if all { usize::MAX } else { PAGE };
-            if !read_more(context, app, lister, n) {
+            if !read_more(reader, app, n) {
                 break;
             }
             effect = app.key(key);
@@ -77,14 +124,23 @@ fn event_loop(
         match effect {
             Effect::None | Effect::More { .. } => {}
             Effect::Quit => return Ok(()),
-            Effect::Search(text) => search(context, app, lister, &text),
-            Effect::PickFile => pick_file(context, app),
+            Effect::Search(text) => search(reader, app, &text),
+            Effect::PickFile => pick_file(reader, app),
+            Effect::Reload => {
+                reader.quiet(app);
+                if let Err(error) = reload(reader, app) {
+                    app.status = failed(&error);
+                }
+            }
             Effect::Act(action) => {
-                app.status = match store::act(context, &action) {
+                reader.quiet(app);
+                app.status = action.doing();
+                terminal.draw(|frame| view::draw(frame, app))?;
+                app.status = match store::act(reader.context, &action) {
                     Ok(line) => line,
                     Err(error) => failed(&error),
                 };
-                if let Err(error) = reload(context, app, lister) {
+                if let Err(error) = reload(reader, app) {
                     app.status = failed(&error);
                 }
             }
@@ -92,15 +148,60 @@ fn event_loop(
     }
 }
 
+/// Starts making the selected row's detail, unless it is shown or being made already.
+fn follow_selection(reader: &mut Reader<'_>, app: &mut App) {
+    let Some(target) = app.detail_target() else {
+        return;
+    };
+    if app.detail.as_ref().is_some_and(|d| d.target == target) {
+        return;
+    }
+    reader.builder.build(target, app.colour);
+    app.detail = Some(Detail::building(target));
+    app.detail_scroll = 0;
+}
+
+/// Adds to the detail what the builder made of it since the last look.
+fn take_pieces(reader: &mut Reader<'_>, app: &mut App) {
+    for piece in reader.builder.received() {
+        let Some(detail) = app.detail.as_mut() else {
+            continue;
+        };
+        match piece {
+            Piece::Text(bytes) => detail.extend(lines_of(&bytes)),
+            Piece::Done(Ending::Whole) => detail.made = Made::Whole,
+            Piece::Done(Ending::Cut) => detail.made = Made::Cut,
+            Piece::Done(Ending::Failed(error)) => {
+                detail.text.lines.push(Line::raw(failed(&error)));
+                detail.made = Made::Failed;
+            }
+            // Only the UI's own reads cancel the build it asked for last, and they
+            // drop its detail, to be made again.
+            Piece::Done(Ending::Cancelled) => app.detail = None,
+        }
+    }
+}
+
+/// The lines of a piece of `show`'s text, its colours kept.
+fn lines_of(bytes: &[u8]) -> Vec<Line<'static>> {
+    // Tabs would leave cells unpainted; a terminal would show them as up to 8 spaces.
+    let text = String::from_utf8_lossy(bytes).replace('\t', "    ");
+    match text.as_bytes().into_text() {
+        Ok(text) => text.lines,
+        Err(_) => text.lines().map(|l| Line::raw(l.to_string())).collect(),
+    }
+}
+
 /// Reads the next `n` checkpoints of the list into `app`; false when there were none
 /// to read, or the read failed (said on the status line).
-fn read_more(context: &Context, app: &mut App, lister: &mut store::Lister, n: usize) -> bool {
-    if lister.done() {
+fn read_more(reader: &mut Reader<'_>, app: &mut App, n: usize) -> bool {
+    if reader.lister.done() {
         return false;
     }
-    match lister.page(context, n) {
+    reader.quiet(app);
+    match reader.lister.page(reader.context, n) {
         Ok(entries) => {
-            app.append(entries, !lister.done());
+            app.append(entries, !reader.lister.done());
             true
         }
         Err(error) => {
@@ -110,10 +211,11 @@ fn read_more(context: &Context, app: &mut App, lister: &mut store::Lister, n: us
     }
 }
 
-/// Reads the list again from the top after an action, as far as the selected
-/// checkpoint (or as far as before, and a page), so that the selection and the folds
-/// stay where they were.
-fn reload(context: &Context, app: &mut App, lister: &mut store::Lister) -> anyhow::Result<()> {
+/// Reads the list again from the top (after an action, or for R), as far as the
+/// selected checkpoint (or as far as before, and a page), so that the selection and the
+/// folds stay where they were.
+fn reload(reader: &mut Reader<'_>, app: &mut App) -> anyhow::Result<()> {
+    let context = reader.context;
     let keep = app.selected_entry().map(|e| e.id);
     let before = app.entries().len();
     let (mut fresh, total) = store::Lister::start(context)?;
@@ -124,9 +226,9 @@ fn reload(context: &Context, app: &mut App, lister: &mut store::Lister) -> anyho
     {
         entries.extend(fresh.page(context, PAGE)?);
     }
-    *lister = fresh;
+    reader.lister = fresh;
     app.total = total;
-    app.replace_entries(entries, !lister.done());
+    app.replace_entries(entries, !reader.lister.done());
     Ok(())
 }
 
@@ -135,29 +237,11 @@ fn failed(error: &anyhow::Error) -> String {
     format!("error: {}", escape_controls(&format!("{error:#}")))
 }
 
-/// Reads the selected checkpoint's record and diff, unless already shown.
-fn load_detail(context: &Context, app: &mut App) {
-    let Some(id) = app.selected_entry().map(|e| e.id) else {
-        return;
-    };
-    if app.detail.as_ref().is_some_and(|d| d.id == id) {
-        return;
-    }
-    let text = match store::detail(context, id, app.colour) {
-        // Tabs would leave cells unpainted; a terminal would show them as up to 8 spaces.
-        Ok(bytes) => String::from_utf8_lossy(&bytes).replace('\t', "    "),
-        Err(error) => failed(&error),
-    };
-    let text = text
-        .as_bytes()
-        .into_text()
-        .unwrap_or_else(|_| ratatui::text::Text::raw(text.clone()));
-    app.detail = Some(Detail { id, text });
-}
-
 /// Searches from the entry after the selection to the end of the list, reading more
 /// of it as the search goes, then from the top round to the selection.
-fn search(context: &Context, app: &mut App, lister: &mut store::Lister, text: &str) {
+fn search(reader: &mut Reader<'_>, app: &mut App, text: &str) {
+    reader.quiet(app);
+    let context = reader.context;
     let start = app.search_start();
     let mut from = start;
     let found = loop {
@@ -171,7 +255,7 @@ fn search(context: &Context, app: &mut App, lister: &mut store::Lister, text: &s
                 return;
             }
         }
-        if !read_more(context, app, lister, PAGE) {
+        if !read_more(reader, app, PAGE) {
             let candidates = app.search_order(text, 0..start);
             match store::find(context, &candidates, text) {
                 Ok(found) => break found,
@@ -192,11 +276,12 @@ fn search(context: &Context, app: &mut App, lister: &mut store::Lister, text: &s
     }
 }
 
-fn pick_file(context: &Context, app: &mut App) {
+fn pick_file(reader: &mut Reader<'_>, app: &mut App) {
     let Some(id) = app.selected_entry().map(|e| e.id) else {
         return;
     };
-    match store::changed_paths(context, id) {
+    reader.quiet(app);
+    match store::changed_paths(reader.context, id) {
         Ok(paths) if paths.is_empty() => {
             app.status = "This checkpoint changed no file; r restores the whole tree".to_string()
         }

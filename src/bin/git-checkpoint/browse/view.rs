@@ -1,23 +1,19 @@
-//! Draws `browse`: the list with its graph on the left, the selected checkpoint's
-//! record and diff on the right, a status line, and the dialog open on top. Rows are
-//! made with the same helpers as `log` (labels, ages, the graph's lanes) as coloured
-//! text, and shown through `ansi-to-tui`, as the detail is (`show`'s own text).
+//! Draws `browse`: the list on the left (its rows are `rows.rs`'s), the selected row's
+//! record and diff on the right, a status line, and the dialog open on top.
 
-use std::collections::HashMap;
-
-use ansi_to_tui::IntoText;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Text};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
+use git_checkpoint::clock::rfc3339;
 use git_checkpoint::format::text::escape_controls;
-use git_checkpoint::CheckpointId;
 
-use super::app::{short_session, App, Entry, Level, Mode};
-use crate::ui::graph;
-use crate::ui::output::{format_labels, paint, relative_time, show_path, style};
+use super::app::{App, Made, Mode};
+use super::detail::MAX_LINES;
+use super::rows::{list_items, list_width};
+use crate::ui::output::{relative_time, show_path};
 
 /// The keys, as `?` lists them.
 pub const KEYS: &[(&str, &str)] = &[
@@ -34,6 +30,7 @@ pub const KEYS: &[(&str, &str)] = &[
         "search messages, metadata (key=value) and changed paths",
     ),
     ("n", "search again"),
+    ("R", "read the list again (checkpoints saved since)"),
     ("r", "restore the worktree to the checkpoint"),
     ("f", "restore one of the checkpoint's files"),
     ("s", "restore only the files its session changed since"),
@@ -49,9 +46,20 @@ pub const KEYS: &[(&str, &str)] = &[
 pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let [main, status] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(frame.area());
+    // The list's rows are made first: the list is as wide as they need, within its share.
+    let block = Block::bordered().title(format!(" Checkpoints ({}) ", app.total));
+    let items = list_items(app, usize::from(main.height.saturating_sub(2)));
+    let widest = items.iter().map(ListItem::width).max().unwrap_or(0);
+    let wanted = u16::try_from(widest + 2).unwrap_or(u16::MAX);
+    app.list_width = app.list_width.max(wanted);
+    let width = list_width(main.width, app.list_width);
     let [left, right] =
-        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(main);
-    draw_list(frame, app, left);
+        Layout::horizontal([Constraint::Length(width), Constraint::Min(0)]).areas(main);
+    let mut state = ListState::default().with_selected(Some(app.selected - app.offset));
+    let list = List::new(items)
+        .block(block)
+        .highlight_style(selected_style());
+    frame.render_stateful_widget(list, left, &mut state);
     draw_detail(frame, app, right);
     draw_status(frame, app, status);
     match &app.mode {
@@ -67,155 +75,62 @@ fn selected_style() -> Style {
     Style::default().add_modifier(Modifier::REVERSED)
 }
 
-/// The graph of the rows shown: each folded group is one node, joined to what its
-/// members are joined to.
-fn layout(app: &App) -> Vec<graph::NodeRows> {
-    // Only the settled entries: the ones after them are drawn once their rows are known.
-    let entries = &app.entries()[..app.settled()];
-    let visible = app.visible();
-    let index: HashMap<CheckpointId, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-    // Each entry's stand-in: itself when shown, else the shown entry above it, which
-    // heads the folded run it is in.
-    let mut stand_in = vec![0; entries.len()];
-    let mut shown = visible.iter().peekable();
-    let mut last = 0;
-    for (i, slot) in stand_in.iter_mut().enumerate() {
-        if shown.peek() == Some(&&i) {
-            shown.next();
-            last = i;
-        }
-        *slot = last;
-    }
-    let mut parents: HashMap<usize, Vec<CheckpointId>> = HashMap::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let own = stand_in[i];
-        for p in &entry.graph_parents {
-            let to = index.get(p).map_or(*p, |&j| entries[stand_in[j]].id);
-            let list = parents.entry(own).or_default();
-            if to != entries[own].id && !list.contains(&to) {
-                list.push(to);
-            }
-        }
-    }
-    let nodes: Vec<(CheckpointId, Vec<CheckpointId>)> = visible
-        .iter()
-        .map(|&i| (entries[i].id, parents.remove(&i).unwrap_or_default()))
-        .collect();
-    graph::layout(&nodes)
-}
-
-/// One row's text after the graph: fold marker, id, age, labels, message.
-fn row_text(app: &App, index: usize) -> String {
-    let entry = &app.entries()[index];
-    let colour = app.colour;
-    let depth = app.groups_of(index).filter(|g| g.start < index).count();
-    let folded = app.folded_at(index);
-    let open = app
-        .groups_of(index)
-        .any(|g| g.start == index && g.end - g.start > 1);
-    let marker = match (folded, open) {
-        (Some(_), _) => "▸ ",
-        (None, true) => "▾ ",
-        _ => "  ",
-    };
-    let mut line = format!("{}{marker}", "  ".repeat(depth));
-    line += &paint(&entry.short, style::ID, colour);
-    line += " ";
-    line += &paint(
-        &relative_time(entry.time_ns, app.now_ns),
-        style::DIM,
-        colour,
-    );
-    line += " ";
-    let labels = format_labels(&entry.labels, colour);
-    if !labels.is_empty() {
-        line += &labels;
-        line += " ";
-    }
-    if entry.pinned {
-        line += &paint("[pinned] ", style::DIM, colour);
-    }
-    let message = |e: &Entry| escape_controls(e.message.lines().next().unwrap_or("")).into_owned();
-    match folded {
-        Some(group) => {
-            let n = group.end - group.start;
-            let last = &app.entries()[group.end - 1];
-            let what = match group.level {
-                Level::Session => format!(
-                    "[session {} {}: {n} checkpoints]",
-                    escape_controls(entry.meta("agent").unwrap_or("agent")),
-                    escape_controls(&short_session(entry.meta("session").unwrap_or("")))
-                ),
-                Level::Prompt => format!("[prompt, {} tool calls]", n - 1),
-            };
-            line += &paint(&what, style::DIM, colour);
-            line += " ";
-            // A folded run is named by its oldest member: the session's first
-            // checkpoint, the prompt itself.
-            line += &message(last);
-        }
-        None => line += &message(entry),
-    }
-    line
-}
-
-fn ansi_lines(text: &str) -> Vec<Line<'static>> {
-    match text.as_bytes().into_text() {
-        Ok(text) => text.lines,
-        Err(_) => vec![Line::raw(text.to_string())],
-    }
-}
-
-fn draw_list(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
-    let title = format!(" Checkpoints ({}) ", app.total);
-    let block = Block::bordered().title(title);
-    let height = block.inner(area).height as usize;
-    let rows = layout(app);
-    let heights: Vec<usize> = rows.iter().map(|r| 1 + r.after.len()).collect();
-    // Scroll only as far as needed to keep the selection on screen.
-    if app.selected < app.offset {
-        app.offset = app.selected;
-    }
-    while app.offset < app.selected
-        && heights[app.offset..=app.selected].iter().sum::<usize>() > height
-    {
-        app.offset += 1;
-    }
-    let mut items = Vec::new();
-    let mut used = 0;
-    for (k, rows) in rows.iter().enumerate().skip(app.offset) {
-        if used >= height {
-            break;
-        }
-        used += heights[k];
-        let index = app.visible()[k];
-        let mut lines = ansi_lines(&(rows.node.render(app.colour) + &row_text(app, index)));
-        for after in &rows.after {
-            lines.extend(ansi_lines(&after.render(app.colour)));
-        }
-        items.push(ListItem::new(Text::from(lines)));
-    }
-    let mut state = ListState::default().with_selected(Some(app.selected - app.offset));
-    let list = List::new(items)
-        .block(block)
-        .highlight_style(selected_style());
-    frame.render_stateful_widget(list, area, &mut state);
-}
-
+/// The detail: the selected row's record and diff as far as they are made (only the
+/// lines on screen are handed to the widget), a busy marker in the title while they are
+/// made, and where to see the rest of a diff cut short.
 fn draw_detail(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let title = match app.selected_entry() {
-        Some(entry) => format!(" show {} ", entry.short),
-        None => " no checkpoints yet: 'git checkpoint save' makes the first ".to_string(),
+    let Some(target) = app.detail_target() else {
+        let title = " no checkpoints yet: 'git checkpoint save' makes the first ";
+        frame.render_widget(Block::bordered().title(title), area);
+        return;
     };
-    let text = match &app.detail {
-        Some(detail) => detail.text.clone(),
-        None => Text::raw(""),
+    let short = |id| app.short_of(id).unwrap_or("?").to_string();
+    let (what, rest) = match target.turn_end {
+        Some(end) => (
+            format!("turn {}..{}", short(target.id), short(end)),
+            format!("git checkpoint diff {} {}", short(target.id), short(end)),
+        ),
+        None => (
+            format!("show {}", short(target.id)),
+            format!("git checkpoint show {}", short(target.id)),
+        ),
     };
-    let paragraph = Paragraph::new(text)
-        .block(Block::bordered().title(title))
-        .scroll((app.detail_scroll, 0));
-    frame.render_widget(paragraph, area);
+    let made = app.detail.as_ref().map(|d| d.made);
+    let title = match made {
+        Some(Made::Building) | None => format!(" {what} · building… "),
+        _ => format!(" {what} "),
+    };
+    let block = Block::bordered().title(title);
+    let height = usize::from(block.inner(area).height);
+    // The record's date, with its age counted from now: `show`'s `Date:` line.
+    let date = app.entries().iter().find(|e| e.id == target.id).map(|e| {
+        Line::raw(format!(
+            "Date:   {} ({})",
+            rfc3339(e.time_ns),
+            relative_time(e.time_ns, app.now_ns)
+        ))
+    });
+    let mut lines: Vec<Line<'static>> = match &app.detail {
+        Some(detail) => detail
+            .text
+            .lines
+            .iter()
+            .enumerate()
+            .skip(usize::from(app.detail_scroll))
+            .take(height)
+            .map(|(i, line)| match &date {
+                Some(date) if detail.date_line == Some(i) => date.clone(),
+                _ => line.clone(),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    if made == Some(Made::Cut) && lines.len() < height {
+        lines.push(Line::raw(format!(
+            "[cut at {MAX_LINES} lines: '{rest}' prints all of it]"
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
@@ -302,7 +217,10 @@ mod tests {
     use ratatui::Terminal;
 
     use super::*;
-    use crate::browse::app::{Action, Detail, Effect};
+    use crate::browse::action::Action;
+    use crate::browse::app::{Detail, Effect, Entry, Level};
+    use ansi_to_tui::IntoText;
+    use git_checkpoint::CheckpointId;
 
     const MINUTE: i128 = 60_000_000_000;
     const NOW: i128 = 1_700_000_000_000_000_000;
@@ -355,8 +273,10 @@ mod tests {
     fn app(colour: bool) -> App {
         let mut app = App::new(entries(), false, colour, NOW);
         app.detail = Some(Detail {
-            id: CheckpointId(8),
+            target: app.detail_target().unwrap(),
             text: DIFF.as_bytes().into_text().unwrap(),
+            made: Made::Whole,
+            date_line: None,
         });
         app
     }

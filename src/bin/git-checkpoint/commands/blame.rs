@@ -4,10 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::ui::agent_label::AgentLabels;
+use crate::ui::failure::Failure;
 use crate::ui::json::BlameLineJson;
 use crate::ui::output::{paint, relative_time, style};
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::format::text::{escape_controls, escape_controls_keeping_tabs};
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::ops::blame::{blame, Blame};
 use git_checkpoint::storage::StoreRead;
@@ -64,7 +65,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         ([rev], [path]) => (rev.as_str(), path.clone()),
         ([rev, path], []) => (rev.as_str(), PathBuf::from(path)),
         _ => {
-            anyhow::bail!("blame takes one file: 'blame [<rev>] <path>' or 'blame <rev> -- <path>'")
+            return Err(Failure::input(
+                "blame takes one file: 'blame [<rev>] <path>' or 'blame <rev> -- <path>'",
+            ))
         }
     };
     let path = context.workspace.repo.worktree_path(&path)?;
@@ -145,7 +148,8 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
             escape_controls(&who),
             ages[&line.origin],
             n + 1,
-            escape_controls(&String::from_utf8_lossy(strip_eol(&line.text))),
+            // The line's tabs are its layout, as `show` and `diff` keep them.
+            escape_controls_keeping_tabs(&String::from_utf8_lossy(strip_eol(&line.text))),
         )?;
     }
     Ok(Output::Paged(out))

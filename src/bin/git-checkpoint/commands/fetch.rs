@@ -1,10 +1,13 @@
 //! `git checkpoint fetch`
 
+use git_checkpoint::error::ErrorKind;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, FetchJson};
 
 /// Fetch checkpoint branches from a git remote and add their checkpoints to the store.
@@ -48,9 +51,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let refused = || -> anyhow::Result<()> {
         match report.refused.len() {
             0 => Ok(()),
-            n => anyhow::bail!(
-                "refused {n} branch(es) of {remote}, kept as they were (see the warnings above); the others were fetched"
-            ),
+            n => Err(Failure::error(
+                ErrorKind::Remote,
+                format!(
+                    "refused {} of {remote}, kept as they were (see the warnings above); the others were fetched",
+                    counted(n, "branch")
+                ),
+            )),
         }
     };
     let store = context.open_read_store()?;
@@ -67,8 +74,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         return refused();
     }
     context.say(&format!(
-        "Fetched {} new checkpoint(s) from {remote}",
-        report.imported
+        "Fetched {} from {remote}",
+        counted(report.imported, "new checkpoint")
     ));
     for b in report.branches.iter().filter(|b| b.changed) {
         context.say(&format!("  {} -> {}", b.name, read.short_id(b.tip)?));

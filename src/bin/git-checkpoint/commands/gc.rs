@@ -2,9 +2,10 @@
 
 use std::time::Instant;
 
-use crate::ui::output::relative_time;
+use crate::ui::output::{relative_time, signed_bytes};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
 use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
@@ -24,11 +25,13 @@ use crate::ui::json::{self, GcJson};
 /// prompt's to the turn's last, and those on the line between (--keep-prompts); every
 /// checkpoint of the N agent sessions last active (--keep-sessions); every branch tip,
 /// fetched ones (<remote>/<branch>) too; the current checkpoint; pinned checkpoints (see
-/// `pin`). Every other checkpoint is removed, except that a prompt's checkpoint kept for
-/// any reason keeps its turn's last one too, so that the turn can still be shown,
-/// diffed and reverted. A kept checkpoint whose parent goes is re-linked to its nearest
-/// kept ancestor. A turn gc removed says so, and when, where it is named. Then the trees and chunks no kept checkpoint reaches are
-/// deleted and the store file is compacted, so the disk space goes back to the system.
+/// `pin`); for 7 days after an operation, what undoing it needs, and what a `drop` took
+/// out (see `op log`). Every other checkpoint is removed, except that a prompt's
+/// checkpoint kept for any reason keeps its turn's last one too, so that the turn can
+/// still be shown, diffed and reverted. A kept checkpoint whose parent goes is re-linked
+/// to its nearest kept ancestor. A turn gc removed says so, and when, where it is named.
+/// Then the trees and chunks no kept checkpoint reaches are deleted and the store file is
+/// compacted, so the disk space goes back to the system.
 ///
 /// Without any --keep option no checkpoint is removed: gc only deletes data that nothing
 /// reaches and compacts the file.
@@ -162,9 +165,9 @@ fn report(
     };
     let rule = policy.unwrap_or_else(|| "no --keep rule: only unreachable data".into());
     context.say(&format!(
-        "{verb} {} of {} checkpoints ({rule})",
+        "{verb} {} of {} ({rule})",
         plan.removed.len(),
-        plan.total
+        counted(plan.total, "checkpoint")
     ));
     let shown = if verbose {
         plan.removed.len()
@@ -175,8 +178,9 @@ fn report(
     if let Some(budget) = options.max_size {
         let for_size = plan.removed.iter().filter(|r| r.for_size).count();
         context.say(&format!(
-            "--max-size {}: {for_size} oldest unprotected checkpoint(s) {} to fit; live data {}",
+            "--max-size {}: {} {} to fit; live data {}",
             human_bytes(budget),
+            counted(for_size, "oldest unprotected checkpoint"),
             if outcome.is_some() {
                 "went"
             } else {
@@ -194,19 +198,24 @@ fn report(
     }
     if !plan.reparented.is_empty() {
         context.say(&format!(
-            "{} {} kept checkpoint(s) to their nearest kept ancestor",
+            "{} {} to {} nearest kept ancestor",
             if outcome.is_some() {
                 "Re-linked"
             } else {
                 "Would re-link"
             },
-            plan.reparented.len()
+            counted(plan.reparented.len(), "kept checkpoint"),
+            if plan.reparented.len() == 1 {
+                "its"
+            } else {
+                "their"
+            }
         ));
     }
     context.say(&format!(
-        "{data_verb} {} chunks and {} trees: {} of stored data{}",
-        plan.chunks.len(),
-        plan.trees.len(),
+        "{data_verb} {} and {}: {} of stored data{}",
+        counted(plan.chunks.len(), "chunk"),
+        counted(plan.trees.len(), "tree"),
         human_bytes(plan.removed_bytes),
         plan.live_bytes
             .map(|live| format!(" (live data left: {})", human_bytes(live)))
@@ -241,41 +250,5 @@ pub(super) fn say_removals(context: &Context, removed: &[Removal], shown: usize)
             "  ... and {} more (-v lists every one)",
             removed.len() - shown
         ));
-    }
-}
-
-/// A size that may be negative (a store file that grew).
-fn signed_bytes(bytes: i64) -> String {
-    if bytes < 0 {
-        format!("-{}", human_bytes(bytes.unsigned_abs()))
-    } else {
-        human_bytes(bytes as u64)
-    }
-}
-
-/// Reports what the automatic gc after a save did. The checkpoint is saved whatever
-/// happened there, so a problem is a warning, never a failed save.
-pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
-    match auto_gc {
-        gc::AutoGc::Ran {
-            options,
-            plan,
-            outcome,
-        } => context.say(&format!(
-            "gc ({}): removed {} checkpoint(s){}",
-            if options.policy.is_empty() {
-                "checkpoint.gc.maxSize".to_string()
-            } else {
-                options.policy.describe()
-            },
-            plan.removed.len(),
-            if outcome.freed() > 0 {
-                format!(", {} freed on disk", signed_bytes(outcome.freed()))
-            } else {
-                String::new()
-            }
-        )),
-        gc::AutoGc::Skipped(e) => context.warn(format!("automatic gc skipped: {e}")),
-        gc::AutoGc::Failed(e) => context.warn(format!("automatic gc failed: {e}")),
     }
 }

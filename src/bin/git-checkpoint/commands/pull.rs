@@ -1,11 +1,13 @@
 //! `git checkpoint pull`
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
 
-use super::restore::{say_report, Done};
+use super::restore::restore_shorts;
 use super::Context;
+use crate::ui::answer::restore::{restored, said_restore, Done};
 use crate::ui::json::{self, PullJson};
 
 /// Fetch a checkpoint branch from a git remote and fast-forward the local branch to it.
@@ -45,7 +47,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     )?;
     if context.json {
         if let Some(restore) = &report.restore {
-            super::restore::warn(context, restore);
+            for warning in &restore.warnings {
+                context.warn(warning);
+            }
         }
         return json::print(&PullJson::new(&remote, &report));
     }
@@ -53,8 +57,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let read = store.snapshot()?;
     if report.fetch.imported > 0 {
         context.say(&format!(
-            "Fetched {} new checkpoint(s) from {remote}",
-            report.fetch.imported
+            "Fetched {} from {remote}",
+            counted(report.fetch.imported, "new checkpoint")
         ));
     }
     let to = read.short_id(report.to)?;
@@ -72,7 +76,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
     };
     match &report.restore {
-        Some(restore) => say_report(context, &read, restore, Done::Pulled(&line)),
+        Some(restore) => {
+            let shorts = restore_shorts(&read, restore)?;
+            let done = Done::Pulled(line);
+            let said = said_restore(restore, restored(restore)?, &shorts, &done, context.front());
+            context.print(&said)
+        }
         None => {
             context.say(&line);
             Ok(())

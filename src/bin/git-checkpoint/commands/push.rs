@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::push::{dry_run, push, push_remote, PushOptions};
 use git_checkpoint::remote::remote_ref;
 use git_checkpoint::storage::StoreRead;
@@ -83,8 +84,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     if !report.untracked.is_empty() {
         context.say(&format!(
-            "Publishing {} file(s) git does not track:",
-            report.untracked.len()
+            "Publishing {} git does not track:",
+            counted(report.untracked.len(), "file")
         ));
         for path in &report.untracked {
             context.say(&format!("  {}", show_path(path)));
@@ -94,8 +95,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let read = context.open_read_store()?;
         let snapshot = read.snapshot()?;
         context.say(&format!(
-            "Publishing {} attachment(s):",
-            report.attachments.len()
+            "Publishing {}:",
+            counted(report.attachments.len(), "attachment")
         ));
         for (id, name) in &report.attachments {
             context.say(&format!("  {} {name}", snapshot.short_id(*id)?));
@@ -117,8 +118,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     }
     if options.dry_run && report.exported > 0 {
         context.say(&format!(
-            "{} checkpoint(s) would be exported as new commits",
-            report.exported
+            "{} would be exported as new {}",
+            counted(report.exported, "checkpoint"),
+            if report.exported == 1 {
+                "commit"
+            } else {
+                "commits"
+            }
         ));
     }
     Ok(())

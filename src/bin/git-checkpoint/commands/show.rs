@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::ui::answer::show::ShowAnswer;
 use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
@@ -12,7 +13,7 @@ use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::text::escape_controls;
 
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::{Snapshot, StoreRead, Turn};
+use git_checkpoint::storage::{ReadStore, Snapshot, StoreRead, Turn};
 use git_checkpoint::CheckpointId;
 
 use super::{Context, FormatArgs, Output};
@@ -49,19 +50,6 @@ pub struct Args {
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let output = render(context, args, context.colour())?;
     context.emit(output)
-}
-
-/// What `show <rev>` prints as text, coloured if `colour`: what `browse` shows beside
-/// its list. The store is open only while it is made.
-pub fn text(context: &Context, rev: &str, colour: bool) -> anyhow::Result<Vec<u8>> {
-    let args = Args {
-        rev: rev.to_string(),
-        format: FormatArgs::default(),
-    };
-    match render(context, args, colour)? {
-        Output::Paged(text) => Ok(text),
-        _ => Ok(Vec::new()),
-    }
 }
 
 /// What `show` shows of a checkpoint or a prompt's turn, read while the store is open:
@@ -109,6 +97,31 @@ pub fn with_checkpoint<T>(
         Some(turn) => turn.start,
         None => read.resolve(rev)?,
     };
+    read_shown(&store, &read, id, turn, f)
+}
+
+/// [`with_checkpoint`] for checkpoint `id`, or, with `turn`, the turn from its start to
+/// its end, already resolved: `browse`'s selected row.
+pub fn with_resolved<T>(
+    context: &Context,
+    id: CheckpointId,
+    turn: Option<Turn>,
+    f: impl FnOnce(&Shown<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    read_shown(&store, &read, id, turn, f)
+}
+
+/// Reads what `show` shows of checkpoint `id` (or `turn`) from the open store and hands
+/// it to `f`.
+fn read_shown<T>(
+    store: &ReadStore,
+    read: &Snapshot<'_>,
+    id: CheckpointId,
+    turn: Option<Turn>,
+    f: impl FnOnce(&Shown<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let record = read.checkpoint(id)?;
     // Checked against the store, and each side bounded by its record: a crafted tree
     // that expands past it is an error, not a walk without end.
@@ -117,24 +130,37 @@ pub fn with_checkpoint<T>(
         // The turn's changes: from the worktree as the prompt found it to as it left it.
         Some(turn) => diff_trees(
             &tree_reader,
-            Some(checkpoint_root(&read, &tree_reader, turn.start)?),
-            Some(checkpoint_root(&read, &tree_reader, turn.end)?),
+            Some(checkpoint_root(read, &tree_reader, turn.start)?),
+            Some(checkpoint_root(read, &tree_reader, turn.end)?),
             &PathFilter::default(),
         )?,
-        None => changes_from_parent(&read, &tree_reader, &record)?,
+        None => changes_from_parent(read, &tree_reader, &record)?,
     };
     let chunks = read.chunks()?;
     // What the records say bounds what is read, not what the chunks expand to.
     let reader = ContentReader::new(&store.hasher, &chunks, None).expanding_at_most(EXPAND_LIMIT);
     let short = read.short_id(id)?;
     f(&Shown {
-        read: &read,
+        read,
         id,
         short,
         record,
         turn,
         changes,
         reader: &reader,
+    })
+}
+
+/// `show --stat`'s text, uncoloured, and `show --json`'s document of `rev`: the MCP
+/// server's `show`.
+pub fn answer(context: &Context, rev: &str) -> anyhow::Result<ShowAnswer> {
+    with_checkpoint(context, rev, |shown| {
+        let mut text = Vec::new();
+        write_shown(&mut text, patch::Format::Stat, false, shown)?;
+        Ok(ShowAnswer {
+            text,
+            document: shown.json()?,
+        })
     })
 }
 
@@ -148,7 +174,7 @@ fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output>
 
 /// `show`'s output, in `format` and coloured if `colour`, of what [`with_checkpoint`]
 /// read.
-pub fn render_shown(
+fn render_shown(
     context: &Context,
     format: patch::Format,
     colour: bool,
@@ -161,22 +187,36 @@ pub fn render_shown(
         return Ok(Output::Nothing);
     }
     let mut out = Vec::new();
+    write_shown(&mut out, format, colour, shown)?;
+    Ok(Output::Paged(out))
+}
+
+/// Writes `show`'s text of what [`with_checkpoint`] read to `out`, as it is made: the
+/// record (then a flush, so that a reader as `browse` can show it while the changes are
+/// made), then the changes in `format`, file by file.
+pub fn write_shown(
+    out: &mut impl Write,
+    format: patch::Format,
+    colour: bool,
+    shown: &Shown<'_>,
+) -> anyhow::Result<()> {
     write_header(
-        &mut out,
+        out,
         shown.read,
         shown.id,
         &shown.record,
         shown.turn.map(|turn| turn.end),
         colour,
     )?;
-    patch::write_changes(&mut out, &shown.changes, shown.reader, format, colour)?;
-    Ok(Output::Paged(out))
+    out.flush()?;
+    patch::write_changes(out, &shown.changes, shown.reader, format, colour)?;
+    Ok(())
 }
 
 /// The checkpoint's header as `git show` prints a commit's: id and labels, its fields,
 /// then its message; for a prompt's turn, where the turn ends (`turn_end`).
 fn write_header(
-    out: &mut Vec<u8>,
+    out: &mut impl Write,
     read: &Snapshot,
     id: CheckpointId,
     record: &Checkpoint,

@@ -2,7 +2,7 @@
 
 use crate::ui::output::relative_time;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::format::text::{counted, escape_controls};
 use git_checkpoint::storage::stats;
 
 use git_checkpoint::storage::StoreRead;
@@ -60,15 +60,17 @@ fn render(context: &Context, verbose: bool) -> anyhow::Result<Output> {
         human_bytes(stats.file_size)
     ));
     lines.push(format!(
-        "Checkpoints:   {} on {} branch(es), {} pinned",
-        stats.checkpoints, stats.branches, stats.pinned
+        "Checkpoints:   {} on {}, {} pinned",
+        stats.checkpoints,
+        counted(stats.branches, "branch"),
+        stats.pinned
     ));
     lines.push(format!(
-        "Live data:     {} ({} of {} chunks, {} trees)",
+        "Live data:     {} ({} of {}, {})",
         human_bytes(stats.live_bytes),
         stats.live_chunks,
-        stats.chunks,
-        stats.trees
+        counted(stats.chunks, "chunk"),
+        counted(stats.trees, "tree")
     ));
     lines.push(format!(
         "Unreachable:   {} (git checkpoint gc deletes it)",

@@ -1,8 +1,11 @@
 //! `git checkpoint verify`
 
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::format::size::human_bytes;
+use git_checkpoint::format::text::counted;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, VerifyJson};
 
 /// Check the store for damage.
@@ -48,8 +51,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         let read = if args.read_data {
             format!(
-                "; read and re-hashed {} chunks ({})",
-                report.chunks_read,
+                "; read and re-hashed {} ({})",
+                counted(report.chunks_read, "chunk"),
                 human_bytes(report.bytes_read)
             )
         } else {
@@ -57,15 +60,17 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         };
         if report.opened {
             context.say(&format!(
-                "Checked {} checkpoints, {} trees, {} chunks{read}",
-                report.checkpoints, report.trees, report.chunks
+                "Checked {}, {}, {}{read}",
+                counted(report.checkpoints, "checkpoint"),
+                counted(report.trees, "tree"),
+                counted(report.chunks, "chunk")
             ));
         }
         if report.unreachable_trees + report.unreachable_chunks > 0 {
             context.say(&format!(
-                "Garbage, not damage: {} unreachable trees and {} unreachable chunks; git checkpoint gc would free {}",
-                report.unreachable_trees,
-                report.unreachable_chunks,
+                "Garbage, not damage: {} and {}; git checkpoint gc would free {}",
+                counted(report.unreachable_trees, "unreachable tree"),
+                counted(report.unreachable_chunks, "unreachable chunk"),
                 human_bytes(report.unreachable_bytes)
             ));
         }
@@ -93,10 +98,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         // Not the library's `Corrupt`: this is verify's own verdict, and the hint a
         // damaged store's error gets (run verify) would send the user back here.
-        Err(anyhow::anyhow!(
-            "the store is damaged: {} problem(s) found, {} checkpoint(s) affected",
-            report.problems.len(),
-            report.affected.len()
+        Err(Failure::error(
+            ErrorKind::Damaged,
+            format!(
+                "the store is damaged: {} found, {} affected",
+                counted(report.problems.len(), "problem"),
+                counted(report.affected.len(), "checkpoint")
+            ),
         ))
     }
 }

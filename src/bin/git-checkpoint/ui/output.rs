@@ -12,6 +12,15 @@ pub fn show_path(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
 }
 
+/// A size that may be negative (a store file that grew).
+pub fn signed_bytes(bytes: i64) -> String {
+    if bytes < 0 {
+        format!("-{}", human_bytes(bytes.unsigned_abs()))
+    } else {
+        human_bytes(bytes as u64)
+    }
+}
+
 /// A git commit id as people read it: its first 12 digits.
 pub fn short_commit(commit: &str) -> &str {
     &commit[..commit.len().min(12)]

@@ -29,6 +29,9 @@ pub struct RestoreJson {
     pub dry_run: bool,
     /// Paths left as they are (too large or unreadable when saved, or never restored).
     pub untouched: Vec<String>,
+    /// The checkpoint to restore to undo the restore (the safety checkpoint, or the one
+    /// that held the worktree already), when something was written.
+    pub worktree_checkpoint: Option<String>,
 }
 
 impl RestoreJson {
@@ -42,8 +45,19 @@ impl RestoreJson {
             deleted: paths(&report.deleted),
             dry_run: report.dry_run,
             untouched: paths(&report.untouched),
+            worktree_checkpoint: report.worktree.map(CheckpointId::hex),
         }
     }
+}
+
+/// `restore`'s document: a whole or path-limited restore's, or `--only-session`'s.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum RestoreCommandJson {
+    /// The worktree, or some paths, restored.
+    Whole(RestoreJson),
+    /// Only a session's files put back.
+    Session(SessionRestoreJson),
 }
 
 /// `restore --only-session`.
