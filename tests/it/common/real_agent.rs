@@ -356,7 +356,14 @@ pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
         "{revert:#}"
     );
     assert!(revert["meta"]["session"].is_null(), "{revert:#}");
-    let call = checkpoint_with(&log, &[("session", session), ("tool", tools.mcp_revert)]);
+    let call = checkpoint_with(
+        &log,
+        &[
+            ("session", session),
+            ("tool", tools.mcp_revert),
+            ("kind", "tool"),
+        ],
+    );
     assert_eq!(call["meta"]["made_checkpoint"], revert["id"], "{call:#}");
     assert_eq!(repo.json(&["status", "--json"])["clean"], true);
 
