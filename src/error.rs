@@ -173,6 +173,26 @@ pub enum Error {
         /// The prompts the session has.
         prompts: u64,
     },
+    /// A session revision naming a prompt or turn whose prompt checkpoint gc removed.
+    #[error("session {session} has no checkpoint for '{what}': gc removed its prompts up to {highest} at {at} (--keep-prompts keeps whole prompts)")]
+    RemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// The selector after the `:`.
+        what: String,
+        /// The highest prompt number that gc removed.
+        highest: u64,
+        /// When, in RFC 3339.
+        at: String,
+    },
+    /// A session revision naming a session gc removed every checkpoint of.
+    #[error("gc removed every checkpoint of session {session} at {at} (--keep-sessions keeps whole sessions)")]
+    SessionRemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// When, in RFC 3339.
+        at: String,
+    },
     /// A branch that does not exist.
     #[error("no branch named '{0}'")]
     UnknownBranch(String),
@@ -279,6 +299,15 @@ pub enum Error {
         path: String,
         /// The checkpoint's short id.
         checkpoint: String,
+    },
+    /// A path given to `revert` matches no path the change touched, as git's "pathspec
+    /// did not match"; nothing was changed.
+    #[error("pathspec '{path}' did not match any file that {rev} changed; nothing was changed")]
+    RevertPathspecNoMatch {
+        /// The path, relative to the worktree's top.
+        path: String,
+        /// The revision as given.
+        rev: String,
     },
     /// `revert` found, before changing anything, that the worktree cannot take the
     /// revert (a directory it may not write, an immutable file, too little room).
@@ -394,6 +423,8 @@ impl Error {
             | Error::AmbiguousRevision { .. }
             | Error::UnknownSession(_)
             | Error::NotInSession { .. }
+            | Error::RemovedByGc { .. }
+            | Error::SessionRemovedByGc { .. }
             | Error::UnknownBranch(_)
             | Error::BranchExists(_)
             | Error::InvalidBranchName { .. }
@@ -406,6 +437,7 @@ impl Error {
             | Error::UnknownOperation(_)
             | Error::NoParentToRevert { .. }
             | Error::PathspecNoMatch { .. }
+            | Error::RevertPathspecNoMatch { .. }
             | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,

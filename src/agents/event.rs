@@ -5,16 +5,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::hooks_log::{log_failure, log_note};
+use super::mcp_entry::SERVER_NAME;
 use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
+use crate::model::command_checkpoint::{is_command_result, MADE_KEY};
 use crate::model::operation::Invocation;
 use crate::model::session::{
     Session, BEFORE_TOOL_KIND, NAMED_PATHS_KEY, NAMED_PATH_KEY, TOOL_KIND,
 };
 use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
+use crate::ops::log_query::{PATHS_KEY, PATH_KEY};
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome, Warning};
 use crate::ops::workspace::Workspace;
 use crate::settings::DEFAULT_MAX_FILE_SIZE;
@@ -376,15 +379,24 @@ fn save_for(
             _ => None,
         },
     };
+    let mut meta = event.meta(&repo.root, &context);
+    let files_a_result = filed_result(&store.snapshot()?, event)?;
+    if let Some((made, result_meta)) = &files_a_result {
+        // The call's step is the result its command saved: named, and what it changed
+        // is what the step changed.
+        meta.retain(|(key, _)| key != PATH_KEY);
+        meta.push((MADE_KEY.to_string(), made.hex()));
+        meta.extend(result_meta.iter().cloned());
+    }
     let options = SaveOptions {
-        meta: event.meta(&repo.root, &context),
+        meta,
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included); a
         // notice that names no step only when something changed.
         allow_empty: event.is_step(),
         // A tool step's `path` comes from what it changed, so that a shell command's
         // edits are found too (the tool's input names a file only for file tools).
-        record_changed_paths: matches!(event.step, Step::Tool { .. }),
+        record_changed_paths: matches!(event.step, Step::Tool { .. }) && files_a_result.is_none(),
         attach_files: transcript_to_keep(workspace, event, transcript)?
             .into_iter()
             .collect(),
@@ -403,6 +415,61 @@ fn save_for(
         SaveOutcome::Unchanged { .. } => None,
     };
     Ok((saved, unreadable(&report.skipped)))
+}
+
+/// A command's result a hook's checkpoint files under its tool call: its id, and its
+/// `path` and `paths` metadata.
+type FiledResult = (CheckpointId, Vec<(String, String)>);
+
+/// The checkpoint a command of our MCP server saved of its own result (a revert, a
+/// session-limited restore) that `event`, the step after that very call, files under the
+/// session: the current checkpoint, when `event` is the after-tool step of our server's
+/// `revert` or `restore` and the current checkpoint is such a result, made by no hook
+/// and after every checkpoint of the session so far.
+/// Returns it with its `path` and `paths`, which the step takes as its own. The hook's
+/// checkpoint then becomes its child and names it ([`MADE_KEY`]), so that the call's step
+/// spans the result: its turn, `<session>:<call>` and `restore --only-session` count
+/// what the command did as the call's (docs/mcp.md, "The agent's own undo").
+fn filed_result(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<FiledResult>> {
+    let ours = event.tool.as_deref().and_then(our_mcp_tool);
+    if !matches!(event.step, Step::Tool { .. }) || !matches!(ours, Some("revert" | "restore")) {
+        return Ok(None);
+    }
+    let Some(current) = snapshot.current()? else {
+        return Ok(None);
+    };
+    let record = snapshot.checkpoint(current)?;
+    if !is_command_result(&record) {
+        return Ok(None);
+    }
+    // Made by this call: after every checkpoint of the session so far. (A full restore
+    // back to an older result makes it current too, and files nothing.) Only a call of
+    // our revert or restore reads the records, so a hook's cost stays what it was.
+    let session = event.session.as_deref();
+    let newer = (snapshot.checkpoints()?.iter())
+        .filter(|(_, own)| {
+            own.meta
+                .iter()
+                .any(|(k, v)| k == "session" && Some(v.as_str()) == session)
+        })
+        .all(|(_, own)| own.time_ns < record.time_ns);
+    if !newer {
+        return Ok(None);
+    }
+    let changed = (record.meta.into_iter())
+        .filter(|(key, _)| key == PATH_KEY || key == PATHS_KEY)
+        .collect();
+    Ok(Some((current, changed)))
+}
+
+/// The tool of our MCP server that `tool` names, as the agents that hook MCP calls name
+/// them: `mcp__checkpoint__revert` (Claude Code, Codex), `mcp_checkpoint_revert`
+/// (Gemini CLI).
+fn our_mcp_tool(tool: &str) -> Option<&str> {
+    let double = format!("mcp__{SERVER_NAME}__");
+    let single = format!("mcp_{SERVER_NAME}_");
+    tool.strip_prefix(double.as_str())
+        .or_else(|| tool.strip_prefix(single.as_str()))
 }
 
 /// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,

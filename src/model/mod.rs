@@ -3,6 +3,7 @@
 
 pub mod branch;
 pub mod checkpoint;
+pub mod command_checkpoint;
 pub mod dir_cache;
 #[cfg(test)]
 mod encoding_tests;

@@ -218,15 +218,14 @@ fn a_step_that_turned_a_file_into_a_directory_is_reverted_both_ways() {
     assert_eq!(r.read("d"), b"a file\n");
     assert_eq!(r.read("keep.txt"), b"keep\n");
 
-    // The reverse: a step that turned the directory back into a file.
-    r.save("d is a file again");
+    // The reverse: the revert, a checkpoint of its own, turned the directory back into
+    // a file.
     let out = r.run(&["revert", "@"]);
     assert_eq!(out.code, 0, "{out}");
     assert_snap_eq(&as_directory, &r.snapshot(), "the directory is back");
 
     // An ignored file inside the directory is no checkpoint's: it stays, and so does
     // the directory holding it (a conflict), whatever else is undone.
-    r.save("d is a directory again");
     r.write(".git/info/exclude", b"*.log\n");
     r.write("d/mine.log", b"ignored\n");
     let out = r.run(&["revert", "@"]);

@@ -550,3 +550,65 @@ fn undo_puts_back_a_pull_and_the_fetch_before_it() {
     assert_eq!(b.read("f.txt"), b"two\n");
     assert_ne!(fetched(&b), tracked);
 }
+
+/// A revert saves its result as a checkpoint, and records itself in that save's
+/// transaction with the result as the worktree it left: undo puts back exactly the state
+/// before it (the result stays in the store, off the branch), redo the state after, and
+/// `op restore` returns to the result. The same for a revert of some paths.
+#[test]
+fn undo_of_a_revert_saved_as_a_checkpoint_puts_back_exactly_the_state_before_it() {
+    for limited in [false, true] {
+        let r = Repo::new();
+        r.write("a.txt", b"a1\n");
+        r.save("c1");
+        r.write("a.txt", b"a2\n");
+        r.write("b.txt", b"b2\n");
+        let c2 = r.save("c2");
+        r.write("c.txt", b"c3\n");
+        r.save("c3");
+        // Unsaved, and no path the revert touches.
+        r.write("unsaved.txt", b"the user's, unsaved\n");
+        let before = state(&r);
+        let mut args = vec!["revert", c2.as_str()];
+        if limited {
+            args.extend(["--", "b.txt"]);
+        }
+        let out = r.ok(&args);
+        let what = if limited { "revert -- b.txt" } else { "revert" };
+        assert!(
+            out.stdout.contains("Saved the revert as checkpoint"),
+            "{what}: {out}"
+        );
+        assert!(!r.exists("b.txt"), "{what}: {out}");
+        let expected_a = if limited { "a2\n" } else { "a1\n" };
+        assert_eq!(r.read_string("a.txt"), expected_a, "{what}");
+        let result = &r.log_json(false)[0];
+        let files = if limited { "1 file" } else { "2 files" };
+        let described = match limited {
+            true => format!("{c2} -- b.txt"),
+            false => c2.clone(),
+        };
+        assert_eq!(
+            result["message"],
+            format!("revert of {described} ({files})"),
+            "{what}: {result:#}"
+        );
+        assert_eq!(r.json_of(&["status", "--json"])["clean"], true, "{what}");
+        let op = &r.json_of(&["op", "log", "-n", "1"])[0];
+        assert_eq!(op["kind"], "revert", "{what}: {op:#}");
+        assert_eq!(op["worktree"]["after"], result["id"], "{what}: {op:#}");
+        let after = state(&r);
+
+        r.ok(&["undo"]);
+        assert_state(&before, &r, &format!("{what}, undone"));
+        r.ok(&["redo"]);
+        assert_state(&after, &r, &format!("{what}, redone"));
+        r.ok(&["undo"]);
+        assert_state(&before, &r, &format!("{what}, undone again"));
+
+        // The revert's worktree is held whole by its result: op restore returns to it.
+        let revert_op = op["number"].to_string();
+        r.ok(&["op", "restore", &revert_op]);
+        assert_snap_eq(&after.files, &r.snapshot(), &format!("{what}, op restore"));
+    }
+}

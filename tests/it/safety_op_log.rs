@@ -5,6 +5,7 @@
 //! both. A damaged record is named, never followed.
 
 use crate::common;
+use common::claude::ClaudeSession;
 use common::raw_store::{self, DROPPED, OPERATIONS};
 use common::{assert_aborted, Repo};
 use serde_json::Value;
@@ -83,9 +84,9 @@ fn an_operation_that_dies_before_its_commit_leaves_neither_its_record_nor_its_ch
     }
 }
 
-/// A revert changes the worktree before its last transaction: killed there, it leaves
-/// the worktree reverted and HEAD's branch at the safety checkpoint it made first, but
-/// no record and no stat cache change.
+/// A revert changes the worktree before its last transaction, the save of its result:
+/// killed there, it leaves the worktree reverted and the safety checkpoint it made first,
+/// but neither its record nor its result's checkpoint, which commit together.
 #[test]
 fn a_revert_killed_before_its_commit_records_nothing() {
     let (r, c) = three_saves();
@@ -95,8 +96,45 @@ fn a_revert_killed_before_its_commit_records_nothing() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(r.json_of(&["op", "log"]), ops);
-    // The revert's worktree writes were made; its record was not.
+    // The revert's worktree writes were made; its record and its result were not.
     assert!(!r.exists("f2.txt"));
+    assert_no_result(&r, "revert of");
+}
+
+/// The same for `restore --only-session`, whose record commits with its result too.
+#[test]
+fn a_session_restore_killed_before_its_commit_records_nothing() {
+    let (r, _) = three_saves();
+    let mut session = ClaudeSession::new(&r, "5e55105e-0000-4000-8000-000000000002");
+    session.prompt("edit things");
+    session.write("agent.txt", b"made by the agent\n");
+    let ops = r.json_of(&["op", "log"]);
+    let args = ["restore", "5e55105e:prompt1", "--only-session"];
+    let mut child = common::spawn_paused(&r, &args, "op-recorded", 20_000);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(r.json_of(&["op", "log"]), ops);
+    assert!(
+        !r.exists("agent.txt"),
+        "the restore's worktree writes were made"
+    );
+    assert_no_result(&r, "restore of");
+}
+
+/// No checkpoint's message starts with `message`, the name of a command's result.
+#[track_caller]
+fn assert_no_result(r: &Repo, message: &str) {
+    let results: Vec<Value> = (r.log_json(true).into_iter())
+        .filter(|c| {
+            c["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(message))
+        })
+        .collect();
+    assert!(
+        results.is_empty(),
+        "the kill committed a result: {results:#?}"
+    );
 }
 
 /// `kill -9` inside the commit of a restore and of a drop.

@@ -96,6 +96,7 @@ fn write(store: &Store, plan: &Plan, log: OpLog) -> Result<()> {
     for name in &plan.forgotten_fetched {
         txn.remove_remote_branch(name)?;
     }
+    txn.record_gc_removals(&plan.session_removals)?;
     // The operation log: what gc removed may be what an old operation needs.
     if !matches!(log, OpLog::Untouched) {
         let removed = plan.removed.iter().map(|removal| removal.id).collect();

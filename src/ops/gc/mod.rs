@@ -43,10 +43,11 @@ mod auto;
 mod pins;
 mod plan;
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::model::operation::OpKind;
-use crate::model::retention::GcOptions;
+use crate::model::retention::{GcOptions, GcRemoval};
 use crate::model::Checkpoint;
 use crate::storage::{Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
@@ -100,6 +101,9 @@ pub struct Plan {
     pub moved_head: Option<CheckpointId>,
     /// Fetched branches whose tip goes ([`plan_drop`] with them released): forgotten.
     pub forgotten_fetched: Vec<String>,
+    /// What a gc (not a drop) removes of each agent session, recorded when it commits,
+    /// so that a turn it removed says so, and when.
+    pub session_removals: BTreeMap<String, GcRemoval>,
 }
 
 /// What applying a plan measured.

@@ -41,9 +41,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::diff::PathFilter;
+use crate::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
-use crate::model::operation::{OpKind, OpStep, View, ViewChange, WorktreeChange};
+use crate::model::operation::{NewOperation, OpKind, OpStep, View, ViewChange, WorktreeChange};
 use crate::model::{Head, PendingTrees, SkippedFile};
 use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
@@ -75,6 +76,19 @@ pub struct RestoreOptions {
     /// changes (an undo, a redo, an `op restore`, a pull); `None`: a restore, fork or
     /// switch as `head` says.
     pub operation: Option<OpStep>,
+    /// What a restore that moves no branch elsewhere is called, as its caller names it
+    /// (`restore of <session>'s files to <rev>`): the safety checkpoint is saved
+    /// `before <it>`, and the operation log records it so; `None`: `restore to <short
+    /// id>`.
+    pub named: Option<String>,
+    /// Leave the operation log's record to the caller, which saves what the restore
+    /// made of the worktree and records the restore in that save's transaction (a
+    /// session-limited restore, [`crate::ops::session_restore`]): when the restore
+    /// wrote something, its final transaction moves HEAD's branch to the safety
+    /// checkpoint (the result's parent, as a save would have moved it) and records
+    /// nothing, and [`RestoreReport::unrecorded`] holds the record. Not with
+    /// `operation`.
+    pub record_with_result: bool,
 }
 
 /// What a restore does with HEAD, in the same transaction that ends it.
@@ -127,6 +141,9 @@ pub struct RestoreReport {
     pub exempt: Vec<Vec<u8>>,
     /// The number the operation log gave the restore, when it changed anything.
     pub operation: Option<u64>,
+    /// With [`RestoreOptions::record_with_result`], the record the caller is to commit
+    /// with the restore's result, when the restore wrote something.
+    pub unrecorded: Option<NewOperation>,
 }
 
 /// Restores the checkpoint named by `rev` into the worktree. A dry run is [`dry_run`].
@@ -189,7 +206,7 @@ pub fn restore(
         if discard(store, safety).is_ok() {
             report.safety_checkpoint = None;
         }
-        report.operation = finish(store, target.id, &filter, options, &report, view_before)?;
+        finish(store, target.id, &filter, options, &mut report, view_before)?;
         return Ok(report);
     }
     record_start(store, target.id, &filter, options, &report)?;
@@ -207,7 +224,7 @@ pub fn restore(
     }
 
     drop(snapshot);
-    report.operation = finish(store, target.id, &filter, options, &report, view_before)?;
+    finish(store, target.id, &filter, options, &mut report, view_before)?;
     Ok(report)
 }
 
@@ -249,13 +266,16 @@ impl Current {
             });
         }
         let short = before.short_id(target.id)?;
-        let message = match (&options.operation, &options.head) {
-            (Some(step), _) => format!("before {}", step.summary),
-            (None, HeadUpdate::MoveBranch | HeadUpdate::Keep) => {
+        let message = match (&options.operation, &options.head, &options.named) {
+            (Some(step), _, _) => format!("before {}", step.summary),
+            (None, HeadUpdate::MoveBranch | HeadUpdate::Keep, Some(named)) => {
+                format!("before {named}")
+            }
+            (None, HeadUpdate::MoveBranch | HeadUpdate::Keep, None) => {
                 format!("before restore to {short}")
             }
-            (None, HeadUpdate::NewBranch(name)) => format!("before fork {name} at {short}"),
-            (None, HeadUpdate::SwitchBranch(name)) => format!("before switch to {name}"),
+            (None, HeadUpdate::NewBranch(name), _) => format!("before fork {name} at {short}"),
+            (None, HeadUpdate::SwitchBranch(name), _) => format!("before switch to {name}"),
         };
         let head = before.head()?;
         drop(before);
@@ -397,16 +417,17 @@ impl Target {
 /// The final transaction of a restore: clears the marker, moves HEAD as `options` ask,
 /// forgets the stat-cache entries of the paths written and deleted, and records the
 /// operation (with `view_before`, the references when the restore began) when it
-/// changed anything, or was asked to by an undo, a redo or an `op restore`. Returns the
-/// operation's number.
+/// changed anything, or was asked to by an undo, a redo or an `op restore`: its number
+/// goes into `report`. With [`RestoreOptions::record_with_result`], a restore that
+/// wrote something leaves the record to its caller ([`RestoreReport::unrecorded`]).
 fn finish(
     store: &Store,
     target: CheckpointId,
     filter: &PathFilter,
     options: &RestoreOptions,
-    report: &RestoreReport,
+    report: &mut RestoreReport,
     view_before: View,
-) -> Result<Option<u64>> {
+) -> Result<()> {
     let _span = crate::trace::span("restore: record the restore as done");
     let step = match &options.operation {
         Some(step) => step.clone(),
@@ -435,13 +456,24 @@ fn finish(
         }),
         _ => None,
     };
+    let deferred = options.record_with_result && options.operation.is_none();
+    if let (true, Some(_)) = (deferred, &worktree) {
+        // The caller saves the result, a child of the safety checkpoint, and records
+        // the restore in that save's transaction.
+        if let Some(safety) = report.safety_checkpoint {
+            txn.move_head(safety)?;
+        }
+        let mut operation = NewOperation::new(step.kind, step.summary, view_before);
+        operation.worktree = worktree;
+        report.unrecorded = Some(operation);
+        return txn.commit();
+    }
     let changed = worktree.is_some() || txn.view()? != view_before;
-    let recorded = match options.operation.is_some() || changed {
+    report.operation = match options.operation.is_some() || changed {
         true => Some(txn.record_step(step, view_before, worktree)?),
         false => None,
     };
-    txn.commit()?;
-    Ok(recorded)
+    txn.commit()
 }
 
 /// How the operation log records a restore, fork or switch that no caller described.
@@ -452,13 +484,17 @@ fn default_step(
 ) -> Result<OpStep> {
     let short = snapshot.short_id(target)?;
     let (kind, summary) = match &options.head {
-        HeadUpdate::MoveBranch | HeadUpdate::Keep if options.paths.is_empty() => {
-            (OpKind::Restore, format!("restore to {short}"))
-        }
-        HeadUpdate::MoveBranch | HeadUpdate::Keep => (
-            OpKind::Restore,
-            format!("restore of {} path(s) to {short}", options.paths.len()),
-        ),
+        HeadUpdate::MoveBranch | HeadUpdate::Keep => match &options.named {
+            Some(named) => (OpKind::Restore, named.clone()),
+            None if options.paths.is_empty() => (OpKind::Restore, format!("restore to {short}")),
+            None => (
+                OpKind::Restore,
+                format!(
+                    "restore of {} to {short}",
+                    counted(options.paths.len(), "path")
+                ),
+            ),
+        },
         HeadUpdate::NewBranch(name) => (OpKind::Fork, format!("fork {name} at {short}")),
         HeadUpdate::SwitchBranch(name) => (OpKind::Switch, format!("switch to {name}")),
     };

@@ -258,10 +258,12 @@ pub struct Tools {
 /// Checks with our own commands what the hooks recorded of the session `session`: one
 /// session of four numbered prompts, a checkpoint for each tool call under its prompt
 /// (the MCP calls too), each turn's changes, blame of `hello.txt` by prompt, the
-/// worktree the agent's MCP revert left, which is a step of turn 4, and
-/// `restore --only-session` to prompt 2, which takes back exactly the session's files
-/// (its shell call's and MCP call's included, each bracketed by the hooks before and after
-/// it) and leaves the user's own files alone, with nothing "unsure".
+/// worktree the agent's MCP revert left, which is a checkpoint of its own filed under
+/// the call and a step of turn 4, the revert of turn 4 that undoes the agent's own
+/// undo (itself undone), and `restore --only-session` to prompt 2, which takes back
+/// exactly the session's files (its shell call's and MCP calls' included, each
+/// bracketed by the hooks before and after it, the MCP revert's own checkpoint inside
+/// the pair) and leaves the user's own files alone, with nothing "unsure".
 #[track_caller]
 pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
     let short = only_session(repo, tools.agent, session, 4, PROMPTS[0]);
@@ -344,9 +346,47 @@ pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
         .collect();
     assert_eq!(prompts, [3, 1, 1, 4], "blame by prompt: {blame:#}");
 
+    // The agent's MCP revert is a checkpoint of its own, which the hook after the call
+    // files under the call: its step spans it.
+    let revert = checkpoint_with(&log, &[("kind", "revert")]);
+    assert!(
+        revert["meta"]["revision"]
+            .as_str()
+            .is_some_and(|rev| rev.ends_with(":turn2")),
+        "{revert:#}"
+    );
+    assert!(revert["meta"]["session"].is_null(), "{revert:#}");
+    let call = checkpoint_with(
+        &log,
+        &[
+            ("session", session),
+            ("tool", tools.mcp_revert),
+            ("kind", "tool"),
+        ],
+    );
+    assert_eq!(call["meta"]["made_checkpoint"], revert["id"], "{call:#}");
+    assert_eq!(repo.json(&["status", "--json"])["clean"], true);
+
+    // The agent's own undo is undone by turn: turn 4 was the revert of turn 2. The
+    // user's own edit after the session stays through it, and through its undo.
+    repo.write("README.md", b"# the user's own line\n");
+    repo.ok(&["revert", &format!("{short}:turn4")]);
+    assert_eq!(
+        repo.read_string("hello.txt"),
+        "goodbye\nfrom the scripted model\nand the real client\nthere\n"
+    );
+    assert_eq!(repo.read_string("notes.txt"), "remember the milk\n");
+    assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
+    repo.ok(&["undo"]);
+    assert_eq!(repo.read_string("hello.txt"), HELLO_AFTER);
+    assert!(
+        !repo.exists("notes.txt"),
+        "the undo of the revert deleted it again"
+    );
+    assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
+
     // The user's own edits, between prompts and after the session, are not the
     // session's to take back; everything the session changed since prompt 2 is, surely.
-    repo.write("README.md", b"# the user's own line\n");
     let rev = format!("{short}:prompt2");
     let plan = repo.json(&["restore", &rev, "--only-session", "--dry-run", "--json"]);
     assert_eq!(plan["conflicts"], serde_json::json!([]), "{plan:#}");

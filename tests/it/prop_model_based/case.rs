@@ -513,7 +513,11 @@ impl Case {
                 user,
             } => self.agent_shell(*session, writes, *hooked_before, *user)?,
             Op::OnlySession { session, prompt } => self.only_session(*session, *prompt)?,
-            Op::Revert { what, strict } => self.revert(what, *strict)?,
+            Op::Revert {
+                what,
+                strict,
+                paths,
+            } => self.revert(what, *strict, paths)?,
             Op::FlipRevert { path, content } => self.flip_revert(*path, *content)?,
             Op::Flip { path, content } => {
                 self.flip(*path, *content);

@@ -4,8 +4,9 @@
 //! large files, saves with and without the watcher, whole and path-limited restores (with and without `--no-save`, with paths
 //! that name nothing), fork, switch, drop and gc, two agent sessions' prompts and tool
 //! calls (through their hooks) with the user's edits between and during them,
-//! `restore --only-session`, and `revert` of a step, a range and a turn, each checked
-//! against a model after every step. Every dry run is compared with its real run: the
+//! `restore --only-session`, and `revert` of a step, a range and a turn, for all paths
+//! or some (a path that matches nothing among them too), each checked against a model
+//! after every step. Every dry run is compared with its real run: the
 //! same exit status, the same plan.
 //!
 //! The model is git itself: a checkpoint holds exactly what `git add -A` would see at
@@ -25,7 +26,11 @@
 //! hooks), from which it predicts what the restore puts back. A revert is predicted per
 //! path from the model's trees (the change's two sides and the worktree), as
 //! docs/revert.md states the merge: applied (the parent's content back), unchanged, or
-//! a conflict, with what each leaves in the worktree; no other path changes.
+//! a conflict, with what each leaves in the worktree; no other path changes. A revert
+//! that wrote and left no conflict, and a `restore --only-session` that wrote, is a
+//! checkpoint of its own, HEAD's branch moved to it; gc keeps the last checkpoint of a
+//! kept prompt's turn, and a turn ends where it ended though gc removed the next
+//! prompt's checkpoint.
 //!
 //! Environment:
 //! - `GIT_CHECKPOINT_MODEL_SEED=<n>`: the seed, or `random` for a new one (printed);
@@ -164,6 +169,7 @@ const KINDS: &[(&str, u32)] = &[
     ("revert-step", 6),
     ("revert-range", 3),
     ("revert-turn", 4),
+    ("revert-paths", 4),
 ];
 
 /// One step of a sequence. Indices are taken modulo what exists when the step runs, so
@@ -251,8 +257,14 @@ enum Op {
     },
     /// `restore <session>:prompt<N> --only-session`, a dry run first.
     OnlySession { session: usize, prompt: usize },
-    /// `revert` of `what`, a dry run first, with `--no-conflicts` when `strict`.
-    Revert { what: RevertOf, strict: bool },
+    /// `revert` of `what`, a dry run first, with `--no-conflicts` when `strict`, limited
+    /// to the paths `paths` picks among those the change touched, when it picks any
+    /// (`usize::MAX`: [`MISSING_PATH`], which matches none).
+    Revert {
+        what: RevertOf,
+        strict: bool,
+        paths: Vec<(usize, bool)>,
+    },
 }
 
 /// What a `revert` undoes; indices are taken modulo what exists.
@@ -298,6 +310,7 @@ impl Op {
             Op::AgentEdit { .. } => "agent-edit",
             Op::AgentShell { .. } => "agent-shell",
             Op::OnlySession { .. } => "only-session",
+            Op::Revert { paths, .. } if !paths.is_empty() => "revert-paths",
             Op::Revert { what, .. } => match what {
                 RevertOf::Step { .. } => "revert-step",
                 RevertOf::Range { .. } => "revert-range",
@@ -460,9 +473,21 @@ fn random_session_op(rng: &mut StdRng, kind: &str, target: usize) -> Op {
                     from: target,
                     to: coin.then_some(to),
                 },
+                "revert-paths" if coin => RevertOf::Step {
+                    target: rng.random_bool(0.5).then_some(target),
+                },
                 _ => RevertOf::Turn { session, prompt },
             },
             strict,
+            paths: match kind {
+                "revert-paths" => (0..rng.random_range(1..=2))
+                    .map(|_| match rng.random_bool(0.15) {
+                        true => (usize::MAX, false),
+                        false => (rng.random_range(0..1000), rng.random_bool(0.3)),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
         },
     }
 }

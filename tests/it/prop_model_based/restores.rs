@@ -395,6 +395,19 @@ impl Case {
         ensure!(out.code == 0, "gc failed\n{out}");
         let mut kept: BTreeSet<String> = self.model.branches.values().cloned().collect();
         kept.extend(self.model.cps.iter().rev().take(keep).map(|c| c.id.clone()));
+        // A kept prompt's turn stays addressable: its last checkpoint stays too.
+        let ends: Vec<String> = (self.model.cps.iter())
+            .filter(|c| kept.contains(&c.id))
+            .filter_map(|c| match &c.hook {
+                Some(Hook {
+                    session,
+                    step: HookStep::Prompt { .. },
+                    ..
+                }) => Some(self.turn_end(*session, &c.id)),
+                _ => None,
+            })
+            .collect();
+        kept.extend(ends);
         let gone: BTreeSet<String> = self
             .model
             .cps

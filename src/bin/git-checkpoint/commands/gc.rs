@@ -20,13 +20,18 @@ use crate::ui::json::{self, GcJson};
 /// Keeps the union of: the newest N (--keep); the newest checkpoint of each of the last N
 /// hours, days, weeks, months or years that have one (--keep-hourly …, with restic's
 /// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
-/// everything made within a duration of the newest checkpoint (--keep-within); every
-/// branch tip, fetched ones (<remote>/<branch>) too; the current checkpoint; pinned
-/// checkpoints (see `pin`); for 7 days after an operation, what undoing it needs, and
-/// what a `drop` took out (see `op log`). Every other
-/// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
-/// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
-/// deleted and the store file is compacted, so the disk space goes back to the system.
+/// everything made within a duration of the newest checkpoint (--keep-within); the N
+/// newest prompts of agent sessions, each whole: every checkpoint of its turn, from the
+/// prompt's to the turn's last, and those on the line between (--keep-prompts); every
+/// checkpoint of the N agent sessions last active (--keep-sessions); every branch tip,
+/// fetched ones (<remote>/<branch>) too; the current checkpoint; pinned checkpoints (see
+/// `pin`); for 7 days after an operation, what undoing it needs, and what a `drop` took
+/// out (see `op log`). Every other checkpoint is removed, except that a prompt's
+/// checkpoint kept for any reason keeps its turn's last one too, so that the turn can
+/// still be shown, diffed and reverted. A kept checkpoint whose parent goes is re-linked
+/// to its nearest kept ancestor. A turn gc removed says so, and when, where it is named.
+/// Then the trees and chunks no kept checkpoint reaches are deleted and the store file is
+/// compacted, so the disk space goes back to the system.
 ///
 /// Without any --keep option no checkpoint is removed: gc only deletes data that nothing
 /// reaches and compacts the file.
@@ -38,12 +43,14 @@ use crate::ui::json::{self, GcJson};
 /// Durations are numbers with y, m (months), w, d or h: 2d, 12h, 1w, 1y6m. Sizes take K,
 /// M, G or T (powers of 1024): 500M, 2G. The same rules in git config
 /// (checkpoint.gc.keep, checkpoint.gc.keepWithin, checkpoint.gc.keepDaily …,
-/// checkpoint.gc.maxSize) make every save run this gc when the rules would remove
-/// something.
+/// checkpoint.gc.keepPrompts, checkpoint.gc.keepSessions, checkpoint.gc.maxSize) make
+/// every save run this gc when the rules would remove something.
 ///
 /// Examples:
 ///
 ///   git checkpoint gc --keep 10
+///
+///   git checkpoint gc --keep-prompts 20 --keep-within 7d
 ///
 ///   git checkpoint gc --keep-within 2d --keep-daily 7 --keep-weekly 4 --dry-run -v
 ///
@@ -71,6 +78,13 @@ pub struct Args {
     /// Keep the newest checkpoint of each of the last N years that have one.
     #[arg(long, value_name = "N")]
     keep_yearly: Option<usize>,
+    /// Keep the N newest prompts of agent sessions whole: each prompt's turn, every
+    /// checkpoint from the prompt's to the turn's last.
+    #[arg(long, value_name = "N")]
+    keep_prompts: Option<usize>,
+    /// Keep every checkpoint of the N agent sessions last active.
+    #[arg(long, value_name = "N")]
+    keep_sessions: Option<usize>,
     /// Then remove the oldest unprotected checkpoints until the live data fits this size.
     #[arg(long, value_name = "size", value_parser = parse_size_arg)]
     max_size: Option<u64>,
@@ -98,6 +112,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             monthly: args.keep_monthly,
             yearly: args.keep_yearly,
             within: args.keep_within,
+            prompts: args.keep_prompts,
+            sessions: args.keep_sessions,
         },
         max_size: args.max_size,
     };

@@ -303,6 +303,16 @@ pub fn shorts(
     Ok(shorts)
 }
 
+/// The short id and the message of the checkpoint a command saved its result as (a
+/// revert's, a session restore's), read from `read` while the store is open.
+pub fn saved_as(
+    read: &Snapshot,
+    id: Option<CheckpointId>,
+) -> anyhow::Result<Option<(String, String)>> {
+    let Some(id) = id else { return Ok(None) };
+    Ok(Some((read.short_id(id)?, read.checkpoint(id)?.message)))
+}
+
 /// What a read command shows, made while it has the store open and written by
 /// [`Context::emit`] after the store is closed.
 pub enum Output {

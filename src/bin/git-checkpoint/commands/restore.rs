@@ -34,7 +34,8 @@ use crate::ui::answer::Shorts;
 /// after hooks; the user's changes and other sessions' stay. A path the session
 /// changed that someone else changed too since, or one a tool call changed without
 /// naming it (who did is unsure), is a conflict: listed and left alone (exit 1) unless
-/// --force. See docs/sessions.md.
+/// --force. What it wrote is saved as a checkpoint of its own ("restore of <session>'s
+/// files to <rev> (N files)"), HEAD's branch moved to it. See docs/sessions.md.
 ///
 /// With paths, each must name a file of <rev> or of the worktree (or a directory
 /// holding one), as git's pathspecs must: one that names nothing fails, and nothing is
@@ -122,21 +123,24 @@ pub fn answer(context: &Context, request: RestoreRequest) -> anyhow::Result<Rest
             force: request.force,
             restore: options,
         };
-        let (report, shorts) = if request.dry_run {
+        let (report, shorts, result) = if request.dry_run {
             let store = context.open_read_store()?;
             let report = session_restore::dry_run(repo, &store, &request.rev, &options)?;
             let shorts = session_shorts(&store.snapshot()?, &report)?;
-            (report, shorts)
+            (report, shorts, None)
         } else {
             let store = context.open_store()?;
             let report = session_restore::restore_session(repo, &store, &request.rev, &options)?;
-            let shorts = session_shorts(&store.snapshot()?, &report)?;
-            (report, shorts)
+            let snapshot = store.snapshot()?;
+            let shorts = session_shorts(&snapshot, &report)?;
+            let result = super::saved_as(&snapshot, report.checkpoint)?;
+            (report, shorts, result)
         };
         return Ok(RestoreAnswer::Session {
             report,
             dry_run: request.dry_run,
             shorts,
+            result,
         });
     }
     let (report, shorts) = if request.dry_run {

@@ -1,5 +1,7 @@
 //! `git checkpoint revert`
 
+use std::path::PathBuf;
+
 use git_checkpoint::ops::revert::{dry_run, revert, ConflictStyle, RevertOptions, Undo};
 use git_checkpoint::storage::StoreRead;
 
@@ -19,7 +21,9 @@ use crate::ui::answer::revert::RevertAnswer;
 /// from the content. Paths the checkpoint did not change are never touched.
 ///
 /// The worktree is saved first as a checkpoint of its own, so every revert can be undone
-/// with `git checkpoint restore <that checkpoint>`. Before anything is written, the
+/// with `git checkpoint restore <that checkpoint>`; the reverted worktree is then saved
+/// as a checkpoint too ("revert of <rev> (N files)", HEAD's branch moved to it), unless
+/// conflicts are left to resolve (then save once they are). Before anything is written, the
 /// whole revert is checked (directories writable, room, names): one the worktree
 /// cannot take is refused with nothing changed; one that fails part-way says so and
 /// names that restore. Exit status 1 when anything conflicts (each conflict is listed);
@@ -29,6 +33,10 @@ use crate::ui::answer::revert::RevertAnswer;
 /// `<session>:<tool-call-id>`), or a range `A..B`: undo everything from A to B (an empty
 /// side is `@`).
 ///
+/// With paths, only the change to those files (or to what is below those directories)
+/// is undone; each must match a path the change touched, as git's pathspecs must, or
+/// the revert fails and nothing is changed.
+///
 /// Examples:
 ///
 ///   git checkpoint revert 5f1c:toolu_01A
@@ -36,6 +44,8 @@ use crate::ui::answer::revert::RevertAnswer;
 ///   git checkpoint revert 3fa9c1e --dry-run
 ///
 ///   git checkpoint revert 3fa9c1e..8b0d2aa --no-conflicts
+///
+///   git checkpoint revert 5f1c:turn2 -- src/parser.rs
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The checkpoint whose change to undo, or a range A..B.
@@ -46,6 +56,10 @@ pub struct Args {
     /// Change nothing if any path would conflict.
     #[arg(long)]
     no_conflicts: bool,
+    /// Undo the change to these files or directories only (relative to the current
+    /// directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
 }
 
 /// What a revert is asked for, from the command line or the MCP server's `revert`.
@@ -57,6 +71,9 @@ pub struct RevertRequest {
     pub dry_run: bool,
     /// Change nothing if any path would conflict.
     pub no_conflicts: bool,
+    /// Undo the change to these paths only (from the worktree's top; a directory stands
+    /// for what is below it); none: to every path it touched.
+    pub paths: Vec<Vec<u8>>,
 }
 
 /// Runs `revert`.
@@ -65,6 +82,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         rev: args.rev,
         dry_run: args.dry_run,
         no_conflicts: args.no_conflicts,
+        paths: context.workspace.repo.worktree_paths(&args.paths)?,
     };
     context.tell(&answer(context, request)?)
 }
@@ -81,25 +99,35 @@ pub fn answer(context: &Context, request: RevertRequest) -> anyhow::Result<Rever
         settings: context.workspace.settings.clone(),
         progress: context.progress(),
     };
-    let (report, worktree) = if request.dry_run {
+    let (report, undo, store) = if request.dry_run {
         let store = context.open_read_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?;
-        (dry_run(repo, &store, &undo, &options)?, None)
+        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?.limited_to(request.paths);
+        (dry_run(repo, &store, &undo, &options)?, undo, None)
     } else {
         let store = context.open_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?;
+        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?.limited_to(request.paths);
         let report = revert(repo, &store, &undo, &options)?;
-        let worktree = match report.worktree {
-            Some(id) => Some(store.snapshot()?.short_id(id)?),
-            None => None,
-        };
-        (report, worktree)
+        (report, undo, Some(store))
+    };
+    // The checkpoints a real revert made, by short id, read while its store is open.
+    let (worktree, result) = match &store {
+        Some(store) => {
+            let snapshot = store.snapshot()?;
+            let worktree = match report.worktree {
+                Some(id) => Some(snapshot.short_id(id)?),
+                None => None,
+            };
+            (worktree, super::saved_as(&snapshot, report.checkpoint)?)
+        }
+        None => (None, None),
     };
     Ok(RevertAnswer {
         rev: request.rev,
+        described: undo.described(),
         report,
         style: conflict_style,
         warnings: style_warning.into_iter().collect(),
         worktree,
+        result,
     })
 }

@@ -50,6 +50,8 @@ impl Tool for Revert {
             rev: args.rev,
             dry_run,
             no_conflicts: args.no_conflicts.unwrap_or(false),
+            // The tool reverts a whole step; `revert <rev> -- <path>` is the CLI's.
+            paths: Vec::new(),
         };
         Reply::of(&revert::answer(context, request)?)
     }

@@ -110,6 +110,9 @@ pub enum RestoreAnswer {
         dry_run: bool,
         /// The short ids of every checkpoint the report names.
         shorts: Shorts,
+        /// The short id and the message of the checkpoint the restore saved its result
+        /// as; `None` for a dry run, and when nothing was written.
+        result: Option<(String, String)>,
     },
 }
 
@@ -154,7 +157,8 @@ impl Answer for RestoreAnswer {
                 report,
                 dry_run,
                 shorts,
-            } => said_session(report, *dry_run, shorts, front),
+                result,
+            } => said_session(report, *dry_run, shorts, result.as_ref(), front),
         }
     }
 
@@ -187,11 +191,13 @@ impl Answer for RestoreAnswer {
 }
 
 /// The report of a session-limited restore: each conflict and who else changed it, then
-/// the restore's own report, or that there was nothing to restore.
+/// the restore's own report and the checkpoint of its result (`result`: its short id and
+/// message), or that there was nothing to restore.
 fn said_session(
     report: &SessionRestoreReport,
     dry_run: bool,
     shorts: &Shorts,
+    result: Option<&(String, String)>,
     front: Front,
 ) -> anyhow::Result<Said> {
     let by = |by: &ChangedBy| match by {
@@ -245,6 +251,11 @@ fn said_session(
             }
             said.0
                 .extend(said_restore(restore, target, shorts, &Done::Restored, front).0);
+            if let Some((short, message)) = result {
+                said.line(format!(
+                    "Saved the restore as checkpoint {short}: {message}"
+                ));
+            }
         }
         None => {
             let changed = report.changed_by_session.len();

@@ -16,6 +16,9 @@ use crate::ui::output::show_path;
 pub struct RevertAnswer {
     /// The revision as given (a checkpoint or a range).
     pub rev: String,
+    /// What was undone as the user wrote it: the revision, and the paths it was limited
+    /// to (`5f1c:turn2 -- src/a.rs`).
+    pub described: String,
     /// The revert's report.
     pub report: RevertReport,
     /// How its text conflicts are written.
@@ -26,6 +29,9 @@ pub struct RevertAnswer {
     /// The short id of the checkpoint that holds the worktree as the revert found it
     /// (restoring it undoes the revert); `None` for a dry run.
     pub worktree: Option<String>,
+    /// The short id and the message of the checkpoint the revert saved its result as;
+    /// `None` for a dry run, and when conflicts are left to resolve.
+    pub result: Option<(String, String)>,
 }
 
 impl Answer for RevertAnswer {
@@ -36,9 +42,10 @@ impl Answer for RevertAnswer {
     }
 
     /// The warnings; for a dry run the diff it would apply; the checkpoint that undoes
-    /// it; then each path and what became of it.
+    /// it; then each path and what became of it, and the checkpoint of the result.
     fn said(&self, front: Front) -> anyhow::Result<Said> {
-        let (rev, report) = (&self.rev, &self.report);
+        let report = &self.report;
+        let described = &self.described;
         let mut said = Said::default();
         for warning in &self.warnings {
             said.warning(warning);
@@ -68,7 +75,7 @@ impl Answer for RevertAnswer {
             });
         }
         if report.paths.is_empty() {
-            said.line(format!("Nothing to revert: {rev} changed no file"));
+            said.line(format!("Nothing to revert: {described} changed no file"));
             return Ok(said);
         }
         let verb = if report.dry_run {
@@ -77,7 +84,7 @@ impl Answer for RevertAnswer {
             "Reverted"
         };
         said.line(format!(
-            "{verb} {rev}: {} applied, {} conflicting, {} unchanged",
+            "{verb} {described}: {} applied, {} conflicting, {} unchanged",
             report.with(Status::Applied).count(),
             report.with(Status::Conflict).count(),
             report.with(Status::Unchanged).count()
@@ -93,6 +100,9 @@ impl Answer for RevertAnswer {
                 entry.status.name(),
                 show_path(&entry.path)
             ));
+        }
+        if let Some((short, message)) = &self.result {
+            said.line(format!("Saved the revert as checkpoint {short}: {message}"));
         }
         Ok(said)
     }

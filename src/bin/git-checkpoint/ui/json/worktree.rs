@@ -77,6 +77,8 @@ pub struct SessionRestoreJson {
     /// The checkpoint to restore to undo the restore (the safety checkpoint, or the one
     /// that held the worktree already), when something was written.
     pub worktree_checkpoint: Option<String>,
+    /// The checkpoint the restore saved its result as, when something was written.
+    pub checkpoint: Option<String>,
     /// With `--dry-run`: whether a real run would save unsaved changes first.
     pub would_save: bool,
     /// Paths written (or that would be).
@@ -167,6 +169,7 @@ impl SessionRestoreJson {
             conflicts,
             safety_checkpoint: restored.safety_checkpoint.map(CheckpointId::hex),
             worktree_checkpoint: restored.worktree.map(CheckpointId::hex),
+            checkpoint: report.checkpoint.map(CheckpointId::hex),
             would_save: restored.would_save,
             written: paths(&restored.written),
             deleted: paths(&restored.deleted),
@@ -185,6 +188,9 @@ pub struct RevertJson {
     pub safety_checkpoint: Option<String>,
     /// The checkpoint to restore to undo the revert.
     pub worktree_checkpoint: Option<String>,
+    /// The checkpoint the revert saved its result as (not with conflicts, nor in a dry
+    /// run).
+    pub checkpoint: Option<String>,
     /// With `--dry-run`: whether a real run would save unsaved changes first.
     pub would_save: bool,
     /// Whether nothing was changed.
@@ -223,6 +229,7 @@ impl RevertJson {
             revision: rev.to_string(),
             safety_checkpoint: report.safety_checkpoint.map(CheckpointId::hex),
             worktree_checkpoint: report.worktree.map(CheckpointId::hex),
+            checkpoint: report.checkpoint.map(CheckpointId::hex),
             would_save: report.would_save,
             dry_run: report.dry_run,
             conflict_style: style.name(),
