@@ -242,7 +242,7 @@ fn keys_act_while_the_diff_is_built_and_q_quits() {
 #[test]
 fn a_q_typed_during_a_drop_quits_after_it() {
     let repo = history();
-    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "gc-planned:3000")]);
+    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "op-recorded:3000")]);
     tmux.press("j");
     tmux.press("d");
     tmux.wait_for("Drop checkpoint");
@@ -251,6 +251,29 @@ fn a_q_typed_during_a_drop_quits_after_it() {
     tmux.press("q");
     tmux.assert_terminal_restored();
     assert_eq!(repo.log_ids(true).len(), 1);
+}
+
+/// A drop in browse is the command's drop: recorded in the operation log and kept for
+/// undo, so that `undo` on the command line brings the checkpoint back.
+#[test]
+fn a_drop_in_browse_is_undone_by_undo() {
+    let repo = history();
+    let before = repo.log_ids(true);
+    let tmux = start_browse(&repo, &[]);
+    tmux.press("j");
+    tmux.press("d");
+    tmux.wait_for("Drop checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Dropped checkpoint");
+    tmux.wait_for("Checkpoints (1)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.log_ids(true).len(), 1);
+    let log = repo.ok(&["op", "log"]).stdout;
+    assert!(log.contains("drop "), "{log}");
+    repo.ok(&["undo"]);
+    assert_eq!(repo.log_ids(true), before);
+    assert_eq!(repo.read_string("a.txt"), "three\n");
 }
 
 /// A folded prompt's row stands for its whole turn: the detail shows what the turn

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use git_checkpoint::diff::changes_from_parent;
 use git_checkpoint::format::text::{counted, escape_controls};
+use git_checkpoint::ops::drop::{self, Dropped};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
@@ -146,11 +147,18 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
             })
         }
         Action::Drop { id, short } => {
-            let mut store = context.open_store()?;
+            // As `drop` does: recorded in the operation log, kept for `undo`.
+            let store = context.open_store()?;
             let ids = BTreeSet::from([*id]);
             let plan = gc::plan_drop(&store.snapshot()?, &ids, &BTreeSet::new())?;
-            gc::apply(&mut store, &plan, std::time::Instant::now(), |_| true)?;
-            Ok(format!("Dropped checkpoint {short}"))
+            Ok(match drop::drop(&store, &plan)? {
+                Dropped::KeptForUndo => {
+                    format!("Dropped checkpoint {short}; 'git checkpoint undo' brings it back")
+                }
+                Dropped::Deleted => format!(
+                    "Dropped checkpoint {short} for good: a damaged checkpoint cannot be kept for undo"
+                ),
+            })
         }
         Action::RestoreSession { id, short, session } => {
             restore_session(context, *id, short, session)
