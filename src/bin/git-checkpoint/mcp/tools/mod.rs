@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use git_checkpoint::agents;
+use git_checkpoint::model::operation::Invocation;
 use git_checkpoint::ops::workspace::Workspace;
 
 use super::scope::Scope;
@@ -201,7 +202,7 @@ impl Reply {
 /// tool error carrying the line the CLI would print, and the error document.
 pub fn call(name: &str, arguments: JsonObject, scope: &Scope, read_only: bool) -> CallToolResult {
     let repo = arguments.get("repo").and_then(Value::as_str);
-    let context = match scope.repo(repo) {
+    let mut context = match scope.repo(repo) {
         // Not quiet: warnings go to stderr, the server's log. Nothing reaches stdout
         // (see `protocol_stdout`).
         Ok(repo) => Context {
@@ -210,6 +211,11 @@ pub fn call(name: &str, arguments: JsonObject, scope: &Scope, read_only: bool) -
             json: false,
         },
         Err(error) => return failure(&error),
+    };
+    // The operation log records the call, not the server's command line.
+    context.workspace.invocation = Invocation::Mcp {
+        tool: name.to_string(),
+        arguments: Value::Object(arguments.clone()).to_string(),
     };
     let reply = match all().iter().find(|tool| tool.name == name) {
         Some(tool) => (tool.call)(&context, arguments, read_only),
