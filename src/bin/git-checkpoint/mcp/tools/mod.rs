@@ -9,11 +9,14 @@
 mod diff;
 mod list_checkpoints;
 mod list_sessions;
+mod op_log;
 mod pin;
+mod redo;
 mod restore;
 mod revert;
 mod save;
 mod show;
+mod undo;
 
 use std::path::PathBuf;
 
@@ -92,16 +95,19 @@ impl Entry {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub fn all() -> [Entry; 8] {
+pub fn all() -> [Entry; 11] {
     [
         entry::<list_checkpoints::ListCheckpoints>(),
         entry::<list_sessions::ListSessions>(),
         entry::<show::Show>(),
         entry::<diff::Diff>(),
+        entry::<op_log::OpLog>(),
         entry::<save::Save>(),
         entry::<restore::Restore>(),
         entry::<revert::Revert>(),
         entry::<pin::Pin>(),
+        entry::<undo::Undo>(),
+        entry::<redo::Redo>(),
     ]
 }
 

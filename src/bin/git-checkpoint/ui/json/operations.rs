@@ -44,6 +44,15 @@ pub struct OperationJson {
     pub cannot_undo: Option<String>,
 }
 
+/// A page of the operation log: the MCP server's `op_log`.
+#[derive(Debug, Serialize)]
+pub struct OperationPageJson {
+    /// The operations, newest first, as `op log --json` gives them.
+    pub operations: Vec<OperationJson>,
+    /// The `offset` of the next page; null on the last.
+    pub next_offset: Option<usize>,
+}
+
 /// What made an operation.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
