@@ -139,7 +139,7 @@ pub fn page(context: &Context, offset: usize, limit: usize) -> anyhow::Result<Op
 
 /// The answer of `undo`, `redo` and `op restore` for `report`, with the short ids it
 /// names read from `store`.
-pub(super) fn undo_answer(store: &Store, report: UndoReport) -> anyhow::Result<UndoAnswer> {
+pub fn undo_answer(store: &Store, report: UndoReport) -> anyhow::Result<UndoAnswer> {
     let shorts = super::shorts(&store.snapshot()?, operations::named(&report))?;
     Ok(UndoAnswer { report, shorts })
 }
