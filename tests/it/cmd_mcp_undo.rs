@@ -95,7 +95,12 @@ fn an_agents_restore_is_undone_by_the_undo_tool_and_redone_by_redo() {
         );
         assert_eq!(listed["operations"][0]["number"], 2, "{listed:#}");
         assert_eq!(
-            listed["operations"][0]["invocation"]["tool"], "undo",
+            listed["operations"][0]["invocation"], "mcp undo {}",
+            "{listed:#}"
+        );
+        // Brief: what an agent acts on, the references before and after on request.
+        assert!(
+            listed["operations"][0].get("before").is_none(),
             "{listed:#}"
         );
         assert_eq!(listed["next_offset"], 1, "{listed:#}");
@@ -108,6 +113,12 @@ fn an_agents_restore_is_undone_by_the_undo_tool_and_redone_by_redo() {
         assert_eq!(rest["operations"][0]["number"], 1, "{rest:#}");
         assert_eq!(rest["operations"][0]["undone_by"], 2, "{rest:#}");
         assert_eq!(rest["next_offset"], Value::Null, "{rest:#}");
+        let whole = ok(&call(&client, "op_log", json!({"verbose": true})).await);
+        assert_eq!(
+            whole["operations"],
+            r.json(&["op", "log", "--json"]),
+            "{whole:#}"
+        );
 
         // An undo of the undo: redo brings the restore back.
         let redone = call(&client, "redo", json!({})).await;

@@ -123,9 +123,14 @@ fn list(context: &Context, args: &LogArgs) -> anyhow::Result<Output> {
     Ok(Output::Lines(lines.collect()))
 }
 
-/// A page of `op log`, newest first: `limit` operations from `offset` on; the MCP
-/// server's `op_log`.
-pub fn page(context: &Context, offset: usize, limit: usize) -> anyhow::Result<OperationPage> {
+/// A page of `op log`, newest first: `limit` operations from `offset` on, whole
+/// records when `verbose`; the MCP server's `op_log`.
+pub fn page(
+    context: &Context,
+    offset: usize,
+    limit: usize,
+    verbose: bool,
+) -> anyhow::Result<OperationPage> {
     let store = context.open_read_store()?;
     let history = History::read(&store.snapshot()?)?;
     let total = history.entries.len();
@@ -134,6 +139,7 @@ pub fn page(context: &Context, offset: usize, limit: usize) -> anyhow::Result<Op
         entries: entries.collect(),
         now: clock::now_ns(),
         next_offset: Some(offset.saturating_add(limit)).filter(|next| *next < total),
+        verbose,
     })
 }
 

@@ -7,7 +7,9 @@ use git_checkpoint::model::Head;
 use git_checkpoint::ops::op_log::{Entry, UndoReport};
 
 use super::{Answer, Front, Said, Shorts};
-use crate::ui::json::{OperationJson, OperationPageJson, UndoJson};
+use crate::ui::json::{
+    ListedOperationJson, OperationBriefJson, OperationJson, OperationPageJson, UndoJson,
+};
 use crate::ui::output::relative_time;
 
 /// What `undo`, `redo` or `op restore` did.
@@ -151,14 +153,20 @@ pub struct OperationPage {
     pub now: i128,
     /// Where the next page starts, when there is one.
     pub next_offset: Option<usize>,
+    /// Whether its structured content gives `op log --json`'s whole records.
+    pub verbose: bool,
 }
 
 impl Answer for OperationPage {
     type Json = OperationPageJson;
 
     fn json(&self) -> OperationPageJson {
+        let listed = |entry| match self.verbose {
+            true => ListedOperationJson::Full(Box::new(OperationJson::new(entry))),
+            false => ListedOperationJson::Brief(OperationBriefJson::new(entry)),
+        };
         OperationPageJson {
-            operations: self.entries.iter().map(OperationJson::new).collect(),
+            operations: self.entries.iter().map(listed).collect(),
             next_offset: self.next_offset,
         }
     }
