@@ -2,9 +2,11 @@
 //! server's `undo` and `redo`), and `op log`'s lines (and the MCP server's `op_log`, a
 //! page at a time).
 
+use git_checkpoint::format::text::counted;
 use git_checkpoint::model::operation::OpKind;
 use git_checkpoint::model::Head;
 use git_checkpoint::ops::op_log::{Entry, UndoReport};
+use git_checkpoint::CheckpointId;
 
 use super::{Answer, Front, Said, Shorts};
 use crate::ui::json::{
@@ -100,7 +102,7 @@ impl Answer for UndoAnswer {
         if !report.dropped.is_empty() {
             said.line(format!(
                 "Dropped again {}",
-                git_checkpoint::format::text::counted(report.dropped.len(), "checkpoint")
+                counted(report.dropped.len(), "checkpoint")
             ));
         }
         Ok(said)
@@ -108,7 +110,7 @@ impl Answer for UndoAnswer {
 }
 
 /// Every checkpoint an undo's report names, for its [`Shorts`].
-pub fn named(report: &UndoReport) -> Vec<git_checkpoint::CheckpointId> {
+pub fn named(report: &UndoReport) -> Vec<CheckpointId> {
     let mut ids = Vec::new();
     if let Some(restore) = &report.restore {
         ids.extend(restore.safety_checkpoint);
