@@ -30,7 +30,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
-use crate::text::counted;
 use crate::git::repo::Repo;
 use crate::model::command_checkpoint::{
     made_by_call, KIND_KEY, RESTORED_KEY, RESTORED_SESSION_KEY, RESTORE_KIND, REVISION_KEY,
@@ -40,6 +39,7 @@ use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
 use crate::storage::{Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error, Result};
 
 /// How a session-limited restore runs.

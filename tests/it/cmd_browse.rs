@@ -242,7 +242,7 @@ fn keys_act_while_the_diff_is_built_and_q_quits() {
 #[test]
 fn a_q_typed_during_a_drop_quits_after_it() {
     let repo = history();
-    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "gc-planned:3000")]);
+    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "op-recorded:3000")]);
     tmux.press("j");
     tmux.press("d");
     tmux.wait_for("Drop checkpoint");
@@ -251,6 +251,70 @@ fn a_q_typed_during_a_drop_quits_after_it() {
     tmux.press("q");
     tmux.assert_terminal_restored();
     assert_eq!(repo.log_ids(true).len(), 1);
+}
+
+/// A drop in browse is the command's drop: recorded in the operation log and kept for
+/// undo, so that `undo` on the command line brings the checkpoint back.
+#[test]
+fn a_drop_in_browse_is_undone_by_undo() {
+    let repo = history();
+    let before = repo.log_ids(true);
+    let tmux = start_browse(&repo, &[]);
+    tmux.press("j");
+    tmux.press("d");
+    tmux.wait_for("Drop checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Dropped checkpoint");
+    tmux.wait_for("Checkpoints (1)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.log_ids(true).len(), 1);
+    let log = repo.ok(&["op", "log"]).stdout;
+    assert!(log.contains("drop "), "{log}");
+    repo.ok(&["undo"]);
+    assert_eq!(repo.log_ids(true), before);
+    assert_eq!(repo.read_string("a.txt"), "three\n");
+}
+
+/// `U` undoes the newest operation, as `undo` does, after asking which one it is: a
+/// restore made in browse is undone, the unsaved work it had saved first back in the
+/// worktree, and the status line says what was undone.
+#[test]
+fn capital_u_undoes_a_restore_made_in_browse() {
+    let repo = history();
+    let tmux = start_browse(&repo, &[]);
+    tmux.press("j");
+    tmux.press("r");
+    tmux.wait_for("Restore the worktree to checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Restored checkpoint");
+    tmux.wait_for("Checkpoints (3)");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    // Anything but y leaves it.
+    tmux.press("U");
+    tmux.wait_for("Undo op 1 (restore to ");
+    tmux.press("n");
+    tmux.wait_for("Cancelled");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    tmux.press("U");
+    tmux.wait_for("Undo op 1 (restore to ");
+    tmux.press("y");
+    let screen = tmux.wait_for("Undid op 1: restore to ");
+    assert!(
+        screen.contains("Restored the worktree as checkpoint"),
+        "{screen}"
+    );
+    assert_eq!(repo.read_string("a.txt"), "three\n");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    let log = repo.ok(&["op", "log"]).stdout;
+    assert!(log.contains("undo of op 1 (restore to "), "{log}");
+    // Nothing is left to undo: U says so, and asks nothing.
+    let tmux = start_browse_on(&repo, &[], 3);
+    tmux.press("U");
+    tmux.wait_for("error: nothing to undo");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
 }
 
 /// A folded prompt's row stands for its whole turn: the detail shows what the turn

@@ -12,17 +12,28 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{json, Value};
 
 /// Every tool the server offers, and the ones `--read-only` keeps.
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 11] = [
     "list_checkpoints",
     "list_sessions",
     "show",
     "diff",
+    "op_log",
     "save",
     "restore",
     "revert",
     "pin",
+    "undo",
+    "redo",
 ];
-const READING_TOOLS: [&str; 4] = ["list_checkpoints", "list_sessions", "show", "diff"];
+const READING_TOOLS: [&str; 5] = [
+    "list_checkpoints",
+    "list_sessions",
+    "show",
+    "diff",
+    "op_log",
+];
+/// The tools that may overwrite work.
+const DESTRUCTIVE_TOOLS: [&str; 4] = ["restore", "revert", "undo", "redo"];
 
 /// The short id `log` gives checkpoint `id`.
 fn short_id(r: &Repo, id: &str) -> String {
@@ -80,7 +91,7 @@ fn handshake_and_tool_list_follow_the_protocol() {
             assert_eq!(hints.read_only_hint, Some(reading), "{name}");
             assert_eq!(
                 hints.destructive_hint,
-                Some(name == "restore" || name == "revert"),
+                Some(DESTRUCTIVE_TOOLS.contains(&name)),
                 "{name}"
             );
         }

@@ -195,12 +195,12 @@ fn an_unknown_method_or_tool_names_itself_and_what_exists() {
         );
         let arguments = serde_json::from_value(json!({})).unwrap();
         let no_tool = client
-            .call_tool(rmcp::model::CallToolRequestParams::new("undo").with_arguments(arguments))
+            .call_tool(rmcp::model::CallToolRequestParams::new("rewind").with_arguments(arguments))
             .await
             .expect_err("no such tool")
             .to_string();
         assert!(
-            no_tool.contains("'undo'") && no_tool.contains("list_checkpoints, "),
+            no_tool.contains("'rewind'") && no_tool.contains("list_checkpoints, "),
             "{no_tool}"
         );
         client.cancel().await.unwrap();

@@ -71,6 +71,7 @@ mod cmd_mcp_answers;
 mod cmd_mcp_escaping;
 mod cmd_mcp_install;
 mod cmd_mcp_scope;
+mod cmd_mcp_undo;
 mod cmd_pin;
 mod cmd_restore;
 mod cmd_restore_only_session;

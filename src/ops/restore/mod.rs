@@ -41,7 +41,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::diff::PathFilter;
-use crate::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
 use crate::model::operation::{NewOperation, OpKind, OpStep, View, ViewChange, WorktreeChange};
@@ -50,6 +49,7 @@ use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
 pub(crate) use collisions::check_no_collisions;

@@ -52,7 +52,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::diff::content::{Content, ContentReader};
-use crate::text::counted;
 use crate::git::repo::Repo;
 use crate::model::command_checkpoint::{
     KIND_KEY, REVERTED_KEY, REVERTED_PATHS_KEY, REVERT_KIND, REVISION_KEY,
@@ -64,6 +63,7 @@ use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::text::counted;
 use crate::worktree::Worktree;
 use crate::{CheckpointId, Error, Result, TreeId};
 

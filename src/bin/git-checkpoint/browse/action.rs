@@ -67,6 +67,14 @@ pub enum Action {
         /// How many tool calls the turn holds, when a turn is reverted.
         turn: Option<usize>,
     },
+    /// Undo the newest operation, as `undo` does.
+    Undo {
+        /// Its number in the operation log: the undo is refused if another came since
+        /// the question was asked.
+        number: u64,
+        /// What it did, in a few words.
+        summary: String,
+    },
 }
 
 impl Action {
@@ -100,6 +108,10 @@ impl Action {
                 "Undo this prompt's turn ({label}: what its {} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
                 counted(*n, "tool call")
             ),
+            Action::Undo { number, summary } => format!(
+                "Undo op {number} ({})? The worktree, branches and pins go back to before it; unsaved changes are saved first.",
+                escape_controls(summary)
+            ),
         }
     }
 
@@ -121,6 +133,7 @@ impl Action {
                 format!("Restoring the session's files from checkpoint {short}…")
             }
             Action::Revert { label, .. } => format!("Reverting {label}…"),
+            Action::Undo { number, .. } => format!("Undoing op {number}…"),
         }
     }
 }

@@ -106,6 +106,8 @@ pub enum Effect {
     },
     /// Read the list again from the store (checkpoints saved meanwhile).
     Reload,
+    /// Ask to undo the newest operation, named as the operation log has it.
+    AskUndo,
 }
 
 /// What the detail shows for the selected row: one checkpoint's change, or a prompt's
@@ -540,6 +542,7 @@ impl App {
             KeyCode::Char('R') => return Effect::Reload,
             KeyCode::Char('s') => self.ask_session_restore(),
             KeyCode::Char('u') => self.ask_revert(),
+            KeyCode::Char('U') => return Effect::AskUndo,
             KeyCode::Char(c @ ('r' | 'F' | 'p' | 'd')) => {
                 if let Some(entry) = self.selected_entry() {
                     let (id, short) = (entry.id, entry.short.clone());

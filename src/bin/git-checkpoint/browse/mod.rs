@@ -1,7 +1,7 @@
 //! `git checkpoint browse`: a full-screen terminal UI over the checkpoints. It sits
 //! above `commands/` (it reads a checkpoint through `show` and acts through the same
-//! library calls as `restore`, `fork`, `pin` and `drop`); `commands/browse.rs` keeps its
-//! `Args` (the help text) and the checks before the terminal is taken.
+//! library calls as `restore`, `fork`, `pin`, `drop` and `undo`); `commands/browse.rs`
+//! keeps its `Args` (the help text) and the checks before the terminal is taken.
 //!
 //! - `action.rs`: what the keys that change things ask for, and ask first.
 //! - `app.rs`: the state (the list, its folds, the selection, the dialog open) and what

@@ -5,8 +5,10 @@
 use std::collections::BTreeSet;
 
 use git_checkpoint::diff::changes_from_parent;
+use git_checkpoint::ops::drop::{self, Dropped};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
+use git_checkpoint::ops::op_log::{self, History, UndoOptions};
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
 use git_checkpoint::ops::revert::{revert, ConflictStyle, RevertOptions, Status, Undo};
 use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
@@ -16,7 +18,8 @@ use git_checkpoint::CheckpointId;
 
 use super::action::{short_session, Action};
 use super::app::Entry;
-use crate::commands::Context;
+use crate::commands::{op, Context};
+use crate::ui::answer::{Answer, Front, Part};
 use crate::ui::output::{labels, show_path};
 
 /// The list, read a page at a time in `log --all` order ([`LogWalk`]): the walk keeps
@@ -146,17 +149,56 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
             })
         }
         Action::Drop { id, short } => {
-            let mut store = context.open_store()?;
+            // As `drop` does: recorded in the operation log, kept for `undo`.
+            let store = context.open_store()?;
             let ids = BTreeSet::from([*id]);
             let plan = gc::plan_drop(&store.snapshot()?, &ids, &BTreeSet::new())?;
-            gc::apply(&mut store, &plan, std::time::Instant::now(), |_| true)?;
-            Ok(format!("Dropped checkpoint {short}"))
+            Ok(match drop::drop(&store, &plan)? {
+                Dropped::KeptForUndo => {
+                    format!("Dropped checkpoint {short}; 'git checkpoint undo' brings it back")
+                }
+                Dropped::Deleted => format!(
+                    "Dropped checkpoint {short} for good: a damaged checkpoint cannot be kept for undo"
+                ),
+            })
         }
         Action::RestoreSession { id, short, session } => {
             restore_session(context, *id, short, session)
         }
         Action::Revert { rev, label, .. } => revert_change(context, rev, label),
+        Action::Undo { number, .. } => undo(context, *number),
     }
+}
+
+/// What `U` asks: to undo the operation `undo` would undo now.
+pub fn next_undo(context: &Context) -> anyhow::Result<Action> {
+    let store = context.open_read_store()?;
+    let history = History::read(&store.snapshot()?)?;
+    let entry = history.next_undo()?;
+    Ok(Action::Undo {
+        number: entry.number,
+        summary: entry.op.summary.clone(),
+    })
+}
+
+/// `undo <number>`, as the command runs it but without a progress bar (the terminal is
+/// the UI's), said in one line: `undo`'s lines joined, escaped as the CLI prints them.
+fn undo(context: &Context, number: u64) -> anyhow::Result<String> {
+    let store = context.open_store()?;
+    let options = UndoOptions {
+        settings: context.workspace.settings.clone(),
+        progress: None,
+    };
+    let report = op_log::undo_op(&context.workspace.repo, &store, number, &options)?;
+    let said = op::undo_answer(&store, report)?.said(Front::Cli { colour: false })?;
+    let parts: Vec<String> = (said.0.into_iter())
+        .filter_map(|part| match part {
+            Part::Line(line) => Some(escape_controls(&line).into_owned()),
+            Part::Warning(warning) => Some(format!("warning: {}", escape_controls(&warning))),
+            Part::Raw(_) => None,
+        })
+        .collect();
+    Ok(parts.join("; "))
 }
 
 /// `restore <id> --only-session <session>`, as the command runs it (conflicting paths

@@ -126,6 +126,7 @@ fn event_loop(
             Effect::Quit => return Ok(()),
             Effect::Search(text) => search(reader, app, &text),
             Effect::PickFile => pick_file(reader, app),
+            Effect::AskUndo => ask_undo(reader, app),
             Effect::Reload => {
                 reader.quiet(app);
                 if let Err(error) = reload(reader, app) {
@@ -273,6 +274,16 @@ fn search(reader: &mut Reader<'_>, app: &mut App, text: &str) {
             app.status = format!("Found '{}' (n: next)", escape_controls(text));
         }
         None => app.status = format!("No checkpoint matches '{}'", escape_controls(text)),
+    }
+}
+
+/// `U`: asks to undo the operation `undo` would undo now, naming it; says so when
+/// there is none.
+fn ask_undo(reader: &mut Reader<'_>, app: &mut App) {
+    reader.quiet(app);
+    match store::next_undo(reader.context) {
+        Ok(action) => app.mode = Mode::Confirm(action),
+        Err(error) => app.status = failed(&error),
     }
 }
 

@@ -38,6 +38,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F", "fork: a new branch at the checkpoint"),
     ("p", "pin the checkpoint"),
     ("d", "drop the checkpoint"),
+    ("U", "undo the newest operation (git checkpoint undo)"),
     ("?", "this list"),
     ("q, Esc, Ctrl-C", "quit"),
 ];
@@ -137,7 +138,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let line = match &app.mode {
         Mode::Search(text) => format!("/{text}▏  (Enter: find, Esc: cancel)"),
         _ if !app.status.is_empty() => app.status.clone(),
-        _ => "?: keys  r: restore  f: restore a file  s: a session's files  u: revert  /: search  q: quit"
+        _ => "?: keys  r: restore  f: restore a file  s: a session's files  u: revert  U: undo  /: search  q: quit"
             .to_string(),
     };
     frame.render_widget(Paragraph::new(line), area);

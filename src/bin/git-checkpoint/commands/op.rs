@@ -1,17 +1,13 @@
 //! `git checkpoint op`: the operation log (`op log`) and going back to any point of it
-//! (`op restore`); also the report `undo` and `redo` share.
+//! (`op restore`); also the answer `undo` and `redo` share.
 
 use git_checkpoint::clock;
-use git_checkpoint::model::operation::OpKind;
-use git_checkpoint::model::Head;
-use git_checkpoint::ops::op_log::{self, Entry, History, UndoOptions, UndoReport};
-use git_checkpoint::storage::StoreRead;
-use git_checkpoint::text::counted;
-use git_checkpoint::CheckpointId;
+use git_checkpoint::ops::op_log::{self, History, UndoOptions, UndoReport};
+use git_checkpoint::storage::{Store, StoreRead};
 
 use super::{Context, Output};
-use crate::ui::json::{self, OperationJson, UndoJson};
-use crate::ui::output::relative_time;
+use crate::ui::answer::operations::{self, OperationPage, UndoAnswer, NO_OPERATIONS};
+use crate::ui::json::OperationJson;
 
 /// The operation log: every command that changed the worktree, a branch or the store.
 ///
@@ -92,7 +88,7 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             };
             let number = number(&args.op)?;
             let report = op_log::restore_op(&context.workspace.repo, &store, number, &options)?;
-            say_undo(context, &store, &report)
+            context.tell(&undo_answer(&store, report)?)
         }
     }
 }
@@ -120,122 +116,36 @@ fn list(context: &Context, args: &LogArgs) -> anyhow::Result<Output> {
         return Output::json(&list);
     }
     if history.entries.is_empty() && !context.quiet {
-        eprintln!(
-            "no operations yet: restore, revert, fork, switch, drop, pin, gc, fetch and pull each record one"
-        );
+        eprintln!("{NO_OPERATIONS}");
     }
     let now = clock::now_ns();
-    let mut lines = Vec::new();
-    for entry in shown {
-        lines.push(headline(entry, now));
-        lines.push(format!("      {}", entry.op.invocation.display()));
-    }
-    Ok(Output::Lines(lines))
+    let lines = shown.flat_map(|entry| operations::op_lines(entry, now));
+    Ok(Output::Lines(lines.collect()))
 }
 
-/// An entry's first line: number, age, summary, and what became of it.
-fn headline(entry: &Entry, now: i128) -> String {
-    let op = &entry.op;
-    let mut line = format!(
-        "op {:<4} {:<16} {}",
-        entry.number,
-        relative_time(op.time_ns, now),
-        op.summary
-    );
-    if let Some(by) = entry.undone_by {
-        line.push_str(&format!(" (undone by op {by})"));
-    } else if op.lost.is_some() || !op.kind.undoable() {
-        if let Some(why) = entry.refusal() {
-            line.push_str(&format!(" ({why})"));
-        }
-    }
-    line
-}
-
-/// The report of `undo`, `redo` and `op restore`: what was undone (or redone, or
-/// returned to), where unsaved changes went, what the worktree became, and every
-/// reference moved.
-pub(super) fn say_undo(
+/// A page of `op log`, newest first: `limit` operations from `offset` on, whole
+/// records when `verbose`; the MCP server's `op_log`.
+pub fn page(
     context: &Context,
-    store: &impl StoreRead,
-    report: &UndoReport,
-) -> anyhow::Result<()> {
-    // The restore's warnings (a file left as it was, …), as restore prints them.
-    for warning in report.restore.iter().flat_map(|restore| &restore.warnings) {
-        context.warn(warning);
-    }
-    if context.json {
-        return json::print(&UndoJson::new(report));
-    }
-    let read = store.snapshot()?;
-    let short = |id: CheckpointId| read.short_id(id);
-    let (headline, way_back) = match report.kind {
-        OpKind::Undo(_) => ("Undid op", "git checkpoint redo"),
-        OpKind::Redo(_) => ("Redid op", "git checkpoint undo"),
-        _ => ("Returned to the state after op", "git checkpoint undo"),
-    };
-    context.say(&format!(
-        "{headline} {}: {}",
-        report.target, report.target_op.summary
-    ));
-    if let Some(restore) = &report.restore {
-        if let Some(safety) = restore.safety_checkpoint {
-            context.say(&format!(
-                "Saved unsaved changes as checkpoint {} first ('{way_back}' brings them back)",
-                short(safety)?
-            ));
-        }
-        if let (Some(target), false) = (
-            restore.target,
-            restore.written.is_empty() && restore.deleted.is_empty(),
-        ) {
-            context.say(&format!(
-                "Restored the worktree as checkpoint {} holds it: {} written, {} deleted",
-                short(target)?,
-                restore.written.len(),
-                restore.deleted.len()
-            ));
-        }
-    }
-    for moved in &report.moved {
-        let line = match (moved.from, moved.to) {
-            (Some(from), Some(to)) => {
-                format!("Branch {}: {} -> {}", moved.name, short(from)?, short(to)?)
-            }
-            (None, Some(to)) => format!("Branch {} made at {}", moved.name, short(to)?),
-            (Some(from), None) => format!("Branch {} deleted (was {})", moved.name, short(from)?),
-            (None, None) => continue,
-        };
-        context.say(&if moved.saved_since {
-            format!(
-                "{line}; the checkpoints saved on it since op {} are kept ('{way_back}' brings the branch back to them)",
-                report.target
-            )
-        } else {
-            line
-        });
-    }
-    if let Some((_, to)) = &report.head {
-        context.say(&match to {
-            Head::Branch(name) => format!("HEAD names branch {name}"),
-            Head::Detached(id) => format!("HEAD is detached at {}", short(*id)?),
-        });
-    }
-    if !report.undropped.is_empty() {
-        let ids: Vec<String> = (report.undropped.iter())
-            .map(|id| short(*id))
-            .collect::<Result<_, _>>()?;
-        let noun = match ids.len() {
-            1 => "checkpoint",
-            _ => "checkpoints",
-        };
-        context.say(&format!("Brought back dropped {noun} {}", ids.join(", ")));
-    }
-    if !report.dropped.is_empty() {
-        context.say(&format!(
-            "Dropped again {}",
-            counted(report.dropped.len(), "checkpoint")
-        ));
-    }
-    Ok(())
+    offset: usize,
+    limit: usize,
+    verbose: bool,
+) -> anyhow::Result<OperationPage> {
+    let store = context.open_read_store()?;
+    let history = History::read(&store.snapshot()?)?;
+    let total = history.entries.len();
+    let entries = history.entries.into_iter().rev().skip(offset).take(limit);
+    Ok(OperationPage {
+        entries: entries.collect(),
+        now: clock::now_ns(),
+        next_offset: Some(offset.saturating_add(limit)).filter(|next| *next < total),
+        verbose,
+    })
+}
+
+/// The answer of `undo`, `redo` and `op restore` for `report`, with the short ids it
+/// names read from `store`.
+pub fn undo_answer(store: &Store, report: UndoReport) -> anyhow::Result<UndoAnswer> {
+    let shorts = super::shorts(&store.snapshot()?, operations::named(&report))?;
+    Ok(UndoAnswer { report, shorts })
 }

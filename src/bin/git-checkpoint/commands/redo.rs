@@ -3,6 +3,7 @@
 use git_checkpoint::ops::op_log::{self, UndoOptions};
 
 use super::{op, Context};
+use crate::ui::answer::operations::UndoAnswer;
 
 /// Go forward again over the newest undo: the state before it comes back.
 ///
@@ -19,11 +20,16 @@ pub struct Args {}
 
 /// Runs `redo`.
 pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
+    context.tell(&answer(context)?)
+}
+
+/// Redoes the newest undo: `redo`'s answer, and the MCP server's.
+pub fn answer(context: &Context) -> anyhow::Result<UndoAnswer> {
     let store = context.open_store()?;
     let options = UndoOptions {
         settings: context.workspace.settings.clone(),
         progress: context.progress(),
     };
     let report = op_log::redo(&context.workspace.repo, &store, &options)?;
-    op::say_undo(context, &store, &report)
+    op::undo_answer(&store, report)
 }

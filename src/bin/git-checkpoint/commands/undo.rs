@@ -3,6 +3,7 @@
 use git_checkpoint::ops::op_log::{self, UndoOptions};
 
 use super::{op, Context};
+use crate::ui::answer::operations::UndoAnswer;
 
 /// Undo the newest operation: put back the state before it.
 ///
@@ -35,15 +36,22 @@ pub struct Args {
 
 /// Runs `undo`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    let number = args.op.as_deref().map(op::number).transpose()?;
+    context.tell(&answer(context, number)?)
+}
+
+/// Undoes operation `number` (by default the newest in effect): `undo`'s answer, and
+/// the MCP server's.
+pub fn answer(context: &Context, number: Option<u64>) -> anyhow::Result<UndoAnswer> {
     let store = context.open_store()?;
     let options = UndoOptions {
         settings: context.workspace.settings.clone(),
         progress: context.progress(),
     };
     let repo = &context.workspace.repo;
-    let report = match &args.op {
+    let report = match number {
         None => op_log::undo(repo, &store, &options)?,
-        Some(number) => op_log::undo_op(repo, &store, op::number(number)?, &options)?,
+        Some(number) => op_log::undo_op(repo, &store, number, &options)?,
     };
-    op::say_undo(context, &store, &report)
+    op::undo_answer(&store, report)
 }

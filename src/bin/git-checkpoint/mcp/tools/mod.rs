@@ -9,11 +9,14 @@
 mod diff;
 mod list_checkpoints;
 mod list_sessions;
+mod op_log;
 mod pin;
+mod redo;
 mod restore;
 mod revert;
 mod save;
 mod show;
+mod undo;
 
 use std::path::PathBuf;
 
@@ -23,6 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use git_checkpoint::agents;
+use git_checkpoint::model::operation::Invocation;
 use git_checkpoint::ops::workspace::Workspace;
 
 use super::scope::Scope;
@@ -91,16 +95,19 @@ impl Entry {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub fn all() -> [Entry; 8] {
+pub fn all() -> [Entry; 11] {
     [
         entry::<list_checkpoints::ListCheckpoints>(),
         entry::<list_sessions::ListSessions>(),
         entry::<show::Show>(),
         entry::<diff::Diff>(),
+        entry::<op_log::OpLog>(),
         entry::<save::Save>(),
         entry::<restore::Restore>(),
         entry::<revert::Revert>(),
         entry::<pin::Pin>(),
+        entry::<undo::Undo>(),
+        entry::<redo::Redo>(),
     ]
 }
 
@@ -201,7 +208,7 @@ impl Reply {
 /// tool error carrying the line the CLI would print, and the error document.
 pub fn call(name: &str, arguments: JsonObject, scope: &Scope, read_only: bool) -> CallToolResult {
     let repo = arguments.get("repo").and_then(Value::as_str);
-    let context = match scope.repo(repo) {
+    let mut context = match scope.repo(repo) {
         // Not quiet: warnings go to stderr, the server's log. Nothing reaches stdout
         // (see `protocol_stdout`).
         Ok(repo) => Context {
@@ -210,6 +217,11 @@ pub fn call(name: &str, arguments: JsonObject, scope: &Scope, read_only: bool) -
             json: false,
         },
         Err(error) => return failure(&error),
+    };
+    // The operation log records the call, not the server's command line.
+    context.workspace.invocation = Invocation::Mcp {
+        tool: name.to_string(),
+        arguments: Value::Object(arguments.clone()).to_string(),
     };
     let reply = match all().iter().find(|tool| tool.name == name) {
         Some(tool) => (tool.call)(&context, arguments, read_only),

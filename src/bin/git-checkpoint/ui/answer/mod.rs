@@ -1,5 +1,5 @@
 //! One answer, two front ends. Each operation both the CLI and the MCP server offer
-//! (save, restore, revert, pin, and the listings) makes one typed answer: the
+//! (save, restore, revert, pin, undo and redo, and the listings) makes one typed answer: the
 //! library's report, with the short ids it names read while the store was open. The
 //! answer says itself here, once: as lines ([`Answer::said`]) and as its `--json` shape
 //! ([`Answer::json`], a type of [`crate::ui::json`]). The CLI command prints it
@@ -8,6 +8,7 @@
 
 pub mod checkpoints;
 pub mod diff;
+pub mod operations;
 pub mod pin;
 pub mod restore;
 pub mod revert;
@@ -42,6 +43,15 @@ impl Front {
         match self {
             Front::Cli { .. } => format!("git checkpoint restore {rev}"),
             Front::Mcp => format!("restore rev={rev}"),
+        }
+    }
+
+    /// How this reader runs command `name` as it is, without arguments:
+    /// `git checkpoint <name>`, or the tool `<name>`.
+    pub fn command(self, name: &str) -> String {
+        match self {
+            Front::Cli { .. } => format!("git checkpoint {name}"),
+            Front::Mcp => name.to_string(),
         }
     }
 

@@ -44,6 +44,63 @@ pub struct OperationJson {
     pub cannot_undo: Option<String>,
 }
 
+/// A page of the operation log: the MCP server's `op_log`.
+#[derive(Debug, Serialize)]
+pub struct OperationPageJson {
+    /// The operations, newest first.
+    pub operations: Vec<ListedOperationJson>,
+    /// The `offset` of the next page; null on the last.
+    pub next_offset: Option<usize>,
+}
+
+/// An operation on a page: brief, or `op log --json`'s whole record when asked for.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ListedOperationJson {
+    /// What an agent acts on.
+    Brief(OperationBriefJson),
+    /// Everything (`verbose`).
+    Full(Box<OperationJson>),
+}
+
+/// What an agent acts on of an operation: which it is (the number `undo` takes), what
+/// it did and what made it, and whether undo can act on it.
+#[derive(Debug, Serialize)]
+pub struct OperationBriefJson {
+    /// Its number.
+    pub number: u64,
+    /// When it was made, RFC 3339 in UTC.
+    pub time: String,
+    /// What it was, as [`OperationJson::kind`].
+    pub kind: &'static str,
+    /// What it did, in a few words.
+    pub summary: String,
+    /// What made it, as `op log` shows it (`mcp restore {"rev":"@~2"}`).
+    pub invocation: String,
+    /// Present while it stays undone: the undo that undid it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<u64>,
+    /// Present when `undo` cannot act on it: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cannot_undo: Option<String>,
+}
+
+impl OperationBriefJson {
+    /// The brief view of `entry`.
+    pub fn new(entry: &Entry) -> Self {
+        let op = &entry.op;
+        OperationBriefJson {
+            number: entry.number,
+            time: rfc3339(op.time_ns),
+            kind: op.kind.name(),
+            summary: op.summary.clone(),
+            invocation: op.invocation.display(),
+            undone_by: entry.undone_by,
+            cannot_undo: entry.refusal(),
+        }
+    }
+}
+
 /// What made an operation.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
