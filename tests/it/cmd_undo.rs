@@ -260,6 +260,41 @@ fn undo_twice_undoes_the_two_newest_and_redo_goes_forward_until_new_work() {
     assert_eq!(r.branches(), ["*main"]);
 }
 
+/// An undo of a redo, by its number, undoes again what the redo brought back, as `undo`
+/// would; an undo by number of an operation that is not the newest in effect names the
+/// one that is.
+#[test]
+fn an_undo_of_a_redo_undoes_again_what_it_brought_back() {
+    let (r, c) = three_saves();
+    r.write("a.txt", b"unsaved\n");
+    let before = state(&r);
+    r.ok(&["restore", &c[0]]);
+    let restore = newest_op(&r);
+    let after = state(&r);
+    r.ok(&["undo"]);
+    r.ok(&["redo"]);
+    assert_state(&after, &r, "redo: the restore");
+    let redo = newest_op(&r);
+    r.ok(&["undo", &redo]);
+    assert_state(
+        &before,
+        &r,
+        "undo of the redo: the state before the restore",
+    );
+
+    r.ok(&["redo"]);
+    r.ok(&["pin", &c[1]]);
+    let pin = newest_op(&r);
+    let out = r.run(&["undo", &restore]);
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "op {restore} cannot be undone now: the newest operation in effect is op {pin}"
+        )),
+        "{out}"
+    );
+}
+
 /// Saves are not operations: undo goes back to the state before the newest operation,
 /// the checkpoints saved since stay, and redo brings the branch back to them.
 #[test]

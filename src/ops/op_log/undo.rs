@@ -44,8 +44,9 @@ pub fn redo(repo: &Repo, store: &Store, options: &UndoOptions) -> Result<UndoRep
     carry::carry(repo, store, planned, options)
 }
 
-/// Undoes operation `number`, which must be the one `undo` would undo, or an undo that
-/// `redo` would go back on (an undo of an undo is a redo).
+/// Undoes operation `number`, which must be the one `undo` would undo, an undo that
+/// `redo` would go back on (an undo of an undo is a redo), or a redo of the operation
+/// `undo` would undo (an undo of a redo undoes again what it brought back).
 pub fn undo_op(
     repo: &Repo,
     store: &Store,
@@ -67,15 +68,20 @@ pub fn undo_op(
         if let Some(why) = entry.refusal() {
             return Err(Error::CannotUndo { op: number, why });
         }
+        // A redo is undone by undoing again the operation it brought back.
+        let target = match entry.op.kind {
+            OpKind::Redo(of) => of,
+            _ => number,
+        };
         match history.next_undo() {
-            Ok(newest) if newest.number == number => {}
+            Ok(newest) if newest.number == target => {}
             Ok(newest) => {
-                let newer = format!("op {} came after it", newest.number);
-                return Err(not_newest(number, "undone", &newer));
+                let newest = format!("the newest operation in effect is op {}", newest.number);
+                return Err(not_newest(number, "undone", &newest));
             }
             Err(_) => return Err(not_newest(number, "undone", "it is undone already")),
         }
-        go_back(&snapshot, entry, OpKind::Undo(number))?
+        go_back(&snapshot, history.get(target)?, OpKind::Undo(target))?
     };
     carry::carry(repo, store, planned, options)
 }
