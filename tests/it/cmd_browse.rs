@@ -87,7 +87,8 @@ fn restore_only_a_sessions_files_from_the_prompt_with_confirmation() {
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     // The worktree was saved first, as `restore --only-session` saves it.
     let safety = named_after(&screen, "unsaved changes saved as ");
-    tmux.wait_for("Checkpoints (5)");
+    // The safety checkpoint and the result's on top.
+    tmux.wait_for("Checkpoints (6)");
     tmux.press("q");
     tmux.assert_terminal_restored();
     repo.ok(&["restore", &safety]);
@@ -115,7 +116,8 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     // The list is read again with the safety checkpoint on top; the prompt's fold the
     // search opened is still open, and the step still selected: h folds it again, onto
     // the row that stands for the whole turn.
-    tmux.wait_for("Checkpoints (5)");
+    // The safety checkpoint and the result's on top.
+    tmux.wait_for("Checkpoints (6)");
     let screen = tmux.wait_for("Write: a.txt");
     assert!(screen.contains("before prompt 1"), "{screen}");
     tmux.press("h");
@@ -129,6 +131,20 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     tmux.press("q");
     tmux.assert_terminal_restored();
+    // The step's revert is saved named after the id browse showed, not a full id.
+    let log = repo.log_json(true);
+    let step = (log.iter())
+        .find(|c| c["message"] == "after Write: a.txt")
+        .expect("the step is in the log");
+    let reverts: Vec<&str> = (log.iter())
+        .filter_map(|c| c["message"].as_str())
+        .filter(|m| m.starts_with("revert of "))
+        .collect();
+    let shown = &step["id"].as_str().unwrap()[..7];
+    assert!(
+        reverts.contains(&format!("revert of {shown} (1 file)").as_str()),
+        "{reverts:?}"
+    );
     // The first revert's safety checkpoint holds the worktree from before it.
     repo.ok(&["restore", &safety]);
     assert_eq!(repo.read_string("a.txt"), "agent\n");

@@ -236,7 +236,7 @@ fn restore_through_mcp_leaves_what_the_cli_leaves_and_a_safety_checkpoint() {
         let safety = report["safety_checkpoint"].as_str().unwrap().to_string();
         assert!(
             text(&done).contains(&format!(
-                "(undo with: restore rev={})",
+                "Saved unsaved changes as checkpoint {} (undo with: undo)",
                 short_id(&r, &safety)
             )),
             "{}",
@@ -476,7 +476,7 @@ fn revert_undoes_a_turn_and_keeps_what_came_after_with_a_safety_checkpoint() {
         let report = ok(&done);
         assert_eq!(report["applied"], 2, "{}", text(&done));
         assert!(
-            text(&done).contains("(undo the revert with: restore rev="),
+            text(&done).contains("(undo the revert with: undo)"),
             "{}",
             text(&done)
         );

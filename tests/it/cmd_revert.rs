@@ -347,10 +347,10 @@ fn reverting_prompt_3_keeps_prompts_4_and_5_as_git_revert_does() {
     // The safety checkpoint holds the worktree as it was: restoring it undoes the revert.
     let safety = out
         .stdout
-        .split("git checkpoint restore ")
+        .split(" as checkpoint ")
         .nth(1)
         .unwrap()
-        .split(')')
+        .split(' ')
         .next()
         .unwrap()
         .to_string();

@@ -87,9 +87,7 @@ fn switch_says_what_it_saved_and_where_it_went() {
     assert_ne!(safety, main);
     has_line(
         &out,
-        &format!(
-            "Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint restore {safety})"
-        ),
+        &format!("Saved unsaved changes as checkpoint {safety} (undo with: git checkpoint undo)"),
     );
     let fork = repo.json_of(&["show", "fork-1"])["short_id"]
         .as_str()

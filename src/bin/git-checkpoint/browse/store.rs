@@ -259,7 +259,10 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
         ..RevertOptions::default()
     };
     let store = context.open_store()?;
-    let undo = Undo::resolve(&store.snapshot()?, rev)?;
+    let mut undo = Undo::resolve(&store.snapshot()?, rev)?;
+    // The checkpoint the revert saves is named after what the user saw selected, not
+    // the full ids browse resolves by.
+    undo.revision = label.to_string();
     let report = revert(&context.workspace.repo, &store, &undo, &options)?;
     if report.paths.is_empty() {
         return Ok(format!("Nothing to revert: {label} changed no file"));

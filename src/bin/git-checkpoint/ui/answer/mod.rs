@@ -37,15 +37,6 @@ pub enum Front {
 }
 
 impl Front {
-    /// How this reader restores `rev`: `git checkpoint restore <rev>`, or the restore
-    /// tool's `restore rev=<rev>`.
-    pub fn restore_command(self, rev: &str) -> String {
-        match self {
-            Front::Cli { .. } => format!("git checkpoint restore {rev}"),
-            Front::Mcp => format!("restore rev={rev}"),
-        }
-    }
-
     /// How this reader runs command `name` as it is, without arguments:
     /// `git checkpoint <name>`, or the tool `<name>`.
     pub fn command(self, name: &str) -> String {

@@ -48,7 +48,7 @@ pub fn said_restore(
         let safety = shorts.of(safety);
         said.line(format!(
             "Saved unsaved changes as checkpoint {safety} (undo with: {})",
-            front.restore_command(&safety)
+            front.command("undo")
         ));
     }
     let headline = match done {
@@ -246,7 +246,7 @@ fn said_session(
                 let held = shorts.of(held);
                 said.line(format!(
                     "The worktree was saved already as checkpoint {held} (undo with: {})",
-                    front.restore_command(&held)
+                    front.command("undo")
                 ));
             }
             said.0

@@ -64,7 +64,7 @@ impl Answer for RevertAnswer {
             said.raw(diff);
         }
         if let Some(short) = &self.worktree {
-            let undo = front.restore_command(short);
+            let undo = front.command("undo");
             said.line(match report.safety_checkpoint {
                 Some(_) => format!(
                     "Saved unsaved changes as checkpoint {short} (undo the revert with: {undo})"
