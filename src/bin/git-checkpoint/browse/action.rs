@@ -67,6 +67,16 @@ pub enum Action {
         /// How many tool calls the turn holds, when a turn is reverted.
         turn: Option<usize>,
     },
+    /// Undo one file's change in a step or a prompt's turn, keeping everything since,
+    /// as `revert <rev> -- <path>` does.
+    RevertFile {
+        /// The revision `revert` is given, as for [`Action::Revert`].
+        rev: String,
+        /// How the dialog and the status line name it, as for [`Action::Revert`].
+        label: String,
+        /// The worktree path.
+        path: Vec<u8>,
+    },
     /// Undo the newest operation, as `undo` does.
     Undo {
         /// Its number in the operation log: the undo is refused if another came since
@@ -108,6 +118,10 @@ impl Action {
                 "Undo this prompt's turn ({label}: what its {} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
                 counted(*n, "tool call")
             ),
+            Action::RevertFile { label, path, .. } => format!(
+                "Revert {} in {label}? Its change there is undone, keeping everything since; unsaved changes are saved first as a checkpoint.",
+                escape_controls(&String::from_utf8_lossy(path))
+            ),
             Action::Undo { number, summary } => format!(
                 "Undo op {number} ({})? The worktree, branches and pins go back to before it; unsaved changes are saved first.",
                 escape_controls(summary)
@@ -133,6 +147,10 @@ impl Action {
                 format!("Restoring the session's files from checkpoint {short}…")
             }
             Action::Revert { label, .. } => format!("Reverting {label}…"),
+            Action::RevertFile { label, path, .. } => format!(
+                "Reverting {} in {label}…",
+                escape_controls(&String::from_utf8_lossy(path))
+            ),
             Action::Undo { number, .. } => format!("Undoing op {number}…"),
         }
     }
