@@ -87,7 +87,7 @@ fn restore_only_a_sessions_files_from_the_prompt_with_confirmation() {
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     // The worktree was saved first, as `restore --only-session` saves it.
     let safety = named_after(&screen, "unsaved changes saved as ");
-    // The safety checkpoint and the result's on top.
+    // That one, and the restore's result, saved as `restore --only-session` saves it.
     tmux.wait_for("Checkpoints (6)");
     tmux.press("q");
     tmux.assert_terminal_restored();
@@ -113,10 +113,9 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     assert_eq!(repo.read_string("b.txt"), "new\n");
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     let safety = named_after(&screen, "unsaved changes saved as ");
-    // The list is read again with the safety checkpoint on top; the prompt's fold the
-    // search opened is still open, and the step still selected: h folds it again, onto
-    // the row that stands for the whole turn.
-    // The safety checkpoint and the result's on top.
+    // The list is read again with the safety checkpoint and the revert's result on top;
+    // the prompt's fold the search opened is still open, and the step still selected:
+    // h folds it again, onto the row that stands for the whole turn.
     tmux.wait_for("Checkpoints (6)");
     let screen = tmux.wait_for("Write: a.txt");
     assert!(screen.contains("before prompt 1"), "{screen}");
@@ -131,24 +130,55 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     tmux.press("q");
     tmux.assert_terminal_restored();
-    // The step's revert is saved named after the id browse showed, not a full id.
-    let log = repo.log_json(true);
-    let step = (log.iter())
-        .find(|c| c["message"] == "after Write: a.txt")
-        .expect("the step is in the log");
-    let reverts: Vec<&str> = (log.iter())
-        .filter_map(|c| c["message"].as_str())
-        .filter(|m| m.starts_with("revert of "))
-        .collect();
-    let shown = &step["id"].as_str().unwrap()[..7];
-    assert!(
-        reverts.contains(&format!("revert of {shown} (1 file)").as_str()),
-        "{reverts:?}"
-    );
     // The first revert's safety checkpoint holds the worktree from before it.
     repo.ok(&["restore", &safety]);
     assert_eq!(repo.read_string("a.txt"), "agent\n");
     assert_eq!(repo.read_string("b.txt"), "new\n");
+}
+
+#[test]
+fn revert_one_files_change_in_a_step_with_confirmation() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"a\n");
+    repo.write("b.txt", b"b\n");
+    repo.save_forced("start");
+    repo.write("a.txt", b"a, changed\n");
+    repo.write("b.txt", b"b, changed\n");
+    repo.save_forced("both files");
+    let step = repo.current();
+    let tmux = start_browse(&repo, &[]);
+    // The step is selected; x lists the files it changed, j moves to the second.
+    tmux.press("x");
+    tmux.wait_for("Revert which file's change?");
+    tmux.press("j");
+    tmux.press("Enter");
+    tmux.wait_for("Revert b.txt in ");
+    tmux.press("y");
+    let screen = tmux.wait_for("Reverted b.txt in ");
+    assert!(
+        screen.contains(": 1 applied, 0 conflicting, 0 unchanged; saved as checkpoint "),
+        "{screen}"
+    );
+    let result = named_after(&screen, "saved as checkpoint ").replace(';', "");
+    tmux.wait_for("Checkpoints (3)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.read_string("b.txt"), "b\n");
+    assert_eq!(
+        repo.read_string("a.txt"),
+        "a, changed\n",
+        "not chosen: kept"
+    );
+    // Saved as the CLI's `revert <step> -- b.txt` saves it, on top of the step, named
+    // after the short id browse showed.
+    let log = repo.ok(&["log", "-n", "1"]).stdout;
+    assert!(
+        log.contains(&format!("revert of {} -- b.txt (1 file)", &step[..7])),
+        "{log}"
+    );
+    assert!(repo.current().starts_with(&result), "{result}");
+    assert_eq!(repo.parents(&repo.current()), [step]);
+    assert_eq!(repo.json(&["status", "--json"])["clean"], true);
 }
 
 #[test]

@@ -247,3 +247,71 @@ fn read_only_makes_dry_runs_and_refuses_what_would_write() {
     assert_eq!(std::fs::read(r.store_path()).unwrap(), store);
     assert_eq!(r.snapshot(), worktree);
 }
+
+/// A step that changed `a.txt` and `b.txt`, and `scratch.txt` left unsaved after it.
+fn a_step_of_two_files() -> Repo {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.write("b.txt", b"b\n");
+    r.save("start");
+    r.write("a.txt", b"a, changed\n");
+    r.write("b.txt", b"b, changed\n");
+    r.save("the step");
+    r.write("scratch.txt", b"unsaved\n");
+    r
+}
+
+/// `said` with each checkpoint of `r` named by its place in `log --all` (newest first)
+/// instead of its short id, so that what two repositories made alike reads alike.
+fn ids_by_place(r: &Repo, said: &str) -> String {
+    r.log_ids(true)
+        .iter()
+        .enumerate()
+        .fold(said.to_string(), |said, (place, id)| {
+            said.replace(&id[..7], &format!("<checkpoint {place}>"))
+        })
+}
+
+#[test]
+fn an_mcp_revert_of_one_path_undoes_the_step_for_that_file_and_says_what_the_cli_says() {
+    let (r, by_cli) = (a_step_of_two_files(), a_step_of_two_files());
+    let step = r.current();
+    let reverted = runtime().block_on(async {
+        let client = connect(&r.sb, &r.dir, &["mcp"]).await;
+        let dry = call(
+            &client,
+            "revert",
+            json!({"rev": "@", "paths": ["b.txt"], "dry_run": true}),
+        )
+        .await;
+        assert_eq!(
+            text(&dry),
+            by_cli
+                .ok(&["revert", "--dry-run", "@", "--", "b.txt"])
+                .stdout
+                .trim_end()
+        );
+        let reverted = call(&client, "revert", json!({"rev": "@", "paths": ["b.txt"]})).await;
+        client.cancel().await.unwrap();
+        reverted
+    });
+    let report = ok(&reverted);
+    assert_eq!(r.read("b.txt"), b"b\n", "{report:#}");
+    assert_eq!(r.read("a.txt"), b"a, changed\n", "not named: kept");
+    assert_eq!(r.read("scratch.txt"), b"unsaved\n");
+    let made = report["checkpoint"].as_str().expect("a checkpoint made");
+    let shown = r.json(&["show", "--json", made]);
+    assert_eq!(
+        shown["message"], "revert of @ -- b.txt (1 file)",
+        "{shown:#}"
+    );
+    assert_eq!(r.parents(&r.parents(made)[0]), [step]);
+    // The same revert on the command line, in a repository made alike: the same
+    // words, but for how each front end says to undo it.
+    let cli = by_cli.ok(&["revert", "@", "--", "b.txt"]).stdout;
+    assert_eq!(
+        ids_by_place(&r, &text(&reverted)),
+        ids_by_place(&by_cli, cli.trim_end()).replace("git checkpoint undo", "undo"),
+        "{cli}"
+    );
+}

@@ -13,7 +13,8 @@ use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 use super::action::short_session;
-use super::app::{App, Entry, Level};
+use super::app::App;
+use super::entries::{Entry, Level};
 use crate::ui::graph;
 use crate::ui::output::{format_labels, paint, relative_time, style};
 

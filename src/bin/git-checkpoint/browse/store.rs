@@ -4,20 +4,21 @@
 
 use std::collections::BTreeSet;
 
-use git_checkpoint::diff::changes_from_parent;
+use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use git_checkpoint::ops::drop::{self, Dropped};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
 use git_checkpoint::ops::op_log::{self, History, UndoOptions};
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::revert::{revert, ConflictStyle, RevertOptions, Status, Undo};
+use git_checkpoint::ops::revert::{Status, Undo};
 use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
 use git_checkpoint::storage::StoreRead;
 use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 use super::action::{short_session, Action};
-use super::app::Entry;
+use super::entries::Entry;
+use crate::commands::revert::{answer as revert_answer, RevertRequest};
 use crate::commands::{op, Context};
 use crate::ui::answer::{Answer, Front, Part};
 use crate::ui::output::{labels, show_path};
@@ -80,6 +81,26 @@ pub fn changed_paths(context: &Context, id: CheckpointId) -> anyhow::Result<Vec<
         .into_iter()
         .map(|change| change.path)
         .collect())
+}
+
+/// The paths the change `rev` names changed ([`Undo::resolve`]: a step against its
+/// first parent, a range from A to B): the files a file revert offers.
+pub fn change_paths(context: &Context, rev: &str) -> anyhow::Result<Vec<Vec<u8>>> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let trees = read.checked_trees(None)?;
+    // Resolved as the revert resolves it: a first checkpoint has nothing to go back to.
+    let Some((from, to)) = Undo::resolve(&read, rev)?.checkpoints else {
+        return Ok(Vec::new());
+    };
+    let from = checkpoint_root(&read, &trees, from)?;
+    let to = checkpoint_root(&read, &trees, to)?;
+    Ok(
+        diff_trees(&trees, Some(from), Some(to), &PathFilter::default())?
+            .into_iter()
+            .map(|change| change.path)
+            .collect(),
+    )
 }
 
 /// The first of `candidates` (an id, and whether its message or metadata matched
@@ -165,7 +186,11 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
         Action::RestoreSession { id, short, session } => {
             restore_session(context, *id, short, session)
         }
-        Action::Revert { rev, label, .. } => revert_change(context, rev, label),
+        Action::Revert { rev, .. } => revert_change(context, rev, Vec::new(), rev),
+        Action::RevertFile { rev, path } => {
+            let what = format!("{} in {rev}", escape_controls(&show_path(path)));
+            revert_change(context, rev, vec![path.clone()], &what)
+        }
         Action::Undo { number, .. } => undo(context, *number),
     }
 }
@@ -249,21 +274,28 @@ fn restore_session(
     Ok(line)
 }
 
-/// `revert <rev>`, as the command runs it (conflicts written with markers or left),
-/// said in one line.
-fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<String> {
-    let (conflict_style, _) = ConflictStyle::of_repo(&context.workspace.repo)?;
-    let options = RevertOptions {
-        conflict_style,
-        settings: context.workspace.settings.clone(),
-        ..RevertOptions::default()
+/// `revert <rev> [-- <paths>]`, through the answer the command gives (conflicts written
+/// with markers or left), said in one line: what was undone (`label`), how it went, the
+/// checkpoint it was saved as and the one that undoes it.
+fn revert_change(
+    context: &Context,
+    rev: &str,
+    paths: Vec<Vec<u8>>,
+    label: &str,
+) -> anyhow::Result<String> {
+    let request = RevertRequest {
+        rev: rev.to_string(),
+        paths,
+        ..RevertRequest::default()
     };
-    let store = context.open_store()?;
-    let mut undo = Undo::resolve(&store.snapshot()?, rev)?;
-    // The checkpoint the revert saves is named after what the user saw selected, not
-    // the full ids browse resolves by.
-    undo.revision = label.to_string();
-    let report = revert(&context.workspace.repo, &store, &undo, &options)?;
+    // Quiet: no progress bar, and no note that it waits for the store, drawn over the UI.
+    let quiet = Context {
+        workspace: context.workspace.clone(),
+        quiet: true,
+        json: false,
+    };
+    let answer = revert_answer(&quiet, request)?;
+    let report = &answer.report;
     if report.paths.is_empty() {
         return Ok(format!("Nothing to revert: {label} changed no file"));
     }
@@ -273,8 +305,10 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
         report.with(Status::Conflict).count(),
         report.with(Status::Unchanged).count()
     );
-    if let Some(worktree) = report.worktree {
-        let short = store.snapshot()?.short_id(worktree)?;
+    if let Some((short, _)) = &answer.result {
+        line += &format!("; saved as checkpoint {short}");
+    }
+    if let Some(short) = &answer.worktree {
         line += &match report.safety_checkpoint {
             Some(_) => format!("; unsaved changes saved as {short} (restore it to undo)"),
             None => format!("; the worktree was saved already as {short} (restore it to undo)"),
@@ -288,8 +322,10 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
             .collect();
         line += &format!("; conflicts: {}", paths.join(", "));
     }
-    if let Some(warning) = report.warnings.first() {
-        line += &format!("; warning: {}", escape_controls(&warning.to_string()));
+    let warning = (answer.warnings.first().cloned())
+        .or_else(|| report.warnings.first().map(ToString::to_string));
+    if let Some(warning) = warning {
+        line += &format!("; warning: {}", escape_controls(&warning));
     }
     Ok(line)
 }

@@ -14,7 +14,8 @@ use crate::ui::output::colour_wanted;
 /// fold and unfold, / searches messages, metadata and changed paths, r restores the
 /// worktree, f restores one file, s restores only the files the checkpoint's agent
 /// session changed since it (as `restore --only-session`), u reverts the step, or a
-/// folded prompt's whole turn (as `revert`), F forks, p pins, d drops (each asked to be
+/// folded prompt's whole turn (as `revert`), x one file's change in it (as `revert --
+/// <path>`), F forks, p pins, d drops (each asked to be
 /// confirmed; a restore or a revert first saves unsaved changes, as the commands do), R
 /// reads the list again, ? lists the keys, q quits. The list is read a page at a time,
 /// newest first, as far as the screen needs, so a long history opens at once; the diff
