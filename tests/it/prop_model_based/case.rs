@@ -96,6 +96,16 @@ impl Case {
         self.model.add(id, captured, hook, writes);
     }
 
+    /// Adds `result`, the checkpoint a revert or a session restore saved its result as,
+    /// to the model as the worktree captured now, on HEAD's branch, and checks it.
+    pub(super) fn record_result(&mut self, result: &str) -> Result<(), Failure> {
+        self.record(result, &capture(&self.repo), None);
+        self.model
+            .branches
+            .insert(self.model.head.clone(), result.to_string());
+        self.check_checkpoint(result)
+    }
+
     pub(super) fn p(&self, rel: &[u8]) -> std::path::PathBuf {
         self.repo.dir.join(OsStr::from_bytes(rel))
     }

@@ -395,11 +395,7 @@ impl Case {
                     wrote,
                     "restore {rev} --only-session wrote nothing, yet saved {result}\n{out}"
                 );
-                self.record(result, &capture(&self.repo), None);
-                self.model
-                    .branches
-                    .insert(self.model.head.clone(), result.to_string());
-                self.check_checkpoint(result)?;
+                self.record_result(result)?;
                 made.push(result);
             }
             None => ensure!(

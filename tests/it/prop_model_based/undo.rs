@@ -482,11 +482,7 @@ impl Case {
                     wrote && !conflicts,
                     "revert {rev} saved {result} (writes {wrote}, conflicts {conflicts})\n{out}"
                 );
-                self.record(result, &capture(&self.repo), None);
-                self.model
-                    .branches
-                    .insert(self.model.head.clone(), result.to_string());
-                self.check_checkpoint(result)?;
+                self.record_result(result)?;
                 made.push(result);
             }
             None => ensure!(
