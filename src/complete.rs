@@ -129,13 +129,7 @@ fn session_revisions(records: &[(CheckpointId, Checkpoint)], typed: &str) -> Vec
     let mut prompts: BTreeMap<(&str, u64), &str> = BTreeMap::new();
     let mut calls: BTreeMap<&str, (i128, &str, &str)> = BTreeMap::new();
     for (_, record) in records {
-        let meta = |key: &str| {
-            record
-                .meta
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
+        let meta = |key: &str| record.meta_value(key);
         let Some(session) = meta("session").filter(|s| s.starts_with(typed)) else {
             continue;
         };

@@ -78,6 +78,14 @@ pub enum Head {
 }
 
 impl Checkpoint {
+    /// The value of its metadata `key`, if it has one.
+    pub fn meta_value(&self, key: &str) -> Option<&str> {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Its attachment named `name`; `short` names the checkpoint in the error.
     pub fn attachment(&self, short: &str, name: &str) -> Result<&Attachment> {
         self.attachments

@@ -39,26 +39,20 @@ pub const RESTORED_SESSION_KEY: &str = "restored_session";
 /// checkpoint is its child, so that the call's step spans both.
 pub const MADE_KEY: &str = "made_checkpoint";
 
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    record
-        .meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 /// Whether `record` is a command's own result (a revert's, a session-limited
 /// restore's), saved by no hook.
 pub fn is_command_result(record: &Checkpoint) -> bool {
-    matches!(meta(record, KIND_KEY), Some(REVERT_KIND | RESTORE_KIND))
-        && meta(record, "session").is_none()
+    matches!(
+        record.meta_value(KIND_KEY),
+        Some(REVERT_KIND | RESTORE_KIND)
+    ) && record.meta_value("session").is_none()
 }
 
 /// The command's result a hook's checkpoint files under its tool call: the checkpoint
 /// [`MADE_KEY`] names, when it is still `record`'s first parent (a gc that removed it
 /// re-linked `record` past it, and then `record`'s own change is the whole step).
 pub fn made_by_call(record: &Checkpoint) -> Option<CheckpointId> {
-    let made = u128::from_str_radix(meta(record, MADE_KEY)?, 16).ok()?;
+    let made = u128::from_str_radix(record.meta_value(MADE_KEY)?, 16).ok()?;
     let made = CheckpointId(made);
     (record.parents.first() == Some(&made)).then_some(made)
 }

@@ -36,11 +36,13 @@ pub const NAMED_PATHS_KEY: &str = "named_paths";
 /// [`NAMED_PATHS_KEY`], else the one [`NAMED_PATH_KEY`] (every record before lists
 /// existed, and a call naming one file), else none.
 pub fn named_paths(record: &Checkpoint) -> Vec<Vec<u8>> {
-    let listed = meta(record, NAMED_PATHS_KEY)
+    let listed = record
+        .meta_value(NAMED_PATHS_KEY)
         .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok());
     match listed {
         Some(paths) => paths.into_iter().map(String::into_bytes).collect(),
-        None => meta(record, NAMED_PATH_KEY)
+        None => record
+            .meta_value(NAMED_PATH_KEY)
             .map(|path| vec![path.as_bytes().to_vec()])
             .unwrap_or_default(),
     }
@@ -69,27 +71,19 @@ pub struct Session {
     pub last_ns: i128,
 }
 
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    record
-        .meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 fn is_prompt_of(record: &Checkpoint, session: &str) -> bool {
-    meta(record, "session") == Some(session) && meta(record, "kind") == Some(PROMPT_KIND)
+    record.meta_value("session") == Some(session) && record.meta_value("kind") == Some(PROMPT_KIND)
 }
 
 /// The session and prompt number `record` was saved for, when it is a prompt's
 /// checkpoint that carries its number: what the store's per-session index of prompt
 /// numbers is kept from.
 pub fn numbered_prompt(record: &Checkpoint) -> Option<(&str, u64)> {
-    if meta(record, "kind") != Some(PROMPT_KIND) {
+    if record.meta_value("kind") != Some(PROMPT_KIND) {
         return None;
     }
-    let number = meta(record, "prompt")?.parse().ok()?;
-    Some((meta(record, "session")?, number))
+    let number = record.meta_value("prompt")?.parse().ok()?;
+    Some((record.meta_value("session")?, number))
 }
 
 /// The first characters of session id `id` that a message shows when it has no list of
@@ -108,11 +102,11 @@ impl Session {
         let mut by_id: BTreeMap<&str, Session> = BTreeMap::new();
         let mut first_prompt_at: BTreeMap<&str, i128> = BTreeMap::new();
         for (_, record) in records {
-            let Some(id) = meta(record, "session") else {
+            let Some(id) = record.meta_value("session") else {
                 continue;
             };
             let session = by_id.entry(id).or_insert_with(|| Session {
-                agent: meta(record, "agent").unwrap_or("unknown").to_string(),
+                agent: record.meta_value("agent").unwrap_or("unknown").to_string(),
                 id: id.to_string(),
                 first_prompt: None,
                 prompts: 0,
@@ -123,7 +117,7 @@ impl Session {
             session.checkpoints += 1;
             session.first_ns = session.first_ns.min(record.time_ns);
             session.last_ns = session.last_ns.max(record.time_ns);
-            if meta(record, "kind") == Some(PROMPT_KIND) {
+            if record.meta_value("kind") == Some(PROMPT_KIND) {
                 session.prompts += 1;
                 let earliest = first_prompt_at.entry(id).or_insert(i128::MAX);
                 if record.time_ns < *earliest {
@@ -168,7 +162,7 @@ impl Session {
     pub fn find(records: &[(CheckpointId, Checkpoint)], prefix: &str) -> Result<String> {
         let mut found: Vec<&str> = records
             .iter()
-            .filter_map(|(_, record)| meta(record, "session"))
+            .filter_map(|(_, record)| record.meta_value("session"))
             .filter(|id| id.starts_with(prefix))
             .collect();
         found.sort_unstable();
@@ -230,7 +224,7 @@ impl Session {
         records
             .iter()
             .filter(|(_, record)| {
-                is_prompt_of(record, session) && meta(record, "prompt") == Some(&number)
+                is_prompt_of(record, session) && record.meta_value("prompt") == Some(&number)
             })
             .min_by_key(|(id, record)| (record.time_ns, *id))
             .map(|(id, _)| *id)
@@ -244,11 +238,11 @@ impl Session {
     ) -> Result<Option<CheckpointId>> {
         let mut found: Vec<(CheckpointId, &Checkpoint, &str)> = records
             .iter()
-            .filter(|(_, record)| meta(record, "session") == Some(session))
+            .filter(|(_, record)| record.meta_value("session") == Some(session))
             // The checkpoint after the call, not one a `PreToolUse` hook saved before it
             // under the same call id.
-            .filter(|(_, record)| meta(record, "kind") == Some(TOOL_KIND))
-            .filter_map(|(id, record)| Some((*id, record, meta(record, "tool_use_id")?)))
+            .filter(|(_, record)| record.meta_value("kind") == Some(TOOL_KIND))
+            .filter_map(|(id, record)| Some((*id, record, record.meta_value("tool_use_id")?)))
             .filter(|(_, _, call)| call.starts_with(prefix))
             .collect();
         found.sort_unstable_by_key(|(_, _, call)| *call);
@@ -280,7 +274,7 @@ impl Session {
         records
             .iter()
             .filter(|(_, record)| is_prompt_of(record, session))
-            .filter_map(|(_, record)| meta(record, "prompt")?.parse::<u64>().ok())
+            .filter_map(|(_, record)| record.meta_value("prompt")?.parse::<u64>().ok())
             .max()
     }
 
@@ -314,7 +308,7 @@ impl Session {
         let start = Self::prompt(records, session, n)?;
         let mut own: Vec<(i128, CheckpointId, &Checkpoint)> = records
             .iter()
-            .filter(|(_, record)| meta(record, "session") == Some(session))
+            .filter(|(_, record)| record.meta_value("session") == Some(session))
             .map(|(id, record)| (record.time_ns, *id, record))
             .collect();
         own.sort_unstable_by_key(|(time, id, _)| (*time, *id));
@@ -333,8 +327,10 @@ impl Session {
 /// it is no prompt's checkpoint, and it carries no other prompt's number (a step made
 /// before any prompt carries none).
 pub fn in_turn(record: &Checkpoint, n: u64) -> bool {
-    let number = meta(record, "prompt").and_then(|p| p.parse::<u64>().ok());
-    meta(record, "kind") != Some(PROMPT_KIND) && number.is_none_or(|p| p == n)
+    let number = record
+        .meta_value("prompt")
+        .and_then(|p| p.parse::<u64>().ok());
+    record.meta_value("kind") != Some(PROMPT_KIND) && number.is_none_or(|p| p == n)
 }
 
 /// How a session revision numbers a prompt.

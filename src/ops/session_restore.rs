@@ -273,7 +273,8 @@ fn plan(
         records.iter().map(|(id, record)| (*id, record)).collect();
     let reader = snapshot.checked_trees(Some(&scan.trees))?;
     let own_call = |record: &Checkpoint| {
-        meta(record, "kind") == Some(TOOL_KIND) && meta(record, "session") == Some(&session)
+        record.meta_value("kind") == Some(TOOL_KIND)
+            && record.meta_value("session") == Some(&session)
     };
     // The results our MCP server's commands saved for the session's own tool calls: what
     // they changed, the call did.
@@ -291,7 +292,7 @@ fn plan(
             }
             continue;
         }
-        let tool_call = meta(record, "kind") == Some(TOOL_KIND);
+        let tool_call = record.meta_value("kind") == Some(TOOL_KIND);
         let own = own_call(record);
         // A call that filed a command's result under itself ([`made_by_call`]) started
         // where the result did: its hooks bracket it when the result's parent is the
@@ -309,7 +310,7 @@ fn plan(
             let by = if !own {
                 ChangedBy::Checkpoint {
                     id,
-                    session: meta(record, "session").map(str::to_string),
+                    session: record.meta_value("session").map(str::to_string),
                     tool_call,
                 }
             } else if bracketed || named.contains(&change.path) {
@@ -401,11 +402,14 @@ fn plan(
 /// call's. The two must be of the same session, and of the same tool call where the
 /// agent names calls (else of the same tool).
 fn brackets(before: &Checkpoint, after: &Checkpoint) -> bool {
-    let same = |key: &str| meta(before, key) == meta(after, key);
-    meta(before, "kind") == Some(BEFORE_TOOL_KIND)
-        && meta(before, "session").is_some()
+    let same = |key: &str| before.meta_value(key) == after.meta_value(key);
+    before.meta_value("kind") == Some(BEFORE_TOOL_KIND)
+        && before.meta_value("session").is_some()
         && same("session")
-        && match (meta(before, "tool_use_id"), meta(after, "tool_use_id")) {
+        && match (
+            before.meta_value("tool_use_id"),
+            after.meta_value("tool_use_id"),
+        ) {
             (Some(a), Some(b)) => a == b,
             (None, None) => same("tool"),
             _ => false,
@@ -437,12 +441,4 @@ fn since(
     let since = reach(current, &before_target);
     let on_the_line = current == target || reach(current, &HashSet::new()).contains(&target);
     on_the_line.then(|| since.into_iter().collect())
-}
-
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    record
-        .meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
 }

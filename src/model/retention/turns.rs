@@ -34,14 +34,6 @@ struct TurnSpan {
     own: Vec<CheckpointId>,
 }
 
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    record
-        .meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 /// The sessions and turns of a list of checkpoint records.
 pub struct Turns<'r> {
     /// Each record by id.
@@ -58,7 +50,7 @@ impl<'r> Turns<'r> {
         let by_id: HashMap<CheckpointId, &Checkpoint> = records.into_iter().collect();
         let mut sessions: BTreeMap<String, (i128, Vec<CheckpointId>)> = BTreeMap::new();
         for (id, record) in &by_id {
-            if let Some(session) = meta(record, "session") {
+            if let Some(session) = record.meta_value("session") {
                 let entry = sessions.entry(session.to_string()).or_default();
                 entry.0 = entry.0.max(record.time_ns);
                 entry.1.push(*id);
@@ -70,9 +62,9 @@ impl<'r> Turns<'r> {
             let mut open: Option<(TurnSpan, Option<u64>)> = None;
             for id in own.iter() {
                 let record = by_id[id];
-                if meta(record, "kind") == Some("prompt") {
+                if record.meta_value("kind") == Some("prompt") {
                     turns.extend(open.take().map(|(turn, _)| turn));
-                    let number = meta(record, "prompt").and_then(|p| p.parse().ok());
+                    let number = record.meta_value("prompt").and_then(|p| p.parse().ok());
                     let turn = TurnSpan {
                         session: session.clone(),
                         start: *id,
@@ -194,7 +186,7 @@ impl GcRemoval {
     ) -> BTreeMap<String, GcRemoval> {
         let mut out: BTreeMap<String, GcRemoval> = BTreeMap::new();
         for record in removed {
-            let Some(session) = meta(record, "session") else {
+            let Some(session) = record.meta_value("session") else {
                 continue;
             };
             let entry = out.entry(session.to_string()).or_insert(GcRemoval {
@@ -202,13 +194,15 @@ impl GcRemoval {
                 whole: true,
                 time_ns,
             });
-            if meta(record, "kind") == Some("prompt") {
-                let number = meta(record, "prompt").and_then(|p| p.parse::<u64>().ok());
+            if record.meta_value("kind") == Some("prompt") {
+                let number = record
+                    .meta_value("prompt")
+                    .and_then(|p| p.parse::<u64>().ok());
                 entry.highest_prompt = entry.highest_prompt.max(number);
             }
         }
         for record in kept {
-            if let Some(entry) = meta(record, "session").and_then(|s| out.get_mut(s)) {
+            if let Some(entry) = record.meta_value("session").and_then(|s| out.get_mut(s)) {
                 entry.whole = false;
             }
         }

@@ -49,15 +49,6 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     context.emit(output)
 }
 
-/// A metadata value of `record`.
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    record
-        .meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 /// Everything `blame` prints, made while the store is open.
 fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let (rev, path) = match (args.args.as_slice(), args.path.as_slice()) {
@@ -78,7 +69,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let chunks = read.chunks()?;
     let content = ContentReader::new(&store.hasher, &chunks, None);
     let found = blame(&read, &trees, &content, start, &path)?;
-    let any_session = found.origins.values().any(|r| meta(r, "session").is_some());
+    let any_session = found
+        .origins
+        .values()
+        .any(|r| r.meta_value("session").is_some());
     let agents = match any_session {
         true => AgentLabels::new(&read.checkpoints()?),
         false => AgentLabels::new(&[]),
@@ -99,11 +93,12 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
                     id: line.origin.to_string(),
                     short_id: short[&line.origin].clone(),
                     origin_line: line.origin_line,
-                    agent: meta(record, "session")
-                        .and(meta(record, "agent"))
+                    agent: record
+                        .meta_value("session")
+                        .and(record.meta_value("agent"))
                         .map(str::to_string),
-                    session: meta(record, "session").map(str::to_string),
-                    prompt: meta(record, "prompt").and_then(|p| p.parse().ok()),
+                    session: record.meta_value("session").map(str::to_string),
+                    prompt: record.meta_value("prompt").and_then(|p| p.parse().ok()),
                     text: String::from_utf8_lossy(strip_eol(&line.text)).into_owned(),
                 }
             })

@@ -27,7 +27,7 @@ impl AgentLabels {
 
     /// The short id of the session of a hook checkpoint; `None` for any other.
     pub fn session(&self, record: &Checkpoint) -> Option<String> {
-        let session = meta(record, "session")?;
+        let session = record.meta_value("session")?;
         Some(
             self.short
                 .get(session)
@@ -40,17 +40,10 @@ impl AgentLabels {
     /// one) for a hook checkpoint; `None` for any other.
     pub fn label(&self, record: &Checkpoint) -> Option<String> {
         let short = self.session(record)?;
-        let agent = meta(record, "agent").unwrap_or("agent");
-        Some(match meta(record, "prompt") {
+        let agent = record.meta_value("agent").unwrap_or("agent");
+        Some(match record.meta_value("prompt") {
             Some(n) => format!("{agent} {short}:prompt{n}"),
             None => format!("{agent} {short}"),
         })
     }
-}
-
-/// The value of `key` in `record`'s metadata.
-fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    (record.meta.iter())
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
 }
