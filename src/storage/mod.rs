@@ -22,7 +22,7 @@ pub mod verify;
 
 pub use pack::LastPack;
 pub use records::ChangeSummary;
-pub use snapshot::{CachedEntry, CheckpointReader, Snapshot};
+pub use snapshot::{CachedEntry, CheckpointReader, Snapshot, StoredDirCache};
 pub(in crate::storage) use store::hold_read_only;
 pub use store::{OpenedStore, ReadStore, Store, StoreRead};
 pub use transaction::{CacheWriter, ChunkSink, Packer, Transaction};

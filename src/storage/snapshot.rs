@@ -13,7 +13,7 @@ use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
-use crate::model::dir_cache::{DirCache, DirListing};
+use crate::model::dir_cache::{DirListing, DirListings};
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
@@ -252,21 +252,12 @@ impl<'s> Snapshot<'s> {
         Ok(out)
     }
 
-    /// The directory cache: every listing that decodes (one that does not is only a
-    /// missed shortcut: that directory is listed again). Empty in a store no save has
-    /// written a listing to.
-    pub fn dir_cache(&self) -> Result<DirCache> {
-        let mut cache = DirCache::new();
-        if let Some(table) = self.optional(DIR_CACHE)? {
-            for item in table.iter()? {
-                let (path, value) = item?;
-                if let Ok(listing) = codec::decode::<DirListing>(value.value(), "directory listing")
-                {
-                    cache.insert(path.value().to_vec(), listing);
-                }
-            }
-        }
-        Ok(cache)
+    /// The directory cache, read one listing at a time ([`DirListings`]). Empty in a
+    /// store no save has written a listing to.
+    pub fn dir_cache(&self) -> Result<StoredDirCache> {
+        Ok(StoredDirCache {
+            table: self.optional(DIR_CACHE)?,
+        })
     }
 
     /// Calls `each` with every stat-cache entry, in path order; an entry is decoded only
@@ -341,6 +332,30 @@ impl CheckpointReader {
             Some(table) => records::summary(table, id),
             None => Ok(None),
         }
+    }
+}
+
+/// The directory cache as a snapshot holds it ([`Snapshot::dir_cache`]): each listing
+/// read and decoded when a walk asks for it.
+pub struct StoredDirCache {
+    /// Absent in stores no save has written a listing to.
+    table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+}
+
+impl DirListings for StoredDirCache {
+    fn get(&self, dir: &[u8]) -> Option<DirListing> {
+        let value = self.table.as_ref()?.get(dir).ok()??;
+        codec::decode(value.value(), "directory listing").ok()
+    }
+
+    fn each_dir(&self, each: &mut dyn FnMut(&[u8])) -> Result<()> {
+        if let Some(table) = &self.table {
+            for item in table.iter()? {
+                let (path, _) = item?;
+                each(path.value());
+            }
+        }
+        Ok(())
     }
 }
 

@@ -11,35 +11,64 @@
 //! pattern matched on bytes, and a `.gitignore` that is a symlink is not followed.
 //!
 //! The walk's rooms: `found` (what a walk finds), `rules` (the ignore rules a walk
-//! passes down), `parallel` (the traversal, with `cache_use`, the directory cache),
-//! `tracked` (the tracked files an ignore rule matches, added after the traversal),
+//! passes down), `parallel` (one directory listed, with `cache_use`, the directory
+//! cache), `ordered` (the walk of the whole worktree in path order, on every core),
+//! `tracked` (the tracked files an ignore rule matches, added in their places),
 //! `paths` (the walk of the paths a watcher reported, and which paths a walk passes by).
 //! This file holds the walk of the whole worktree.
 
 mod cache_use;
 mod found;
+mod ordered;
 mod parallel;
 mod paths;
 mod rules;
 mod tracked;
 
-use rayon::slice::ParallelSliceMut;
-
 use super::exempt::GitDirs;
 use crate::git::repo::Repo;
-use crate::model::dir_cache::DirCache;
+use crate::model::dir_cache::{DirListing, DirListings};
 use crate::Result;
 use cache_use::dir_cache_hook;
-use parallel::walk_tree;
-use tracked::add_tracked;
+use ordered::walk_in_order;
+use parallel::WalkState;
+use rules::{DirRules, LazyRules};
+use tracked::TrackedMerge;
 
 pub use found::{Kind, Walk, WalkEntry};
 pub use paths::{walk_paths, IgnoredPaths};
 
+/// Where a walk in path order ([`walk_into`]) hands what it finds as it comes to it.
+pub trait WalkSink {
+    /// The next file or symlink, in path-byte order.
+    fn entry(&mut self, entry: WalkEntry) -> Result<()>;
+    /// A directory's listing, made afresh and settled, which the directory cache may
+    /// record ([`crate::model::dir_cache`]).
+    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<()>;
+}
+
+/// A walk collected whole: the entries, and the listings as directory cache puts.
+impl WalkSink for Walk {
+    fn entry(&mut self, entry: WalkEntry) -> Result<()> {
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<()> {
+        self.dir_cache.put.push((dir, listing));
+        Ok(())
+    }
+}
+
 /// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
 /// interrupted, so files named as its temporary files are leftovers, not the user's.
 pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
-    walk_with(repo, leftovers_possible, None)
+    let mut found = Walk::default();
+    let rest = walk_into(repo, leftovers_possible, None, &mut found)?;
+    Ok(Walk {
+        entries: found.entries,
+        ..rest
+    })
 }
 
 /// [`walk`], using and renewing the directory cache `cache` (the listings earlier walks
@@ -49,16 +78,36 @@ pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
 /// forget, are in [`Walk::dir_cache`]. The result is what [`walk`] finds. No cache is used
 /// while a restore is recorded as interrupted (a listing does not tell its temporary
 /// files).
-pub fn walk_cached(repo: &Repo, leftovers_possible: bool, cache: &DirCache) -> Result<Walk> {
+pub fn walk_cached(repo: &Repo, leftovers_possible: bool, cache: &dyn DirListings) -> Result<Walk> {
+    let mut found = Walk::default();
+    let rest = walk_into(repo, leftovers_possible, Some(cache), &mut found)?;
+    Ok(Walk {
+        entries: found.entries,
+        dir_cache: crate::model::dir_cache::DirCacheUpdates {
+            put: found.dir_cache.put,
+            remove: rest.dir_cache.remove,
+        },
+        ..rest
+    })
+}
+
+/// The walk of [`walk_cached`] (of [`walk`] without `cache`), handed to `sink` in
+/// path-byte order as it goes: each file and symlink, and each listing the directory
+/// cache may record. Returns the rest of what it found: the special files, leftovers
+/// and linked worktrees, and the listings to forget (no entries, no listings to put).
+/// It holds no list of every file: the directories are listed a bounded window ahead of
+/// what it has handed on (docs/design.md, "Save", memory).
+pub fn walk_into(
+    repo: &Repo,
+    leftovers_possible: bool,
+    cache: Option<&dyn DirListings>,
+    sink: &mut dyn WalkSink,
+) -> Result<Walk> {
     let cache = match dir_cache_hook().as_deref() {
         Some("off") => None,
         _ if leftovers_possible => None,
-        _ => Some(cache),
+        _ => cache,
     };
-    walk_with(repo, leftovers_possible, cache)
-}
-
-fn walk_with(repo: &Repo, leftovers_possible: bool, cache: Option<&DirCache>) -> Result<Walk> {
     // Read first, so that the walk need not match tracked files against the ignore
     // rules (as git status does not): they are captured either way.
     let mut tracked = {
@@ -69,14 +118,16 @@ fn walk_with(repo: &Repo, leftovers_possible: bool, cache: Option<&DirCache>) ->
         tracked.sort_unstable();
     }
     let git_dirs = GitDirs::of(repo);
-    let mut found = {
-        let _span = crate::trace::span("walk: directories");
-        walk_tree(repo, leftovers_possible, &tracked, &git_dirs, cache)?
+    let _span = crate::trace::span("walk: directories");
+    let state = WalkState::new(repo, leftovers_possible, &tracked, &git_dirs, cache)?;
+    let top = DirRules {
+        rules: LazyRules::None,
+        fingerprint: state.cache.as_ref().map_or(0, |c| c.top_rules),
+        settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
     };
-    // Long shared prefixes make each comparison cost: both cores sort.
-    found
-        .entries
-        .par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
-    Ok(found)
+    let mut merge = TrackedMerge::new(repo, tracked.iter().cloned(), leftovers_possible, &git_dirs);
+    walk_in_order(&state, top, &mut |item| merge.item(item, sink))?;
+    let mut rest = merge.finish(sink)?;
+    rest.dir_cache = state.dir_cache_removals()?;
+    Ok(rest)
 }

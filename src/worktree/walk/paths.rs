@@ -107,7 +107,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     } else {
         Vec::new()
     };
-    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found)?;
     Ok(found)
 }
 
