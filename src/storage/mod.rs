@@ -22,9 +22,9 @@ pub mod verify;
 
 pub use pack::LastPack;
 pub use records::ChangeSummary;
-pub use snapshot::{CachedEntry, CheckpointReader, Snapshot, StoredDirCache};
+pub use snapshot::{CachedEntry, CheckpointReader, Snapshot, StatCacheCursor, StoredDirCache};
 pub(in crate::storage) use store::hold_read_only;
 pub use store::{OpenedStore, ReadStore, Store, StoreRead};
-pub use transaction::{CacheWriter, ChunkSink, Packer, Transaction};
+pub use transaction::{BatchSink, CacheWriter, ChunkSink, Packer, Transaction};
 pub use tree_reader::TreeReader;
 pub use turn::{ChangeRange, Turn};

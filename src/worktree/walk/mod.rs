@@ -25,6 +25,8 @@ mod paths;
 mod rules;
 mod tracked;
 
+use std::ops::ControlFlow;
+
 use super::exempt::GitDirs;
 use crate::git::repo::Repo;
 use crate::model::dir_cache::{DirListing, DirListings};
@@ -39,62 +41,39 @@ pub use found::{Kind, Walk, WalkEntry};
 pub use paths::{walk_paths, IgnoredPaths};
 
 /// Where a walk in path order ([`walk_into`]) hands what it finds as it comes to it.
+/// Either may stop the walk by breaking.
 pub trait WalkSink {
     /// The next file or symlink, in path-byte order.
-    fn entry(&mut self, entry: WalkEntry) -> Result<()>;
+    fn entry(&mut self, entry: WalkEntry) -> Result<ControlFlow<()>>;
     /// A directory's listing, made afresh and settled, which the directory cache may
     /// record ([`crate::model::dir_cache`]).
-    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<()>;
+    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<ControlFlow<()>>;
 }
 
 /// A walk collected whole: the entries, and the listings as directory cache puts.
 impl WalkSink for Walk {
-    fn entry(&mut self, entry: WalkEntry) -> Result<()> {
+    fn entry(&mut self, entry: WalkEntry) -> Result<ControlFlow<()>> {
         self.entries.push(entry);
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 
-    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<()> {
+    fn listing(&mut self, dir: Vec<u8>, listing: DirListing) -> Result<ControlFlow<()>> {
         self.dir_cache.put.push((dir, listing));
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 }
 
-/// Walks the worktree of `repo`. `leftovers_possible`: a restore is recorded as
-/// interrupted, so files named as its temporary files are leftovers, not the user's.
-pub fn walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
-    let mut found = Walk::default();
-    let rest = walk_into(repo, leftovers_possible, None, &mut found)?;
-    Ok(Walk {
-        entries: found.entries,
-        ..rest
-    })
-}
-
-/// [`walk`], using and renewing the directory cache `cache` (the listings earlier walks
-/// recorded, [`crate::model::dir_cache`]): a directory whose metadata and ignore files
-/// did not change since its listing was recorded is not listed again nor matched against
-/// the ignore rules; only its files are `lstat`ed. The listings to write, and those to
-/// forget, are in [`Walk::dir_cache`]. The result is what [`walk`] finds. No cache is used
-/// while a restore is recorded as interrupted (a listing does not tell its temporary
-/// files).
-pub fn walk_cached(repo: &Repo, leftovers_possible: bool, cache: &dyn DirListings) -> Result<Walk> {
-    let mut found = Walk::default();
-    let rest = walk_into(repo, leftovers_possible, Some(cache), &mut found)?;
-    Ok(Walk {
-        entries: found.entries,
-        dir_cache: crate::model::dir_cache::DirCacheUpdates {
-            put: found.dir_cache.put,
-            remove: rest.dir_cache.remove,
-        },
-        ..rest
-    })
-}
-
-/// The walk of [`walk_cached`] (of [`walk`] without `cache`), handed to `sink` in
-/// path-byte order as it goes: each file and symlink, and each listing the directory
-/// cache may record. Returns the rest of what it found: the special files, leftovers
-/// and linked worktrees, and the listings to forget (no entries, no listings to put).
+/// Walks the worktree of `repo`, handing what it finds to `sink` in path-byte order as
+/// it goes: each file and symlink, and each listing the directory cache may record.
+/// `leftovers_possible`: a restore is recorded as interrupted, so files named as its
+/// temporary files are leftovers, not the user's (and no cache is used: a listing does
+/// not tell them). With `cache` (the listings earlier walks recorded,
+/// [`crate::model::dir_cache`]), a directory whose metadata and ignore files did not
+/// change since its listing was recorded is not listed again nor matched against the
+/// ignore rules; only its files are `lstat`ed; what is found is what a walk without it
+/// finds. Returns the rest of what it found: the special files, leftovers
+/// and linked worktrees, and the listings to forget (no entries, no listings to put);
+/// where `sink` stopped the walk, what it found until then, and no listing to forget.
 /// It holds no list of every file: the directories are listed a bounded window ahead of
 /// what it has handed on (docs/design.md, "Save", memory).
 pub fn walk_into(
@@ -126,8 +105,10 @@ pub fn walk_into(
         settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
     };
     let mut merge = TrackedMerge::new(repo, tracked.iter().cloned(), leftovers_possible, &git_dirs);
-    walk_in_order(&state, top, &mut |item| merge.item(item, sink))?;
-    let mut rest = merge.finish(sink)?;
-    rest.dir_cache = state.dir_cache_removals()?;
+    let flow = walk_in_order(&state, top, &mut |item| merge.item(item, sink))?;
+    let mut rest = merge.finish(sink, flow.is_break())?;
+    if flow.is_continue() {
+        rest.dir_cache = state.dir_cache_removals()?;
+    }
     Ok(rest)
 }

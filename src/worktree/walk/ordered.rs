@@ -14,6 +14,7 @@
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -84,7 +85,8 @@ impl Ord for Pending {
 /// A listed directory waiting to be handed on.
 struct Ready {
     listed: Listed,
-    /// Its subdirectories' paths, sorted (their rules went with them to be listed).
+    /// Its subdirectories' paths, in path order (their rules went with them to be
+    /// listed).
     subdirs: Vec<Vec<u8>>,
 }
 
@@ -121,12 +123,12 @@ impl Sched {
 /// Walks the directory tree below the top of `state` (whose rules are `top`) in path
 /// order, handing each file, symlink and listing to `each` as the walk comes to it.
 /// Fails with the first error in path order, or the first `each` returns; the walk stops
-/// there.
+/// there, and where `each` breaks.
 pub(super) fn walk_in_order(
     state: &WalkState<'_>,
     top: DirRules,
-    each: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<()> {
+    each: &mut dyn FnMut(Item) -> Result<ControlFlow<()>>,
+) -> Result<ControlFlow<()>> {
     let sched = Sched {
         shared: Mutex::new(Shared {
             pending: BinaryHeap::from([Reverse(Pending {
@@ -178,6 +180,9 @@ fn list_ahead(state: &WalkState<'_>, sched: &Sched) {
             .unwrap_or_else(|_| Err(Error::Internal("a walk thread panicked".into())));
         let mut shared = sched.lock();
         let ready = listed.map(|mut listed| {
+            listed
+                .subdirs
+                .sort_unstable_by(|a, b| dir_order(&a.0, &b.0));
             let subdirs = listed.subdirs.iter().map(|(sub, _)| sub.clone()).collect();
             for (sub, rules) in listed.subdirs.drain(..) {
                 shared.pending.push(Reverse(Pending { dir: sub, rules }));
@@ -216,8 +221,14 @@ struct Frame {
 
 /// Hands on every directory's findings in path order, depth first, each directory's
 /// files merged with its subdirectories by path.
-fn hand_on(sched: &Sched, each: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
-    let mut stack = vec![open(sched, Vec::new(), each)?];
+fn hand_on(
+    sched: &Sched,
+    each: &mut dyn FnMut(Item) -> Result<ControlFlow<()>>,
+) -> Result<ControlFlow<()>> {
+    let mut stack = vec![match open(sched, Vec::new(), each)? {
+        ControlFlow::Continue(frame) => frame,
+        ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
+    }];
     while let Some(frame) = stack.last_mut() {
         let file_first = match (frame.entries.peek(), frame.subdirs.peek()) {
             (Some(entry), Some(dir)) => file_before_dir(&entry.path, dir),
@@ -230,37 +241,42 @@ fn hand_on(sched: &Sched, each: &mut dyn FnMut(Item) -> Result<()>) -> Result<()
         };
         if file_first {
             if let Some(entry) = frame.entries.next() {
-                each(Item::Entry(entry))?;
+                if each(Item::Entry(entry))?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
         } else if let Some(dir) = frame.subdirs.next() {
-            let frame = open(sched, dir, each)?;
-            stack.push(frame);
+            match open(sched, dir, each)? {
+                ControlFlow::Continue(frame) => stack.push(frame),
+                ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
+            }
         }
     }
-    Ok(())
+    Ok(ControlFlow::Continue(()))
 }
 
 /// Takes the listing of `dir`, hands on what it found besides files and symlinks, and
 /// returns the rest, to hand on in path order.
-fn open(sched: &Sched, dir: Vec<u8>, each: &mut dyn FnMut(Item) -> Result<()>) -> Result<Frame> {
+fn open(
+    sched: &Sched,
+    dir: Vec<u8>,
+    each: &mut dyn FnMut(Item) -> Result<ControlFlow<()>>,
+) -> Result<ControlFlow<(), Frame>> {
     let Ready { listed, subdirs } = take(sched, &dir)?;
     let Listed { batch, record, .. } = listed;
-    for linked in batch.linked_worktrees {
-        each(Item::Linked(linked))?;
+    let aside = (batch.linked_worktrees.into_iter().map(Item::Linked))
+        .chain(batch.special.into_iter().map(Item::Special))
+        .chain(batch.leftovers.into_iter().map(Item::Leftover))
+        .chain(record.map(|listing| Item::Listing(dir, listing)));
+    for item in aside {
+        if each(item)?.is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
     }
-    for special in batch.special {
-        each(Item::Special(special))?;
-    }
-    for leftover in batch.leftovers {
-        each(Item::Leftover(leftover))?;
-    }
-    if let Some(listing) = record {
-        each(Item::Listing(dir, listing))?;
-    }
-    Ok(Frame {
+    Ok(ControlFlow::Continue(Frame {
         entries: batch.entries.into_iter().peekable(),
         subdirs: subdirs.into_iter().peekable(),
-    })
+    }))
 }
 
 #[cfg(test)]

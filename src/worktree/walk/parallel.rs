@@ -63,8 +63,7 @@ pub(super) struct Listed {
     /// Its files and symlinks, sorted by path; its special files and leftovers; itself,
     /// in `linked_worktrees`, when it is a linked worktree (then nothing else).
     pub(super) batch: Walk,
-    /// Its subdirectories to walk into, sorted by path, each with the rules in force
-    /// there.
+    /// Its subdirectories to walk into, each with the rules in force there.
     pub(super) subdirs: Vec<(Vec<u8>, DirRules)>,
     /// The listing to record in the directory cache: made afresh by a walk that uses the
     /// cache, and settled.
@@ -201,8 +200,14 @@ fn file_stat(st: &rustix::fs::Stat) -> FileStat {
 
 /// `lstat` of `name` in the directory open as `dir`.
 fn stat_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<FileStat> {
+    Ok(stat_with_links_at(dir, name)?.0)
+}
+
+/// [`stat_at`], with the number of links to the file.
+fn stat_with_links_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<(FileStat, u64)> {
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    Ok(file_stat(&st))
+    #[allow(clippy::unnecessary_cast)] // the field's type differs between systems
+    Ok((file_stat(&st), st.st_nlink as u64))
 }
 
 /// `dir` and `name` joined by a slash (just `name` at the top).
@@ -261,7 +266,6 @@ pub(super) fn list_dir(state: &WalkState<'_>, dir: &[u8], parent: DirRules) -> R
         .batch
         .entries
         .sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    listed.subdirs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(listed)
 }
 
@@ -334,9 +338,9 @@ fn from_listing(
         if state.agent_files.contains(&rel) {
             continue;
         }
-        match stat_at(fd, &entry.name) {
-            Ok(stat) if file_type(&stat) != rustix::fs::FileType::Directory => {
-                classify_stat(rel, stat, state.leftovers_possible, &mut batch)
+        match stat_with_links_at(fd, &entry.name) {
+            Ok((stat, links)) if file_type(&stat) != rustix::fs::FileType::Directory => {
+                classify_stat(rel, stat, links, state.leftovers_possible, &mut batch)
             }
             // Gone or now a directory: the listing is out of date after all.
             Ok(_) => return Ok(None),
@@ -444,8 +448,8 @@ fn read_dir(
         let rel = join(dir, &name);
         let mut stat = None;
         let is_dir = match file_type {
-            rustix::fs::FileType::Unknown => match stat_at(fd, &name) {
-                Ok(s) => stat.insert(s).mode & 0o170000 == 0o040000,
+            rustix::fs::FileType::Unknown => match stat_with_links_at(fd, &name) {
+                Ok(s) => stat.insert(s).0.mode & 0o170000 == 0o040000,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
             },
@@ -477,10 +481,12 @@ fn read_dir(
         }
         let stat = match stat {
             Some(stat) => Ok(stat),
-            None => stat_at(fd, &name),
+            None => stat_with_links_at(fd, &name),
         };
         match stat {
-            Ok(stat) => classify_stat(rel, stat, state.leftovers_possible, &mut batch),
+            Ok((stat, links)) => {
+                classify_stat(rel, stat, links, state.leftovers_possible, &mut batch)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
         }

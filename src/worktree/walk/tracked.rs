@@ -4,6 +4,7 @@
 //! index by path bytes), so one pass over both finds what the walk did not reach.
 
 use std::ffi::OsStr;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -51,11 +52,14 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
     }
 
     /// Takes the walk's next item: a file or symlink goes to `sink` after the tracked
-    /// paths before it; the rest is kept aside (or handed on, a listing).
-    pub(super) fn item(&mut self, item: Item, sink: &mut dyn WalkSink) -> Result<()> {
+    /// paths before it; the rest is kept aside (or handed on, a listing). Breaks where
+    /// `sink` does.
+    pub(super) fn item(&mut self, item: Item, sink: &mut dyn WalkSink) -> Result<ControlFlow<()>> {
         match item {
             Item::Entry(entry) => {
-                self.add_before(Some(&entry.path), sink)?;
+                if self.add_before(Some(&entry.path), sink)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
                 if self.tracked.next_if(|path| *path == entry.path).is_some() {
                     self.last = Some(entry.path.clone());
                 }
@@ -64,23 +68,26 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
             Item::Listing(dir, listing) => sink.listing(dir, listing),
             Item::Linked(dir) => {
                 self.side.linked_worktrees.push(dir);
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             }
             Item::Special(path) => {
                 self.side.special.push(path);
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             }
             Item::Leftover(path) => {
                 self.side.leftovers.push(path);
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             }
         }
     }
 
-    /// Adds the tracked paths after the walk's last file, and returns what was kept
-    /// aside, sorted.
-    pub(super) fn finish(mut self, sink: &mut dyn WalkSink) -> Result<Walk> {
-        self.add_before(None, sink)?;
+    /// Adds the tracked paths after the walk's last file (unless the walk was
+    /// stopped), and returns what was kept aside, sorted.
+    pub(super) fn finish(mut self, sink: &mut dyn WalkSink, stopped: bool) -> Result<Walk> {
+        if !stopped {
+            // A sink that breaks here knows it did: nothing is left to stop.
+            let _ = self.add_before(None, sink)?;
+        }
         let mut side = self.side;
         side.special.sort_unstable();
         side.special.dedup();
@@ -91,7 +98,11 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
 
     /// Adds each tracked path sorted before `bound` (all of them with `None`) that is
     /// still in the worktree and may be captured.
-    fn add_before(&mut self, bound: Option<&[u8]>, sink: &mut dyn WalkSink) -> Result<()> {
+    fn add_before(
+        &mut self,
+        bound: Option<&[u8]>,
+        sink: &mut dyn WalkSink,
+    ) -> Result<ControlFlow<()>> {
         while let Some(path) = self
             .tracked
             .next_if(|path| bound.is_none_or(|bound| path.as_slice() < bound))
@@ -101,10 +112,12 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
             }
             self.last = Some(path.clone());
             if let Some(entry) = self.still_there(path) {
-                sink.entry(entry)?;
+                if sink.entry(entry)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
         }
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 
     /// The tracked `path`, which the walk did not reach, as a walk entry if it is still in
@@ -159,9 +172,10 @@ pub(super) fn add_tracked(
     let walked = std::mem::take(&mut found.entries);
     found.entries.reserve(walked.len());
     for entry in walked {
-        merge.item(Item::Entry(entry), found)?;
+        // Collecting never breaks.
+        let _ = merge.item(Item::Entry(entry), found)?;
     }
-    let side = merge.finish(found)?;
+    let side = merge.finish(found, false)?;
     found.special = side.special;
     found.leftovers = side.leftovers;
     found.linked_worktrees = side.linked_worktrees;
