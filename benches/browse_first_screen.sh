@@ -27,7 +27,7 @@ cd "$work/repo"
 count() { "$bin" log --all --json | grep -c '"short_id"'; }
 if [ "$(count)" -lt "$n" ]; then
   (cd "$here" && cargo run --quiet --release --example extend_history -- \
-    "$work/repo/.git/checkpoint/store.redb" "$n")
+    "$work/repo" "$n")
 fi
 echo "checkpoints: $(count)"
 

@@ -14,8 +14,8 @@ use git_checkpoint::git::Repo;
 use git_checkpoint::model::tree::{self, Node, PendingTrees};
 use git_checkpoint::ops::restore::{restore, RestoreOptions};
 use git_checkpoint::ops::save::{save, SaveOptions};
+use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::settings::Settings;
-use git_checkpoint::storage::Store;
 
 fn pseudo_random(len: usize, mut state: u64) -> Vec<u8> {
     (0..len)
@@ -103,7 +103,10 @@ fn stages(c: &mut Criterion) {
             // save builds from the list its scan made.
             b.iter_batched(
                 || list.clone(),
-                |mut list| tree::build(&hasher, &mut list, &mut PendingTrees::new()).0,
+                |mut list| {
+                    let built = tree::build(&hasher, &mut list, &mut PendingTrees::new());
+                    built.expect("the list is sorted").0
+                },
                 criterion::BatchSize::LargeInput,
             )
         });
@@ -144,23 +147,23 @@ fn end_to_end(c: &mut Criterion) {
     for files in [1_000usize, 5_000] {
         let work = generated_worktree(files);
         let repo = Repo::discover(work.path()).unwrap();
-        let store_path = repo.checkpoint_dir().join("store.redb");
-        let options = SaveOptions {
-            message: "bench".into(),
-            settings: Settings {
+        let store_path = repo.store_path();
+        let workspace = Workspace::new(repo.clone(), Default::default());
+        let options = SaveOptions::new(
+            "bench".into(),
+            Settings {
                 compression: Ok(3).into(),
                 ..Settings::default()
             },
-            ..SaveOptions::default()
-        };
+        );
         group.bench_with_input(BenchmarkId::new("first save", files), &files, |b, _| {
             b.iter(|| {
                 let _ = std::fs::remove_file(&store_path);
-                let store = Store::open(&store_path, Duration::ZERO, &mut || {}).unwrap();
+                let store = workspace.open_store(&mut || {}).unwrap();
                 save(&repo, &store, &options).unwrap()
             })
         });
-        let store = Store::open(&store_path, Duration::ZERO, &mut || {}).unwrap();
+        let store = workspace.open_store(&mut || {}).unwrap();
         group.bench_with_input(BenchmarkId::new("unchanged save", files), &files, |b, _| {
             b.iter(|| save(&repo, &store, &options).unwrap())
         });

@@ -6,21 +6,26 @@
 //! of them. Every 40th step starts an agent session as the hooks record one: a prompt's
 //! checkpoint, then tool calls, four prompts of four tool calls each.
 //!
-//!   cargo run --release --example extend_history -- <store.redb> <N>
+//! The store is opened as every command opens it, through the worktree's
+//! `Workspace`, so it waits as `checkpoint.lockTimeout` says.
+//!
+//!   cargo run --release --example extend_history -- <worktree> <N>
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::Path;
 
+use git_checkpoint::agents::worktree_files;
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::{Store, StoreRead};
+use git_checkpoint::ops::workspace::Workspace;
+use git_checkpoint::storage::StoreRead;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (Some(path), Some(n)) = (args.next(), args.next()) else {
-        return Err("usage: extend_history <store.redb> <N>".into());
+    let (Some(worktree), Some(n)) = (args.next(), args.next()) else {
+        return Err("usage: extend_history <worktree> <N>".into());
     };
     let n: usize = n.parse()?;
-    let store = Store::open(&PathBuf::from(path), Duration::from_secs(60), &mut || {})?;
+    let workspace = Workspace::discover(Path::new(&worktree), worktree_files())?;
+    let store = workspace.open_store(&mut || {})?;
     let snapshot = store.snapshot()?;
     let mut real = snapshot.checkpoints()?;
     real.sort_by_key(|(_, record)| record.time_ns);

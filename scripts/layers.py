@@ -9,7 +9,8 @@ is 1. Comments are not code: a rule reads only what `code()` leaves of a file.
    Cargo.toml declares such crates and features only under that system's target
    section. A build for another system must not depend on anything this rule names.
 2. `lower_layers_import_upper`: nothing below the operations (storage, git, worktree,
-   watch, model, format, settings, the ground floor) imports `ops`, `remote` or `agents`.
+   watch, model, format, settings, the ground floor) imports `doctor`, `ops`, `remote`
+   or `agents`.
 3. `redb_outside_storage`: nothing outside `src/storage/` names redb; inside it, no item
    another module can reach (`pub`, `pub(crate)`) names redb or a name imported from
    it, so no alias (`pub type ReadChunks = ...redb...`) carries it out either. Inside the
@@ -94,8 +95,8 @@ UNSAFE_ALLOWED = "src/watch/platform/macos.rs"
 
 # The layers above everything else (design.md section 6): the operations and their
 # peers, and the binary. Every other module of `src/` is below them.
-UPPER = ("ops", "remote", "agents", "diff", "bin")
-UPPER_IMPORTED = ("ops", "remote", "agents")
+UPPER = ("doctor", "ops", "remote", "agents", "diff", "bin")
+UPPER_IMPORTED = ("doctor", "ops", "remote", "agents")
 
 STORAGE = "src/storage/"
 

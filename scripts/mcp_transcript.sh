@@ -1,8 +1,11 @@
 #!/bin/bash
 # Makes the transcript in docs/mcp.md, for real: a repository where an agent made three
 # steps (and left some unsaved work), then an MCP client session, raw JSON-RPC on the
-# server's stdin, that undoes the last two. Prints each request, the text of each
-# answer (what the model reads), and the worktree before and after.
+# server's stdin, that undoes the last two, reads the operation log, undoes that restore
+# and redoes it. Prints each request, each answer's
+# structured content (what Claude Code and Codex hand the model, as they hand it:
+# compact JSON) and its text (what other clients show), and the worktree before, after
+# each undo and redo, and at the end.
 # Usage: scripts/mcp_transcript.sh [path/to/git-checkpoint]
 set -e
 BIN=$(realpath "${1:-target/debug/git-checkpoint}")
@@ -25,6 +28,9 @@ requests=(
 '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{"limit":3}}}'
 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"restore","arguments":{"rev":"@~2","dry_run":true}}}'
 '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"restore","arguments":{"rev":"@~2"}}}'
+'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"op_log","arguments":{"limit":1}}}'
+'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"undo","arguments":{}}}'
+'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"redo","arguments":{}}}'
 )
 # One request at a time, each answered before the next is sent, as a model works.
 coproc SERVER { "$BIN" mcp 2>/dev/null; }
@@ -38,11 +44,17 @@ import json, sys
 answer = json.loads(sys.argv[1])
 result = answer.get("result", {})
 if "content" in result:
-    print("<-- isError=%s, text:" % result.get("isError", False))
+    structured = json.dumps(result.get("structuredContent"), separators=(",", ":"))
+    print("<-- isError=%s, structuredContent (%d bytes):" % (result.get("isError", False), len(structured)))
+    print("    " + structured)
+    print("    text:")
     print("\n".join("    " + line for line in result["content"][0]["text"].splitlines()))
 else:
     print("<-- " + json.dumps({"protocolVersion": result.get("protocolVersion"), "serverInfo": result.get("serverInfo")}))
 ' "$answer"
+    case $request in
+        *'"name":"undo"'* | *'"name":"redo"'*) echo "## worktree now: $(ls | tr '\n' ' ')";;
+    esac
 done
 exec {SERVER[1]}>&-
 wait

@@ -1,12 +1,11 @@
 //! What tab completion offers for a word: revisions, branches, sessions and attachment
-//! names, read from a [`Snapshot`] of a store opened with [`ReadStore::open_now`]
-//! (read-only, never waiting, never writing). The binary's completion glue
-//! (`src/bin/git-checkpoint/complete.rs`) hands these to the shells.
+//! names, read from a [`Snapshot`] of a store its caller opened with
+//! `Workspace::open_read_store_now` (read-only, never waiting, never writing). The
+//! binary's completion glue (`src/bin/git-checkpoint/complete.rs`) hands these to the
+//! shells.
 //!
 //! Every list is bounded: a store of thousands of checkpoints offers its
 //! [`RECENT_CHECKPOINTS`] newest ids, not all of them.
-//!
-//! [`ReadStore::open_now`]: crate::storage::ReadStore::open_now
 
 use std::collections::BTreeMap;
 

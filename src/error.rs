@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::format::text::counted;
+use crate::text::counted;
 
 /// What an [`Error`] is about, and so whose move it is. The binary maps each kind to an
-/// exit status and a hint (docs/design.md invariant 7).
+/// exit status and a hint, and names it in its `--json` errors and MCP tool errors by
+/// [`ErrorKind::name`] (docs/design.md invariant 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// What the user asked for does not exist, does not parse or contradicts itself: a
@@ -22,6 +23,10 @@ pub enum ErrorKind {
     /// where one of our files belongs, a worktree path restore does not own, a push of
     /// what looks like a secret, a store of a newer format. Nothing was changed.
     Refused,
+    /// The work was done, or in a dry run would be, but left conflicts for the user to
+    /// resolve: a revert whose paths later work changed too. As git's merges do, this is
+    /// an error only for the exit status.
+    Conflict,
     /// The store's own data does not decode or fails its checks (invariant 10).
     Damaged,
     /// A commit from a remote is not one that an export writes: malformed or hostile
@@ -34,6 +39,26 @@ pub enum ErrorKind {
     Io,
     /// Something that cannot happen did: a bug of ours, to be reported.
     Internal,
+}
+
+impl ErrorKind {
+    /// The kind's name as scripts and agents read it: `input`, `config`, `busy`,
+    /// `refused`, `conflict`, `damaged`, `remote`, `git`, `io` or `internal`
+    /// (docs/json.md, "Errors").
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Input => "input",
+            ErrorKind::Config => "config",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Damaged => "damaged",
+            ErrorKind::Remote => "remote",
+            ErrorKind::Git => "git",
+            ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
+        }
+    }
 }
 
 /// Errors from the library. Messages are complete sentences without a trailing period,
@@ -148,6 +173,26 @@ pub enum Error {
         /// The prompts the session has.
         prompts: u64,
     },
+    /// A session revision naming a prompt or turn whose prompt checkpoint gc removed.
+    #[error("session {session} has no checkpoint for '{what}': gc removed its prompts up to {highest} at {at} (--keep-prompts keeps whole prompts)")]
+    RemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// The selector after the `:`.
+        what: String,
+        /// The highest prompt number that gc removed.
+        highest: u64,
+        /// When, in RFC 3339.
+        at: String,
+    },
+    /// A session revision naming a session gc removed every checkpoint of.
+    #[error("gc removed every checkpoint of session {session} at {at} (--keep-sessions keeps whole sessions)")]
+    SessionRemovedByGc {
+        /// The session's full id.
+        session: String,
+        /// When, in RFC 3339.
+        at: String,
+    },
     /// A branch that does not exist.
     #[error("no branch named '{0}'")]
     UnknownBranch(String),
@@ -187,6 +232,26 @@ pub enum Error {
     /// The store holds no checkpoint yet.
     #[error("no checkpoint yet: run 'git checkpoint save' first")]
     NoCheckpoints,
+    /// `undo` found no operation left to undo.
+    #[error("nothing to undo: every operation in the log is undone already, or there is none ('git checkpoint op log' lists them)")]
+    NothingToUndo,
+    /// `redo` found no undo to go back on: none was made, or an operation came since.
+    #[error(
+        "nothing to redo: no undo since the last operation ('git checkpoint op log' lists them)"
+    )]
+    NothingToRedo,
+    /// An operation number that the operation log does not hold.
+    #[error("no operation '{0}' in the operation log ('git checkpoint op log' lists them)")]
+    UnknownOperation(String),
+    /// `undo`, `redo` or `op restore` cannot do what was asked of an operation; nothing
+    /// was changed.
+    #[error("op {op} {why}")]
+    CannotUndo {
+        /// The operation's number.
+        op: u64,
+        /// Why, as the rest of the sentence ("cannot be undone: gc removed …").
+        why: String,
+    },
     /// A file this tool will not open as asked: a symlink or something other than a
     /// regular file where one of its own files belongs, or a file outside the directory
     /// it must come from.
@@ -234,6 +299,15 @@ pub enum Error {
         path: String,
         /// The checkpoint's short id.
         checkpoint: String,
+    },
+    /// A path given to `revert` matches no path the change touched, as git's "pathspec
+    /// did not match"; nothing was changed.
+    #[error("pathspec '{path}' did not match any file that {rev} changed; nothing was changed")]
+    RevertPathspecNoMatch {
+        /// The path, relative to the worktree's top.
+        path: String,
+        /// The revision as given.
+        rev: String,
     },
     /// `revert` found, before changing anything, that the worktree cannot take the
     /// revert (a directory it may not write, an immutable file, too little room).
@@ -349,6 +423,8 @@ impl Error {
             | Error::AmbiguousRevision { .. }
             | Error::UnknownSession(_)
             | Error::NotInSession { .. }
+            | Error::RemovedByGc { .. }
+            | Error::SessionRemovedByGc { .. }
             | Error::UnknownBranch(_)
             | Error::BranchExists(_)
             | Error::InvalidBranchName { .. }
@@ -356,8 +432,12 @@ impl Error {
             | Error::UnknownAttachment { .. }
             | Error::RemoteNotNamed { .. }
             | Error::NoCheckpoints
+            | Error::NothingToUndo
+            | Error::NothingToRedo
+            | Error::UnknownOperation(_)
             | Error::NoParentToRevert { .. }
             | Error::PathspecNoMatch { .. }
+            | Error::RevertPathspecNoMatch { .. }
             | Error::CannotBlame { .. }
             | Error::PathOutsideWorktree(_)
             | Error::InvalidArgument(_) => ErrorKind::Input,
@@ -368,9 +448,10 @@ impl Error {
             | Error::RestoreBlocked { .. }
             | Error::LooksSecret { .. }
             | Error::RevertWouldConflict { .. }
-            | Error::RevertConflicts { .. }
             | Error::RevertRaced { .. }
-            | Error::RevertBlocked { .. } => ErrorKind::Refused,
+            | Error::RevertBlocked { .. }
+            | Error::CannotUndo { .. } => ErrorKind::Refused,
+            Error::RevertConflicts { .. } => ErrorKind::Conflict,
             // A name no save records and no import lets in: the store was written by
             // something else.
             Error::Corrupt(_) | Error::UnsafeName(_) => ErrorKind::Damaged,

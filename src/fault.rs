@@ -22,6 +22,11 @@
 //!   coalesced per path, and with `:<n>` one batch in `n` dropped for "events were lost";
 //!   the watcher then waits for a cookie's event before every answer, as on macOS. The
 //!   suite's watcher modules run once more with it (.ci/run).
+//! - `GIT_CHECKPOINT_NAMES_PROBE=<exact|case|normalization|case,normalization>` is the
+//!   answer of the probe that asks whether the worktree's filesystem ignores case or
+//!   Unicode normalization (`worktree::names`), so that a worktree on Linux's own
+//!   filesystems can be given a Mac's rules; git's `core.ignorecase` still decides over
+//!   it.
 //!
 //! Points: `locked` (the store was just opened), `walk-listed` (a directory's entries
 //! are listed, none looked at yet), `save-walked` (the files to save are listed, none
@@ -39,7 +44,8 @@
 //! `gc-before-commit` (every removal staged in the write transaction, not committed),
 //! `gc-committed` (removals committed, file not compacted), `gc-compacting` (after each
 //! compaction step), `log-line-sent` (a line of `log` handed to the output, the next
-//! not yet made), `browse-key` (`browse` read a key, before acting on it).
+//! not yet made), `browse-key` (`browse` read a key, before acting on it), `op-recorded`
+//! (an operation's record written into the transaction of its change, not committed).
 
 /// Pauses or aborts if the environment names `point`, in builds with the `test-hooks`
 /// feature only (`cargo test` turns it on), so that no variable can stop or slow an

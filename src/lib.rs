@@ -5,6 +5,8 @@
 //! only parses arguments and reports. Its layers, each importing only from those below it
 //! (docs/design.md, "Layout"):
 //!
+//! - [`doctor`]: what would keep checkpoints from being made, read from the set-up of
+//!   the agents and the store; above the operations and the agents it inspects.
 //! - [`ops`]: the operations (save, restore, log, gc and retention, verify, stats) and
 //!   the [`ops::workspace::Workspace`] (a worktree, its settings, the one door to its
 //!   store), and
@@ -22,7 +24,8 @@
 //!   [`format`](mod@format): the record encoding and content chunking, hashing and compression.
 //! - [`id`]: the typed ids, which import nothing of ours, so that [`format`](mod@format)
 //!   and [`model`] both build on them; [`clock`]: the one clock (test builds can set it); [`error`], [`fault`] (test hooks, test builds only), [`trace`] (phase timings,
-//!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to).
+//!   `GIT_CHECKPOINT_TRACE=1`), [`progress`] (the trait long operations report to),
+//!   [`text`] (text from people and agents escaped for a terminal, nouns counted).
 
 // No `unsafe` but in the macOS event source (`watch/platform/macos.rs`: FSEvents has
 // only a C interface), which allows it for itself; scripts/layers.py holds every other
@@ -34,6 +37,7 @@ pub mod agents;
 pub mod clock;
 pub mod complete;
 pub mod diff;
+pub mod doctor;
 pub mod error;
 pub mod fault;
 pub mod format;
@@ -45,6 +49,7 @@ pub mod progress;
 pub mod remote;
 pub mod settings;
 pub mod storage;
+pub mod text;
 pub mod trace;
 pub mod watch;
 pub mod worktree;

@@ -322,11 +322,12 @@ fn default_branch(repo: &Keys) -> Result<BranchName> {
 }
 
 /// The retention configured with `checkpoint.gc.*` (`keep`, `keepWithin`, `keepHourly`,
-/// `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`, `maxSize`), or `None` when no
-/// key is set.
+/// `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`, `keepPrompts`, `keepSessions`,
+/// `maxSize`), or `None` when no key is set.
 fn gc_options(repo: &Keys) -> Result<Option<GcOptions>> {
+    // Looked up as git stores keys (lower case), named in errors as documented.
     let count = |key: &str| -> Result<Option<usize>> {
-        repo.config(key)
+        repo.config(&key.to_lowercase())
             .map(|value| {
                 value.trim().parse::<usize>().map_err(|_| {
                     Error::InvalidArgument(format!("{key} must be a whole number, not '{value}'"))
@@ -336,11 +337,13 @@ fn gc_options(repo: &Keys) -> Result<Option<GcOptions>> {
     };
     let policy = Policy {
         last: count("checkpoint.gc.keep")?,
-        hourly: count("checkpoint.gc.keephourly")?,
-        daily: count("checkpoint.gc.keepdaily")?,
-        weekly: count("checkpoint.gc.keepweekly")?,
-        monthly: count("checkpoint.gc.keepmonthly")?,
-        yearly: count("checkpoint.gc.keepyearly")?,
+        hourly: count("checkpoint.gc.keepHourly")?,
+        daily: count("checkpoint.gc.keepDaily")?,
+        weekly: count("checkpoint.gc.keepWeekly")?,
+        monthly: count("checkpoint.gc.keepMonthly")?,
+        yearly: count("checkpoint.gc.keepYearly")?,
+        prompts: count("checkpoint.gc.keepPrompts")?,
+        sessions: count("checkpoint.gc.keepSessions")?,
         within: repo
             .config("checkpoint.gc.keepwithin")
             .map(|v| {

@@ -6,69 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use super::event::{self, AgentEvent};
-use super::mcp_registration::McpConfig;
-use super::reach::{HooksTrust, ProjectHooks};
+use super::kinds::{HookKind, HooksState, HooksTrust, Installed, ProjectHooks, Scope};
+use super::mcp_entry::McpConfig;
 use crate::ops::workspace::Workspace;
 use crate::{CheckpointId, Result};
-
-/// Which of an agent's settings files `hooks install` and `hooks uninstall` edit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// The worktree's personal file where the agent has one (Claude Code's
-    /// `.claude/settings.local.json`, not committed, so teammates without git-checkpoint
-    /// get no failing hook); the shared one for the agents that have no personal file.
-    Personal,
-    /// The worktree's shared file, committed with the project.
-    Shared,
-    /// The user's own file in the home directory: every project of the user.
-    Global,
-}
-
-/// What `hooks install` puts in place, which decides what else an install does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HookKind {
-    /// An agent's hooks: they run `hooks run <agent>` at each step, and an install in a
-    /// worktree saves the state before the agent's first prompt.
-    Agent,
-    /// git's `post-commit` hook: it runs `git checkpoint save` itself after each commit.
-    GitCommit,
-}
-
-/// What an install did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Installed {
-    /// Our hooks were there already, exactly as this build writes them: nothing changed.
-    AlreadyThere,
-    /// Our hooks were added (replacing what an older build wrote).
-    Added {
-        /// The user's own hook that ours runs first, where one is (git's `post-commit`,
-        /// moved aside by the install); `None` for every agent.
-        runs_first: Option<PathBuf>,
-    },
-}
-
-impl Installed {
-    /// `Added` (with nothing run first) when `added`, else `AlreadyThere`: what the
-    /// settings-file layouts report as a bool.
-    pub(super) fn added(added: bool) -> Installed {
-        match added {
-            true => Installed::Added { runs_first: None },
-            false => Installed::AlreadyThere,
-        }
-    }
-}
-
-/// Whether our hooks are in a hooks file, as [`Agent::hooks_state`] finds them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HooksState {
-    /// None of ours is there.
-    Missing,
-    /// Ours are there, exactly as this build installs them.
-    Current,
-    /// Some of ours are there, but not as this build writes them (an older build's, or
-    /// some taken out by hand): `hooks install` replaces them.
-    Outdated,
-}
 
 /// What one hook run did, and what the hook must print for the agent.
 #[derive(Debug)]
@@ -105,6 +46,16 @@ impl HookRun {
             reply,
             workspace,
             notice,
+        }
+    }
+
+    /// A run that saves nothing (an event that needs no checkpoint) and answers `reply`.
+    pub(super) fn nothing(reply: &'static str) -> HookRun {
+        HookRun {
+            saved: Ok(None),
+            reply,
+            workspace: None,
+            notice: None,
         }
     }
 

@@ -5,9 +5,10 @@
 //! in the directory it is started in and no other, or the user's
 //! `~/.claude/settings.json`) and runs each hook
 //! command with a JSON description of the event on stdin. Installing ([`Claude`]) merges
-//! our hooks into one of those files — a save when the user submits a prompt, and one after
+//! our hooks into one of those files — a save when the user submits a prompt, one after
 //! each tool that can change files (our MCP server's tools included), whether it
-//! succeeded or failed — and uninstalling
+//! succeeded or failed, and one just before each of those tools that names no file it
+//! changes (the shells, our MCP tools) — and uninstalling
 //! takes out exactly those, leaving everything else, including the file's indentation
 //! and key order, as it was. A hook run saves with the session, the prompt's number in it and the event as metadata, and
 //! every event makes a checkpoint (an empty one when nothing changed), so that "before
@@ -18,12 +19,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, ProjectHooks, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, start_dir_or_home_file};
-use super::reach::ProjectHooks;
 use crate::Result;
 
 /// The command the Claude Code hooks run.
@@ -35,11 +36,17 @@ pub const CLAUDE_HOOK_COMMAND: &str = "git checkpoint hooks run claude";
 /// `Edit` alone would also match another server's `mcp__x__Edit_file`.
 pub const CLAUDE_FILE_TOOLS: &str =
     "^(Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell|mcp__checkpoint__.+)$";
+/// The tools a checkpoint is also saved before: those of [`CLAUDE_FILE_TOOLS`] whose
+/// payload names no file they change (the shells, our MCP server's tools). With the
+/// checkpoint after the call, it brackets what the call changed, which
+/// `restore --only-session` then counts as the session's; the file tools name their file.
+pub const CLAUDE_UNNAMING_TOOLS: &str = "^(Bash|PowerShell|mcp__checkpoint__.+)$";
 /// The hook events and the tool matcher of each (`None`: the event takes no matcher). A
 /// tool that fails (a shell command exiting non-zero) fires `PostToolUseFailure`, not
 /// `PostToolUse`, and may have changed files before it failed.
-const CLAUDE_EVENTS: [(&str, Option<&str>); 3] = [
+const CLAUDE_EVENTS: [(&str, Option<&str>); 4] = [
     ("UserPromptSubmit", None),
+    ("PreToolUse", Some(CLAUDE_UNNAMING_TOOLS)),
     ("PostToolUse", Some(CLAUDE_FILE_TOOLS)),
     ("PostToolUseFailure", Some(CLAUDE_FILE_TOOLS)),
 ];
@@ -94,7 +101,8 @@ impl Agent for Claude {
     }
 
     /// `.mcp.json` in the project, `~/.claude.json` for the user
-    /// (code.claude.com/docs/en/mcp).
+    /// (code.claude.com/docs/en/mcp; on macOS too: code.claude.com/docs/en/settings puts
+    /// only managed settings under `/Library/Application Support/ClaudeCode/`).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(".mcp.json"),
@@ -194,7 +202,7 @@ impl Payload for ClaudeEvent {
             tool_use_id: self.tool_use_id,
             prompt_id: self.prompt_id,
             subagent: self.agent_id,
-            file: text(&["file_path", "notebook_path"]),
+            files: text(&["file_path", "notebook_path"]).into_iter().collect(),
             command: text(&["command"]),
             cwd: self.cwd,
             transcript: self.transcript_path,
@@ -245,12 +253,17 @@ mod tests {
     #[test]
     fn the_matchers_cover_our_mcp_server_by_its_name() {
         use crate::agents::codex::CODEX_FILE_TOOLS;
+        use crate::agents::codex::CODEX_UNNAMING_TOOLS;
         use crate::agents::gemini::GEMINI_FILE_TOOLS;
+        use crate::agents::gemini::GEMINI_UNNAMING_TOOLS;
         use crate::agents::mcp_registration::SERVER_NAME;
         for (matcher, tools) in [
             (CLAUDE_FILE_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
+            (CLAUDE_UNNAMING_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
             (CODEX_FILE_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
+            (CODEX_UNNAMING_TOOLS, format!("mcp__{SERVER_NAME}__.+")),
             (GEMINI_FILE_TOOLS, format!("mcp_{SERVER_NAME}_.+")),
+            (GEMINI_UNNAMING_TOOLS, format!("mcp_{SERVER_NAME}_.+")),
         ] {
             assert!(matcher.contains(&format!("|{tools})$")), "{matcher}");
             assert!(matcher.starts_with("^("), "{matcher}");

@@ -5,10 +5,13 @@
 //! directory (`~/Documents/Cline/Hooks/`), run with a JSON description of the event on
 //! stdin; it must answer with a JSON object on stdout, `{"cancel": false}` to let Cline
 //! go on (docs.cline.bot/customization/hooks, docs.cline.bot/features/hooks/hook-reference).
-//! Installing ([`Cline`]) writes two small wrapper scripts of ours, `UserPromptSubmit` and
-//! `PostToolUse`, that run `git checkpoint hooks run cline`; uninstalling deletes exactly
-//! those (recognised by their content) and the hooks directory once it is empty; a hook
-//! run answers [`CLINE_REPLY`].
+//! Installing ([`Cline`]) writes three small wrapper scripts of ours, `UserPromptSubmit`,
+//! `PreToolUse` and `PostToolUse`, that run `git checkpoint hooks run cline`;
+//! uninstalling deletes exactly those (recognised by their content) and the hooks
+//! directory once it is empty; a hook run answers [`CLINE_REPLY`]. Cline runs
+//! `PreToolUse` before every tool; a checkpoint is saved only before one that names no
+//! file it changes (`execute_command`, an MCP tool): with the one after it, it brackets
+//! what the call changed.
 //!
 //! A hook file of the user's own with one of those names is never overwritten: Cline runs
 //! one file per event and directory, so install refuses, naming the file, and writes
@@ -19,10 +22,11 @@
 //! `apps/vscode/src/core/hooks/hook-factory.ts`, `utils.ts`, `proto/cline/hooks.proto`,
 //! `src/sdk/hooks-adapter.ts`): the file names, that a Unix hook must be an executable
 //! regular file, the global directory (`<Documents>/Cline/Hooks`; on Linux Cline asks
-//! `xdg-user-dir DOCUMENTS` first, which we do not, so `$HOME/Documents` is used), the
+//! `xdg-user-dir DOCUMENTS` first, which we do not, so `$HOME/Documents` is used, which
+//! is what Cline uses on macOS: `getDocumentsPath` in `src/core/storage/disk.ts`), the
 //! payload (`hookName`, `taskId`, `workspaceRoots`, `userPromptSubmit.prompt`,
-//! `postToolUse.toolName`, `.parameters` — a map of strings, objects JSON-encoded —
-//! `.success`), and the reply (the last JSON object on stdout; `cancel` optional, a
+//! `preToolUse.toolName`, `.parameters`, `postToolUse.toolName`, `.parameters` — a map
+//! of strings, objects JSON-encoded — `.success`), and the reply (the last JSON object on stdout; `cancel` optional, a
 //! hook's missing or failed reply does not block a tool). Cline serialises the payload
 //! with proto3's JSON rules, which leave out a `false` boolean, so a `postToolUse`
 //! without `success` reports a failed tool. Tool parameters as the sources name them:
@@ -38,9 +42,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{holds_exactly, home_dir, settings_path_under, worktree_top};
 use crate::{Error, Result};
 
@@ -51,7 +56,7 @@ pub const CLINE_HOOKS_DIR: &str = ".clinerules/hooks";
 /// The user's hooks directory, from the home directory.
 pub const CLINE_GLOBAL_HOOKS_DIR: &str = "Documents/Cline/Hooks";
 /// The events we hook, which are also our wrapper files' names.
-pub const CLINE_EVENTS: &[&str] = &["UserPromptSubmit", "PostToolUse"];
+pub const CLINE_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse"];
 /// What every hook run prints: Cline goes on, whatever became of the save.
 pub const CLINE_REPLY: &str = "{\"cancel\":false}";
 /// Our wrapper script, byte for byte: uninstall removes a hook file only if it is this.
@@ -103,8 +108,11 @@ impl Agent for Cline {
             .collect()
     }
 
-    /// Only the user's `cline_mcp_settings.json`; Cline starts servers in `/`, so the
-    /// entry names the worktree with `-C`.
+    /// Only the user's `cline_mcp_settings.json`, in the storage Cline's CLI and newer
+    /// versions share (`~/.cline/data/settings`, on macOS too; an older VS Code extension
+    /// kept it in VS Code's `globalStorage`, under `~/Library/Application Support/Code/`
+    /// on macOS: docs/agents.md, "On macOS"); Cline starts servers in `/`, so the entry
+    /// names the worktree with `-C`.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: None,
@@ -156,19 +164,20 @@ impl Agent for Cline {
         })
     }
 
-    /// A tool that only reads gets no checkpoint. Every run prints [`CLINE_REPLY`],
-    /// whatever became of the save. Cline runs a hook in its workspace root, which is
-    /// `fallback_dir` for an event that names none.
+    /// A tool that only reads gets no checkpoint, and a tool that names its file none
+    /// before it. Every run prints [`CLINE_REPLY`], whatever became of the save. Cline
+    /// runs a hook in its workspace root, which is `fallback_dir` for an event that
+    /// names none.
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
         let event = ClineEvent::read(input);
-        let tool = event.as_ref().ok().and_then(|e| e.tool.as_deref());
-        if tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool)) {
-            return Ok(HookRun {
-                saved: Ok(None),
-                reply: CLINE_REPLY,
-                workspace: None,
-                notice: None,
-            });
+        if let Ok(event) = &event {
+            let reads = event
+                .tool
+                .as_deref()
+                .is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool));
+            if reads || !event.needs_checkpoint(&[]) {
+                return Ok(HookRun::nothing(CLINE_REPLY));
+            }
         }
         Ok(HookRun::save(event, fallback_dir, CLINE_REPLY))
     }
@@ -260,6 +269,8 @@ pub struct ClineEvent {
     pub workspace_roots: Vec<PathBuf>,
     /// The prompt (`UserPromptSubmit`).
     pub user_prompt_submit: Option<ClinePrompt>,
+    /// The tool about to run (`PreToolUse`).
+    pub pre_tool_use: Option<ClineToolUse>,
     /// The tool that just ran (`PostToolUse`).
     pub post_tool_use: Option<ClineToolUse>,
 }
@@ -271,7 +282,7 @@ pub struct ClinePrompt {
     pub prompt: Option<String>,
 }
 
-/// `postToolUse` of Cline's hook input.
+/// `preToolUse` or `postToolUse` of Cline's hook input.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClineToolUse {
@@ -280,7 +291,8 @@ pub struct ClineToolUse {
     /// The tool's parameters, each a string (objects and lists JSON-encoded).
     #[serde(default)]
     pub parameters: Map<String, Value>,
-    /// Whether the tool succeeded; left out when false (see the module's notes).
+    /// Whether the tool succeeded; left out when false (see the module's notes), and
+    /// before the tool ran.
     pub success: Option<bool>,
 }
 
@@ -294,14 +306,19 @@ impl ClineToolUse {
             .filter(|s| !s.is_empty())
     }
 
-    /// The file the tool worked on, as it names it.
-    fn file(&self) -> Option<String> {
+    /// The files the tool works on, as it names them: every file of a patch.
+    fn files(&self) -> Vec<String> {
         match self.tool_name.as_deref() {
             Some("apply_patch") => self
                 .text("input")
                 .as_deref()
-                .and_then(super::codex::patched_file),
-            _ => self.text("path").or_else(|| self.text("file_path")),
+                .map(super::codex::patched_files)
+                .unwrap_or_default(),
+            _ => self
+                .text("path")
+                .or_else(|| self.text("file_path"))
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -332,14 +349,19 @@ impl ClineToolUse {
 impl Payload for ClineEvent {
     fn into_event(self) -> AgentEvent {
         let event = self.hook_name.clone().or_else(|| {
-            let name = match (&self.user_prompt_submit, &self.post_tool_use) {
-                (Some(_), _) => "UserPromptSubmit",
-                (None, Some(_)) => "PostToolUse",
-                (None, None) => return None,
+            let name = match (
+                &self.user_prompt_submit,
+                &self.pre_tool_use,
+                &self.post_tool_use,
+            ) {
+                (Some(_), _, _) => "UserPromptSubmit",
+                (None, Some(_), _) => "PreToolUse",
+                (None, None, Some(_)) => "PostToolUse",
+                (None, None, None) => return None,
             };
             Some(name.to_string())
         });
-        let tool = self.post_tool_use.unwrap_or_default();
+        let tool = self.post_tool_use.or(self.pre_tool_use).unwrap_or_default();
         let step = match event.as_deref() {
             Some("UserPromptSubmit") => Step::Prompt,
             Some("PostToolUse") => Step::Tool {
@@ -348,10 +370,10 @@ impl Payload for ClineEvent {
             Some("PreToolUse") => Step::BeforeTool,
             _ => Step::Other,
         };
-        let file = tool.file();
+        let files = tool.files();
         let cwd = workspace_root(
             &self.workspace_roots,
-            file.as_deref().map(Path::new).filter(|f| f.is_absolute()),
+            files.first().map(Path::new).filter(|f| f.is_absolute()),
         );
         AgentEvent {
             agent: "cline",
@@ -364,7 +386,7 @@ impl Payload for ClineEvent {
             tool_use_id: None,
             prompt_id: None,
             subagent: None,
-            file,
+            files,
             cwd,
             // Cline's payloads name no transcript.
             transcript: None,
@@ -389,7 +411,7 @@ mod tests {
             "postToolUse": {"toolName": "editor", "parameters": {"path": "/b/x.rs"}, "success": true}}));
         assert_eq!(edit.step, Step::Tool { failed: false });
         assert_eq!(edit.cwd.as_deref(), Some(Path::new("/b")));
-        assert_eq!(edit.file.as_deref(), Some("/b/x.rs"));
+        assert_eq!(edit.files, ["/b/x.rs"]);
         let run = event(json!({"hookName": "PostToolUse", "workspaceRoots": ["/a"],
             "postToolUse": {"toolName": "run_commands",
                 "parameters": {"commands": "[\"make\",\"make test\"]"}}}));
@@ -399,6 +421,6 @@ mod tests {
             "parameters": {"input": "*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch"},
             "success": true}}));
         assert_eq!(patch.event.as_deref(), Some("PostToolUse"));
-        assert_eq!(patch.file.as_deref(), Some("n.txt"));
+        assert_eq!(patch.files, ["n.txt"]);
     }
 }

@@ -14,20 +14,26 @@
 //! Codex has no failure event: `PostToolUse` also fires after a shell command that exits
 //! non-zero, but the payload's `tool_response` is then only the command's output text,
 //! with no exit status, so a Codex step is never recorded as failed. File edits arrive as
-//! `apply_patch` with the whole patch in `tool_input.command`; the file is read from the
-//! patch's `*** Update File:` (`Add`, `Delete`) header.
+//! `apply_patch` with the whole patch in `tool_input.command`; the files are read from the
+//! patch's `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:`
+//! headers, every one of them, so that a patch of several files names them all.
+//!
+//! A shell command and an MCP call name no file they change, so a `PreToolUse` hook
+//! saves the worktree just before them as well: with the `PostToolUse` checkpoint after
+//! it, it brackets what the call changed (`restore --only-session` counts that as the
+//! session's). `apply_patch` needs none: its patch names every file.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, HooksTrust, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, worktree_or_home_file};
-use super::reach::HooksTrust;
 use crate::Result;
 
 /// The hooks file, from the worktree's top or the home directory.
@@ -41,10 +47,15 @@ pub const CODEX_HOOK_COMMAND: &str = "git checkpoint hooks run codex";
 /// Codex tests a matcher with more than names and `|` as an unanchored regular
 /// expression.
 pub const CODEX_FILE_TOOLS: &str = "^(Bash|apply_patch|mcp__checkpoint__.+)$";
+/// The tools a checkpoint is also saved before: those of [`CODEX_FILE_TOOLS`] whose
+/// payload names no file they change (the shell, our MCP server's tools).
+pub const CODEX_UNNAMING_TOOLS: &str = "^(Bash|mcp__checkpoint__.+)$";
 /// The hook events and the tool matcher of each; Codex ignores a matcher on
-/// `UserPromptSubmit`, so none is written.
-const CODEX_EVENTS: [(&str, Option<&str>); 2] = [
+/// `UserPromptSubmit`, so none is written. Codex runs a tool's `PreToolUse` hooks before
+/// the tool and its `PostToolUse` hooks after it, each with the call's `tool_use_id`.
+const CODEX_EVENTS: [(&str, Option<&str>); 3] = [
     ("UserPromptSubmit", None),
+    ("PreToolUse", Some(CODEX_UNNAMING_TOOLS)),
     ("PostToolUse", Some(CODEX_FILE_TOOLS)),
 ];
 /// The seconds Codex gives our hook (its default is 600); a hook run waits for the store
@@ -87,7 +98,8 @@ impl Agent for Codex {
         vec![CODEX_HOOKS_FILE.to_string()]
     }
 
-    /// `[mcp_servers.<name>]` in `.codex/config.toml`, or `$CODEX_HOME/config.toml`.
+    /// `[mcp_servers.<name>]` in `.codex/config.toml`, or `$CODEX_HOME/config.toml`
+    /// (`~/.codex` on every system: developers.openai.com/codex/config).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(".codex/config.toml"),
@@ -163,8 +175,8 @@ impl Payload for CodexEvent {
             .tool_input
             .as_ref()
             .and_then(|input| input.get("command")?.as_str().map(str::to_string));
-        let (file, command) = match self.tool_name.as_deref() {
-            Some("apply_patch") => (command.as_deref().and_then(patched_file), None),
+        let (files, command) = match self.tool_name.as_deref() {
+            Some("apply_patch") => (command.as_deref().map(patched_files), None),
             _ => (None, command),
         };
         AgentEvent {
@@ -177,7 +189,7 @@ impl Payload for CodexEvent {
             tool_use_id: self.tool_use_id,
             prompt_id: self.turn_id,
             subagent: None,
-            file,
+            files: files.unwrap_or_default(),
             command,
             cwd: self.cwd,
             transcript: self.transcript_path,
@@ -186,16 +198,29 @@ impl Payload for CodexEvent {
     }
 }
 
-/// The first file an `apply_patch` patch changes, as its header names it (Cline's
-/// `apply_patch` takes the same patch grammar).
-pub(super) fn patched_file(patch: &str) -> Option<String> {
-    patch.lines().find_map(|line| {
-        ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
+/// Every file an `apply_patch` patch changes, as its headers name them, in the patch's
+/// order and each once: the files it adds, updates and deletes, and the new name of one
+/// it moves (`*** Move to:` under the `*** Update File:` of the old name). Cline's
+/// `apply_patch` takes the same patch grammar.
+pub(super) fn patched_files(patch: &str) -> Vec<String> {
+    const HEADERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let mut files: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let named = HEADERS
             .iter()
             .find_map(|header| line.strip_prefix(header))
-            .map(|path| path.trim().to_string())
-            .filter(|path| !path.is_empty())
-    })
+            .map(str::trim)
+            .filter(|path| !path.is_empty());
+        if let Some(path) = named.filter(|path| !files.iter().any(|known| known == path)) {
+            files.push(path.to_string());
+        }
+    }
+    files
 }
 
 /// Where Codex keeps its transcripts: `sessions/` in its home, `$CODEX_HOME` or
@@ -212,11 +237,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_patched_file_comes_from_the_patch_header() {
+    fn every_patched_file_comes_from_the_patch_headers() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n";
-        assert_eq!(patched_file(patch).as_deref(), Some("src/a.rs"));
-        let added = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch";
-        assert_eq!(patched_file(added).as_deref(), Some("new.txt"));
-        assert_eq!(patched_file("*** Begin Patch\n*** End Patch"), None);
+        assert_eq!(patched_files(patch), ["src/a.rs"]);
+        let several = "*** Begin Patch\n*** Add File: new.txt\n+x\n\
+            *** Update File: old.rs\n*** Move to: src/moved.rs\n@@\n-a\n+b\n\
+            *** Delete File: gone.txt\n*** Update File: new.txt\n@@\n-x\n+y\n*** End Patch";
+        assert_eq!(
+            patched_files(several),
+            ["new.txt", "old.rs", "src/moved.rs", "gone.txt"]
+        );
+        // A line of content that looks like a header is added text, after its `+`.
+        let quoted = "*** Begin Patch\n*** Add File: a.md\n+*** Add File: b.md\n*** End Patch";
+        assert_eq!(patched_files(quoted), ["a.md"]);
+        assert!(patched_files("*** Begin Patch\n*** End Patch").is_empty());
     }
 }

@@ -28,10 +28,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toml_edit::Item;
 
-use super::agent::Scope;
+use super::kinds::{HooksTrust, Scope};
 use super::mcp_toml;
 use super::paths::{agent_home, resolved};
-use super::reach::HooksTrust;
 use crate::{Error, Result};
 
 /// The events whose matcher Codex keeps (and hashes); it drops the others' matchers.
@@ -192,6 +191,11 @@ mod tests {
         assert_eq!(
             trust_hash("PostToolUse", Some("Bash|apply_patch"), &handler),
             "sha256:dac8468fa474247e08d9583d7cafb9c35f1ce776616b761eed588b45907ed1f6"
+        );
+        // And as this build installs its before-tool hook (Codex 0.171.0 wrote it so).
+        assert_eq!(
+            trust_hash("PreToolUse", Some("^(Bash|mcp__checkpoint__.+)$"), &handler),
+            "sha256:f3c60ced853380ef864634b964900f10bc98eea59adf3472432b859c3fb1f39e"
         );
         // UserPromptSubmit takes no matcher: one written there changes nothing.
         assert_eq!(

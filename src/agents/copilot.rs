@@ -8,7 +8,13 @@
 //! docs.github.com/en/copilot/reference/hooks-configuration). Our hooks live in a file of
 //! their own, `git-checkpoint.json` in one of those directories, so no file of the
 //! user's is touched. Installing ([`Copilot`]) adds them to `userPromptSubmitted`,
-//! `postToolUse` and `postToolUseFailure`, and uninstalling takes out exactly those.
+//! `postToolUse`, `postToolUseFailure` and `PreToolUse`, and uninstalling takes out
+//! exactly those. `PreToolUse` is spelled in PascalCase so that Copilot CLI sends its
+//! snake_case payload, which names the event (`hook_event_name`): the camelCase
+//! `preToolUse` payload would be told from a `postToolUse` one only by a missing
+//! `toolResult`. It runs before every tool (the reference gives it no matcher), and a
+//! checkpoint is saved only before a tool that names no file it changes (`bash`,
+//! `powershell`, MCP tools): with the one after it, it brackets what the call changed.
 //!
 //! Confirmed against that documentation: the file format, `timeoutSec` (default 30), the
 //! camelCase payloads (`sessionId`, `timestamp`, `cwd`, `prompt`, `toolName`, `toolArgs`
@@ -28,10 +34,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_list::HookList;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
 use crate::Result;
 
@@ -48,7 +55,12 @@ const COPILOT_HOOK_TIMEOUT_SECONDS: u64 = 30;
 /// The hooks file format and our hook in it.
 const COPILOT_HOOKS: HookList = HookList {
     agent: "GitHub Copilot CLI",
-    events: &["userPromptSubmitted", "postToolUse", "postToolUseFailure"],
+    events: &[
+        "userPromptSubmitted",
+        "PreToolUse",
+        "postToolUse",
+        "postToolUseFailure",
+    ],
     command_key: "bash",
     command: COPILOT_HOOK_COMMAND,
     hook: || {
@@ -59,6 +71,10 @@ const COPILOT_HOOKS: HookList = HookList {
         })
     },
 };
+
+/// Copilot CLI's tools that change no file (its hooks reference, "Tool names for hook
+/// matching"): no checkpoint before them.
+const COPILOT_READ_ONLY_TOOLS: &[&str] = &["ask_user", "glob", "grep", "view", "web_fetch"];
 
 /// GitHub Copilot CLI: our own hooks file, `.github/hooks/git-checkpoint.json` in the
 /// worktree (Copilot CLI has no personal per-repository file, so [`Scope::Personal`]
@@ -93,7 +109,9 @@ impl Agent for Copilot {
         vec![format!("{COPILOT_PROJECT_HOOKS_DIR}/{COPILOT_HOOKS_FILE}")]
     }
 
-    /// `.github/mcp.json`, or `~/.copilot/mcp-config.json` (`$COPILOT_HOME`); its
+    /// `.github/mcp.json`, or `~/.copilot/mcp-config.json` (`$COPILOT_HOME`; `~/.copilot`
+    /// on every system: docs.github.com/en/copilot/reference/copilot-cli-reference/
+    /// cli-config-dir-reference); its
     /// entries name their type `local` and the tools offered.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
@@ -123,8 +141,15 @@ impl Agent for Copilot {
         COPILOT_HOOKS.state(path)
     }
 
+    /// A `PreToolUse` of a tool that names its file or only reads saves nothing.
     fn run(&self, input: &[u8], fallback_dir: &Path) -> Result<HookRun> {
-        Ok(HookRun::save(CopilotEvent::read(input), fallback_dir, ""))
+        let event = CopilotEvent::read(input);
+        if let Ok(event) = &event {
+            if !event.needs_checkpoint(COPILOT_READ_ONLY_TOOLS) {
+                return Ok(HookRun::nothing(""));
+            }
+        }
+        Ok(HookRun::save(event, fallback_dir, ""))
     }
 }
 
@@ -213,7 +238,7 @@ impl Payload for CopilotEvent {
             tool_use_id: None,
             prompt_id: None,
             subagent: None,
-            file: text(&["path", "file_path"]),
+            files: text(&["path", "file_path"]).into_iter().collect(),
             command: text(&["command"]),
             cwd: self.cwd,
             transcript: self.transcript_path,

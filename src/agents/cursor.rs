@@ -5,15 +5,24 @@
 //! project of the user), a version 1 file mapping each event to a list of
 //! `{"command": …}` hooks, and runs each with a JSON description of the event on stdin
 //! (cursor.com/docs/agent/hooks). Installing ([`Cursor`]) adds our hook to
-//! `beforeSubmitPrompt` (a save as the user sends a prompt), `afterFileEdit` and
-//! `afterShellExecution` (a save after each change the agent makes), and uninstalling
-//! takes out exactly those.
+//! `beforeSubmitPrompt` (a save as the user sends a prompt), `afterFileEdit`,
+//! `afterShellExecution` and `afterMCPExecution` (a save after each change the agent
+//! makes), and `beforeShellExecution` and `beforeMCPExecution` (a save just before each
+//! shell command and MCP tool call, which name no file they change: the two checkpoints
+//! bracket what the call changed), and uninstalling takes out exactly those. Cursor has
+//! no matcher for these events, so every MCP server's tools get the two checkpoints, as
+//! any of them may write files. A before hook answers nothing: Cursor reads a
+//! `permission` there, and ours must not decide one.
 //!
 //! Confirmed against Cursor's hooks documentation: the file's layout and locations, the
 //! common input fields (`conversation_id`, `generation_id`, `hook_event_name`,
 //! `workspace_roots`), `prompt` (beforeSubmitPrompt), `file_path` (afterFileEdit, an
 //! absolute path), `command` (afterShellExecution), and that beforeSubmitPrompt reads
-//! `{"continue": true|false}` from stdout. Not confirmed, so only read when present:
+//! `{"continue": true|false}` from stdout. The MCP events' `tool_name` and the
+//! before events are as third-party references of the contract give them
+//! (cupcake.eqtylab.io/reference/harnesses/cursor): an empty answer leaves the
+//! decision to Cursor (a hook that gives none fails open). Not confirmed, so only read
+//! when present:
 //! `cwd` and `transcript_path` (named by third-party references, not by the version of
 //! the documentation found), `tool_name` and `tool_use_id` (newer tool events). Cursor
 //! reports no exit status for a shell command, so no Cursor step is recorded as failed.
@@ -22,10 +31,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::agent::{Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{Agent, HookRun};
 use super::event::{workspace_root, AgentEvent, Payload, Step};
 use super::hook_list::HookList;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{home_dir, worktree_or_home_file};
 use crate::Result;
 
@@ -40,7 +50,14 @@ pub const CURSOR_PROMPT_REPLY: &str = "{\"continue\":true}";
 /// The hooks file format and our hook in it.
 const CURSOR_HOOKS: HookList = HookList {
     agent: "Cursor",
-    events: &["beforeSubmitPrompt", "afterFileEdit", "afterShellExecution"],
+    events: &[
+        "beforeSubmitPrompt",
+        "afterFileEdit",
+        "beforeShellExecution",
+        "afterShellExecution",
+        "beforeMCPExecution",
+        "afterMCPExecution",
+    ],
     command_key: "command",
     command: CURSOR_HOOK_COMMAND,
     hook: || serde_json::json!({ "command": CURSOR_HOOK_COMMAND }),
@@ -68,7 +85,8 @@ impl Agent for Cursor {
         vec![CURSOR_HOOKS_FILE.to_string()]
     }
 
-    /// `.cursor/mcp.json`, or `~/.cursor/mcp.json`; Cursor starts servers anywhere but
+    /// `.cursor/mcp.json`, or `~/.cursor/mcp.json` (on every system, as `~/.cursor/hooks.json`
+    /// is: cursor.com/docs/reference/third-party-hooks); Cursor starts servers anywhere but
     /// expands `${workspaceFolder}`, which the entry hands to `-C`.
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
@@ -131,7 +149,7 @@ pub struct CursorEvent {
     pub command: Option<String>,
     /// The directory the command ran in, where Cursor gives it.
     pub cwd: Option<PathBuf>,
-    /// The tool, where Cursor names one.
+    /// The tool, where Cursor names one (the MCP events' tool).
     pub tool_name: Option<String>,
     /// The tool call, where Cursor gives one.
     pub tool_use_id: Option<String>,
@@ -153,7 +171,7 @@ impl CursorEvent {
 }
 
 /// Cursor's file and shell events name no tool: they are recorded as the tools `edit` and
-/// `shell`.
+/// `shell`; an MCP event's tool is the one it names (`mcp` when it names none).
 impl Payload for CursorEvent {
     fn into_event(self) -> AgentEvent {
         let (step, tool) = match self.hook_event_name.as_deref() {
@@ -161,6 +179,8 @@ impl Payload for CursorEvent {
             Some("afterFileEdit") => (Step::Tool { failed: false }, Some("edit")),
             Some("afterShellExecution") => (Step::Tool { failed: false }, Some("shell")),
             Some("beforeShellExecution") => (Step::BeforeTool, Some("shell")),
+            Some("beforeMCPExecution") => (Step::BeforeTool, Some("mcp")),
+            Some("afterMCPExecution") => (Step::Tool { failed: false }, Some("mcp")),
             _ => (Step::Other, None),
         };
         let cwd = self.workspace();
@@ -174,7 +194,7 @@ impl Payload for CursorEvent {
             tool_use_id: self.tool_use_id,
             prompt_id: self.generation_id,
             subagent: None,
-            file: self.file_path,
+            files: self.file_path.into_iter().collect(),
             command: self.command,
             cwd,
             transcript: self.transcript_path,

@@ -5,13 +5,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::hooks_log::{log_failure, log_note};
+use super::mcp_entry::SERVER_NAME;
 use super::notice;
 use super::transcript::{self, Transcript};
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
-use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
+use crate::model::command_checkpoint::{is_command_result, MADE_KEY};
+use crate::model::operation::Invocation;
+use crate::model::session::{
+    Session, BEFORE_TOOL_KIND, NAMED_PATHS_KEY, NAMED_PATH_KEY, TOOL_KIND,
+};
 use crate::model::{SkipReason, SkippedFile};
 use crate::ops::gc::AutoGc;
+use crate::ops::log_query::{PATHS_KEY, PATH_KEY};
 use crate::ops::save::{self, AttachFile, SaveOptions, SaveOutcome, Warning};
 use crate::ops::workspace::Workspace;
 use crate::settings::DEFAULT_MAX_FILE_SIZE;
@@ -59,9 +65,10 @@ pub struct AgentEvent {
     pub prompt_id: Option<String>,
     /// The subagent that ran the tool.
     pub subagent: Option<String>,
-    /// The file a file tool worked on, as the payload names it (absolute, or relative to
-    /// `cwd`).
-    pub file: Option<String>,
+    /// The files the tool call names, as the payload names them (absolute, or relative
+    /// to `cwd`): a file tool's one file, every file an `apply_patch` patch changes, none
+    /// for a shell command.
+    pub files: Vec<String>,
     /// The command a shell tool ran.
     pub command: Option<String>,
     /// The directory the agent works in.
@@ -95,7 +102,12 @@ impl AgentEvent {
             Step::Other => "other",
         };
         let failed = self.step == Step::Tool { failed: true };
-        let fields: [(&str, Option<String>); 14] = [
+        let named = self.files_in(root);
+        // A call that names several files (a patch) lists them all; `named_path` keeps
+        // the first, as records of one named file always had it.
+        let all_named =
+            (named.len() > 1).then(|| serde_json::Value::from(named.clone()).to_string());
+        let fields: [(&str, Option<String>); 15] = [
             ("agent", Some(self.agent.to_string())),
             ("session", self.session.clone()),
             ("prompt", context.prompt.map(|n| n.to_string())),
@@ -106,9 +118,10 @@ impl AgentEvent {
             ("prompt_id", self.prompt_id.clone()),
             ("subagent", self.subagent.clone()),
             ("failed", failed.then(|| "true".to_string())),
-            ("path", self.file_in(root)),
+            ("path", named.first().cloned()),
             // Kept as named: `path` above is rewritten from what the step changed.
-            (NAMED_PATH_KEY, self.file_in(root)),
+            (NAMED_PATH_KEY, named.first().cloned()),
+            (NAMED_PATHS_KEY, all_named),
             ("transcript", self.transcript.clone()),
             (
                 "transcript_bytes",
@@ -121,16 +134,20 @@ impl AgentEvent {
             .collect()
     }
 
-    /// The file the tool worked on, relative to the worktree's top `root`; `None` when
-    /// no file is named, or it lies outside the worktree.
-    fn file_in(&self, root: &Path) -> Option<String> {
-        let named = self.file.as_deref()?;
-        let full = match &self.cwd {
-            Some(cwd) => cwd.join(named),
-            None => PathBuf::from(named),
-        };
-        let relative = full.strip_prefix(root).ok()?;
-        Some(relative.to_string_lossy().into_owned())
+    /// The files the tool call names that lie in the worktree, relative to its top
+    /// `root`, in the order the payload names them.
+    fn files_in(&self, root: &Path) -> Vec<String> {
+        self.files
+            .iter()
+            .filter_map(|named| {
+                let full = match &self.cwd {
+                    Some(cwd) => cwd.join(named),
+                    None => PathBuf::from(named),
+                };
+                let relative = full.strip_prefix(root).ok()?;
+                Some(relative.to_string_lossy().into_owned())
+            })
+            .collect()
     }
 
     /// A one-line message for the checkpoint: the start of the prompt, or the tool and
@@ -156,14 +173,27 @@ impl AgentEvent {
         } else {
             ""
         };
-        let what = self
-            .file_in(root)
-            .or_else(|| self.file.clone())
+        let what = (self.files_in(root).into_iter().next())
+            .or_else(|| self.files.first().cloned())
             .or_else(|| self.command.clone());
         match what {
             Some(what) => format!("{when} {tool}{failed}: {}", first_line(&what)),
             None => format!("{when} {tool}{failed}"),
         }
+    }
+
+    /// Whether a hook run of an agent whose before-tool hook runs for every tool (it has
+    /// no matcher: Cline, Copilot CLI) saves a checkpoint for this event. Every event
+    /// does but a before-tool event of a tool that names the files it changes (the
+    /// checkpoint after it names them, which is enough to count them as the session's)
+    /// or of one of `read_only`, which change nothing: a checkpoint before those would
+    /// only cost a save.
+    pub(super) fn needs_checkpoint(&self, read_only: &[&str]) -> bool {
+        let reads = self
+            .tool
+            .as_deref()
+            .is_some_and(|tool| read_only.contains(&tool));
+        self.step != Step::BeforeTool || (self.files.is_empty() && !reads)
     }
 
     /// Whether the event is a step of the agent's work (a prompt, a tool call before or
@@ -233,7 +263,7 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Ran {
         .ok()
         .and_then(|e| e.cwd.clone())
         .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let workspace = match Workspace::discover(&dir, super::worktree_files()) {
+    let mut workspace = match Workspace::discover(&dir, super::worktree_files()) {
         Ok(workspace) => workspace,
         // No worktree (hooks installed for every project, an agent working elsewhere):
         // nothing to save, and nothing to tell.
@@ -245,6 +275,13 @@ pub fn run(event: Result<AgentEvent>, fallback_dir: &Path) -> Ran {
             }
         }
     };
+    if let Ok(event) = &event {
+        // What the operation log names, should the save's automatic gc mark a record.
+        workspace.invocation = Invocation::Hook {
+            agent: event.agent.to_string(),
+            event: event.event.clone().unwrap_or_default(),
+        };
+    }
     let repo = &workspace.repo;
     let (agent, session) = match &event {
         Ok(event) => (event.agent, event.session.clone()),
@@ -289,15 +326,13 @@ pub fn save_before_first_prompt(repo: &Repo, agent: &str) -> Result<FirstCheckpo
     let workspace = Workspace::new(repo.clone(), super::worktree_files());
     let store = workspace.open_store(&mut || {})?;
     let options = SaveOptions {
-        message: "before the agent's first prompt (hooks installed)".to_string(),
         meta: vec![
             ("agent".to_string(), agent.to_string()),
             ("event".to_string(), "install".to_string()),
         ],
         allow_empty: true,
         skip_unreadable: true,
-        settings: workspace.settings,
-        ..SaveOptions::default()
+        ..workspace.save_options("before the agent's first prompt (hooks installed)")
     };
     // The workspace's repository, which knows the agents' files to leave out.
     let report = save::save(&workspace.repo, &store, &options)?;
@@ -344,24 +379,31 @@ fn save_for(
             _ => None,
         },
     };
+    let mut meta = event.meta(&repo.root, &context);
+    let files_a_result = filed_result(&store.snapshot()?, event)?;
+    if let Some((made, result_meta)) = &files_a_result {
+        // The call's step is the result its command saved: named, and what it changed
+        // is what the step changed.
+        meta.retain(|(key, _)| key != PATH_KEY);
+        meta.push((MADE_KEY.to_string(), made.hex()));
+        meta.extend(result_meta.iter().cloned());
+    }
     let options = SaveOptions {
-        message: event.message(&repo.root, &context),
-        meta: event.meta(&repo.root, &context),
+        meta,
         // Every prompt and every tool call gets a checkpoint of its own, an empty one
         // when nothing changed, so each can be named (parallel tool calls included); a
         // notice that names no step only when something changed.
         allow_empty: event.is_step(),
         // A tool step's `path` comes from what it changed, so that a shell command's
         // edits are found too (the tool's input names a file only for file tools).
-        record_changed_paths: matches!(event.step, Step::Tool { .. }),
+        record_changed_paths: matches!(event.step, Step::Tool { .. }) && files_a_result.is_none(),
         attach_files: transcript_to_keep(workspace, event, transcript)?
             .into_iter()
             .collect(),
         // One file the user cannot read (root's, from a container) must not stop every
         // checkpoint of the session: it is left out and recorded, and the user told.
         skip_unreadable: true,
-        settings: workspace.settings.clone(),
-        ..SaveOptions::default()
+        ..workspace.save_options(event.message(&repo.root, &context))
     };
     // Agents save hundreds of times a session: their saves keep `checkpoint.gc.*` too.
     let report = save::save_then_gc(repo, &mut store, &options)?;
@@ -373,6 +415,61 @@ fn save_for(
         SaveOutcome::Unchanged { .. } => None,
     };
     Ok((saved, unreadable(&report.skipped)))
+}
+
+/// A command's result a hook's checkpoint files under its tool call: its id, and its
+/// `path` and `paths` metadata.
+type FiledResult = (CheckpointId, Vec<(String, String)>);
+
+/// The checkpoint a command of our MCP server saved of its own result (a revert, a
+/// session-limited restore) that `event`, the step after that very call, files under the
+/// session: the current checkpoint, when `event` is the after-tool step of our server's
+/// `revert` or `restore` and the current checkpoint is such a result, made by no hook
+/// and after every checkpoint of the session so far.
+/// Returns it with its `path` and `paths`, which the step takes as its own. The hook's
+/// checkpoint then becomes its child and names it ([`MADE_KEY`]), so that the call's step
+/// spans the result: its turn, `<session>:<call>` and `restore --only-session` count
+/// what the command did as the call's (docs/mcp.md, "The agent's own undo").
+fn filed_result(snapshot: &Snapshot, event: &AgentEvent) -> Result<Option<FiledResult>> {
+    let ours = event.tool.as_deref().and_then(our_mcp_tool);
+    if !matches!(event.step, Step::Tool { .. }) || !matches!(ours, Some("revert" | "restore")) {
+        return Ok(None);
+    }
+    let Some(current) = snapshot.current()? else {
+        return Ok(None);
+    };
+    let record = snapshot.checkpoint(current)?;
+    if !is_command_result(&record) {
+        return Ok(None);
+    }
+    // Made by this call: after every checkpoint of the session so far. (A full restore
+    // back to an older result makes it current too, and files nothing.) Only a call of
+    // our revert or restore reads the records, so a hook's cost stays what it was.
+    let session = event.session.as_deref();
+    let newer = (snapshot.checkpoints()?.iter())
+        .filter(|(_, own)| {
+            own.meta
+                .iter()
+                .any(|(k, v)| k == "session" && Some(v.as_str()) == session)
+        })
+        .all(|(_, own)| own.time_ns < record.time_ns);
+    if !newer {
+        return Ok(None);
+    }
+    let changed = (record.meta.into_iter())
+        .filter(|(key, _)| key == PATH_KEY || key == PATHS_KEY)
+        .collect();
+    Ok(Some((current, changed)))
+}
+
+/// The tool of our MCP server that `tool` names, as the agents that hook MCP calls name
+/// them: `mcp__checkpoint__revert` (Claude Code, Codex), `mcp_checkpoint_revert`
+/// (Gemini CLI).
+fn our_mcp_tool(tool: &str) -> Option<&str> {
+    let double = format!("mcp__{SERVER_NAME}__");
+    let single = format!("mcp_{SERVER_NAME}_");
+    tool.strip_prefix(double.as_str())
+        .or_else(|| tool.strip_prefix(single.as_str()))
 }
 
 /// The transcript to attach to `event`'s checkpoint: with `checkpoint.keepTranscripts`,

@@ -11,7 +11,9 @@
 //! when the user submits a prompt (`BeforeAgent`) and one after each tool that can
 //! change files (`AfterTool` for `write_file`, `replace` and `run_shell_command`, the
 //! names in gemini-cli's `packages/core/src/tools/definitions/base-declarations.ts`, and
-//! for our MCP server's tools); uninstalling takes out exactly those. Gemini CLI reads a
+//! for our MCP server's tools), and one just before each of those that names no file it
+//! changes (`BeforeTool` for `run_shell_command` and our MCP tools, whose checkpoints
+//! then bracket the call); uninstalling takes out exactly those. Gemini CLI reads a
 //! project's `.gemini/settings.json` only in the directory it is started in, so that is
 //! where an install puts it.
 //!
@@ -26,12 +28,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agent::{system_message, Agent, HookRun, HooksState, Installed, Scope};
+use super::agent::{system_message, Agent, HookRun};
 use super::event::{AgentEvent, Payload, Step};
 use super::hook_groups::HookGroups;
-use super::mcp_registration::{Directory, Format, McpConfig, UserFile};
+use super::kinds::{HooksState, Installed, ProjectHooks, Scope};
+use super::mcp_entry::{Directory, Format, McpConfig, UserFile};
 use super::paths::{agent_home, start_dir_or_home_file};
-use super::reach::ProjectHooks;
 use crate::Result;
 
 /// The settings file, from the worktree's top or the home directory.
@@ -46,9 +48,14 @@ pub const GEMINI_FILE_TOOLS: &str = "^(write_file|replace|run_shell_command|mcp_
 /// What a hook run prints: Gemini CLI parses a hook's stdout as JSON, and an empty object
 /// asks for nothing (the tool result and the turn go on unchanged).
 pub const GEMINI_HOOK_OUTPUT: &str = "{}";
+/// The tools a checkpoint is also saved before (`BeforeTool`): those of
+/// [`GEMINI_FILE_TOOLS`] whose payload names no file they change (the shell, our MCP
+/// server's tools).
+pub const GEMINI_UNNAMING_TOOLS: &str = "^(run_shell_command|mcp_checkpoint_.+)$";
 /// The hook events and the tool matcher of each (`None`: the event takes no matcher).
-const GEMINI_EVENTS: [(&str, Option<&str>); 2] = [
+const GEMINI_EVENTS: [(&str, Option<&str>); 3] = [
     ("BeforeAgent", None),
+    ("BeforeTool", Some(GEMINI_UNNAMING_TOOLS)),
     ("AfterTool", Some(GEMINI_FILE_TOOLS)),
 ];
 /// The milliseconds Gemini CLI gives our hook (its default is 60000); a hook run waits
@@ -95,7 +102,8 @@ impl Agent for Gemini {
     }
 
     /// `mcpServers` in the same settings file as the hooks (`.gemini/settings.json`, or
-    /// `~/.gemini/settings.json`).
+    /// `~/.gemini/settings.json`, on macOS too: geminicli.com/docs/reference/configuration
+    /// puts only the system files under `/Library/Application Support/GeminiCli/`).
     fn mcp(&self) -> Option<McpConfig> {
         Some(McpConfig {
             project: Some(GEMINI_SETTINGS),
@@ -192,7 +200,7 @@ impl Payload for GeminiEvent {
             tool_use_id: None,
             prompt_id: None,
             subagent: None,
-            file: text("file_path"),
+            files: text("file_path").into_iter().collect(),
             command: text("command"),
             cwd: self.cwd,
             transcript: self.transcript_path,

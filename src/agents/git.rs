@@ -19,8 +19,9 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
-use super::mcp_registration::McpConfig;
+use super::agent::{Agent, HookRun};
+use super::kinds::{HookKind, HooksState, Installed, Scope};
+use super::mcp_entry::McpConfig;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::agent::{HooksState, Installed};
+use super::kinds::{HooksState, Installed};
 use super::settings_file;
 use crate::Result;
 

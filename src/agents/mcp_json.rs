@@ -17,7 +17,7 @@ use jsonc_parser::tokens::{Token, TokenAndRange};
 use jsonc_parser::{parse_to_ast, CollectOptions, CommentCollectionStrategy, ParseOptions};
 use serde_json::{Map, Value};
 
-use super::mcp_registration::{taken, Registered, Registration, SERVER_NAME};
+use super::mcp_entry::{taken, Registered, Registration, SERVER_NAME};
 use super::settings_file::replace_file;
 use crate::{Error, Result};
 

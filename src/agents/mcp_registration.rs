@@ -22,13 +22,15 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::agent::Agent;
+use super::mcp_entry::{Directory, Format, McpConfig};
 use super::paths::{agent_home, home_dir, settings_path_under, worktree_top};
 use super::{mcp_json, mcp_toml};
 use crate::{Error, Result};
 
-/// The name of our entry in every agent's list of servers: short, and free of `_`,
-/// which Gemini CLI uses to join a server's name to its tools' (`mcp_checkpoint_save`).
-pub const SERVER_NAME: &str = "checkpoint";
+// What other modules name as `mcp_registration::…`: the entry and what an install or a
+// look finds, defined in `mcp_entry` so that the file formats below need not import
+// this module.
+pub use super::mcp_entry::{Entry, Registered, Registration, SERVER_NAME};
 
 /// The program a project's file runs: `git-checkpoint` as the agent finds it on its
 /// PATH, where `cargo install` and the hooks' `git checkpoint` need it too.
@@ -41,64 +43,6 @@ pub enum McpScope {
     Project,
     /// The user's file in the home directory: every project of the user.
     User,
-}
-
-/// Where an agent starts a server it registers, which decides how the server finds the
-/// worktree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Directory {
-    /// In the project (its working directory, or its roots): the entry runs `mcp`
-    /// alone.
-    Project,
-    /// Anywhere (Cline starts servers in `/`): the entry runs `-C <worktree> mcp`, the
-    /// worktree the install was run in.
-    Elsewhere,
-    /// Anywhere, but the agent expands `${workspaceFolder}` in arguments (Cursor): the
-    /// entry runs `-C ${workspaceFolder} mcp`.
-    WorkspaceFolder,
-}
-
-/// How an agent's file holds its servers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A JSON object under the top-level key `mcpServers`, one entry per server; every
-    /// entry of ours has `command` and `args`, and these fixed keys before them.
-    Json {
-        /// Keys written first, as `(key, JSON text)`, such as `type`.
-        fixed: &'static [(&'static str, &'static str)],
-        /// Keys written after `command` and `args`.
-        after: &'static [(&'static str, &'static str)],
-    },
-    /// Codex's TOML: a table `[mcp_servers.<name>]` with `command` and `args`.
-    CodexToml,
-}
-
-/// One agent's MCP configuration, as its [`Agent::mcp`] gives it: its files, the
-/// entry's shape, where it starts servers (sources in docs/mcp.md, "Registration").
-#[derive(Clone, Copy, Debug)]
-pub struct McpConfig {
-    /// The project file, relative to the top of the worktree; `None` when the agent
-    /// has only a user file. It is one of the agent's files a checkpoint leaves out.
-    pub project: Option<&'static str>,
-    /// The user file: relative to `$<env>` when that variable is set and not empty,
-    /// else to `home` in the home directory.
-    pub user: UserFile,
-    /// How the file holds servers.
-    pub format: Format,
-    /// Where the agent starts the server.
-    pub directory: Directory,
-}
-
-/// Where an agent's user file is.
-#[derive(Clone, Copy, Debug)]
-pub struct UserFile {
-    /// The agent's own variable for its directory (`CODEX_HOME`), if it has one.
-    pub env: Option<&'static str>,
-    /// Its directory in the home directory when that variable is not set (`.codex`);
-    /// empty for the home directory itself.
-    pub home: &'static str,
-    /// The file in that directory.
-    pub file: &'static str,
 }
 
 /// An agent's MCP configuration with the agent's name: what `mcp install` and
@@ -123,36 +67,6 @@ pub fn target(agent: &dyn Agent) -> Result<Target> {
         agent: agent.name(),
         config,
     })
-}
-
-/// What an install did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Registered {
-    /// The entry was added (or an earlier build's replaced).
-    Added,
-    /// The entry was there already, exactly as install writes it: nothing changed.
-    AlreadyThere,
-}
-
-/// An entry named [`SERVER_NAME`] found in an agent's file ([`Target::registration`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Registration {
-    /// The program it runs, where it names one.
-    pub command: Option<String>,
-    /// Whether it is exactly what an install of this build, or an earlier one, writes
-    /// there; else it is the user's own.
-    pub ours: bool,
-}
-
-/// The server entry an install writes: the program to run and its arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    /// The program: [`ON_PATH`] in a project's file, the absolute path of the running
-    /// `git-checkpoint` in a user's.
-    pub command: String,
-    /// Its arguments: `mcp`, after `-C <directory>` where the agent starts servers
-    /// outside the project.
-    pub args: Vec<String>,
 }
 
 impl Target {
@@ -348,12 +262,4 @@ fn refuse_unless_editable(path: &Path) -> Result<()> {
         return Ok(());
     };
     Err(Error::InvalidArgument(format!("{} {why}", path.display())))
-}
-
-/// The refusal to replace a user's own entry named [`SERVER_NAME`].
-pub(super) fn taken(path: &Path) -> Error {
-    Error::InvalidArgument(format!(
-        "{} already has an MCP server named '{SERVER_NAME}' that is not this install's; remove or rename it first",
-        path.display()
-    ))
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toml_edit::{value, Array, DocumentMut, Item, Table};
 
-use super::mcp_registration::{taken, Entry, Registered, Registration, SERVER_NAME};
+use super::mcp_entry::{taken, Entry, Registered, Registration, SERVER_NAME};
 use super::settings_file::replace_file;
 use crate::{Error, Result};
 

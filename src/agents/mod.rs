@@ -19,7 +19,10 @@
 //! which sessions installed hooks reach and whether the agent trusts them.
 //! [`mcp_registration`] registers `git checkpoint mcp` in an agent's configuration
 //! (`mcp_json` for JSON files, `mcp_toml` for Codex's), as the agent's
-//! [`Agent::mcp`] says. Every file either install may write in a worktree is listed by
+//! [`Agent::mcp`] says; what a registration is made of, which all three name, is in
+//! [`mcp_entry`], and the plain types every agent file shares ([`Scope`],
+//! [`HooksState`], …) in `kinds`, both below the rest so that every import runs one
+//! way. Every file either install may write in a worktree is listed by
 //! [`worktree_files`], from the registry alone: the layers below are handed that list
 //! (through `ops::workspace::Workspace::new`) and never checkpoint or restore those
 //! files.
@@ -38,6 +41,8 @@ mod git;
 mod hook_groups;
 mod hook_list;
 pub mod hooks_log;
+mod kinds;
+pub mod mcp_entry;
 mod mcp_json;
 pub mod mcp_registration;
 mod mcp_toml;
@@ -47,8 +52,9 @@ pub mod reach;
 mod settings_file;
 mod transcript;
 
-pub use agent::{Agent, HookKind, HookRun, HooksState, Installed, Scope};
+pub use agent::{Agent, HookRun};
 pub use hooks_log::HOOKS_LOG;
+pub use kinds::{HookKind, HooksState, Installed, Scope};
 
 use crate::git::repo::AgentFiles;
 
@@ -81,7 +87,7 @@ pub fn find(name: &str) -> Option<&'static dyn Agent> {
 pub fn worktree_files() -> AgentFiles {
     let mut files = AgentFiles::default();
     for agent in AGENTS {
-        let hooks_anywhere = agent.project_hooks() == reach::ProjectHooks::InTheStartDirectory;
+        let hooks_anywhere = agent.project_hooks() == kinds::ProjectHooks::InTheStartDirectory;
         let hooks = agent
             .worktree_hook_files()
             .into_iter()

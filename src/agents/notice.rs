@@ -10,8 +10,8 @@ use std::io::{Read, Write};
 
 use super::hooks_log::log_note;
 use crate::format::path::quote_path;
-use crate::format::text::{escape_controls, list_names};
 use crate::git::repo::Repo;
+use crate::text::{escape_controls, list_names};
 
 /// Where what hook runs told is remembered, inside `<git-dir>/checkpoint`.
 pub const HOOKS_TOLD: &str = "hooks.told";

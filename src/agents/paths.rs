@@ -3,11 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::agent::Scope;
+use super::kinds::Scope;
 use crate::git::repo::Repo;
 use crate::{Error, Result};
 
-/// The user's home directory, from `HOME`.
+/// The user's home directory, from `HOME`. Every agent keeps its user-scope hooks and MCP
+/// files under it on macOS exactly as on Linux (each agent's module cites where its
+/// documentation says so; docs/agents.md, "On macOS"), none under `~/Library/Application
+/// Support`, which holds only their system-wide managed settings: no path here depends
+/// on the system.
 pub(super) fn home_dir() -> Result<PathBuf> {
     std::env::var_os("HOME")
         .filter(|home| !home.is_empty())

@@ -1,5 +1,5 @@
 //! Which sessions installed hooks reach, and whether the agent runs them at all: the
-//! questions `doctor` (`ops::doctor::agent`) asks of every hooks file it finds, and
+//! questions `doctor` (`doctor::agent`) asks of every hooks file it finds, and
 //! `hooks install` of the one it wrote.
 //!
 //! Two things make hooks that are in place run for no session, and say nothing of it
@@ -9,47 +9,16 @@
 //! ([`ProjectHooks::InTheStartDirectory`]). And Codex runs a hook only once the user has
 //! trusted it, per path and content hash, in `~/.codex/config.toml` ([`HooksTrust`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::agent::{Agent, Scope};
+use super::agent::Agent;
+use super::kinds::Scope;
 use super::paths::resolved;
 use crate::Result;
 
-/// Where in a worktree an agent finds a project's hooks file, which decides where a
-/// project-scope install puts it and which sessions it reaches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProjectHooks {
-    /// At the worktree's top, found from wherever in it the agent starts (Codex reads
-    /// `.codex/` from the project root down; Cursor, Cline and Copilot CLI take the
-    /// workspace or the repository): one install covers every session of the worktree.
-    AtTheTop,
-    /// Only in the directory the agent is started in (Claude Code, Gemini CLI): an
-    /// install covers the sessions started there, and no other.
-    InTheStartDirectory,
-}
-
-/// Whether the agent runs the hooks an install put in place, as far as its own trust
-/// settings say.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HooksTrust {
-    /// The agent runs hooks without asking the user first (or git-checkpoint knows of no
-    /// such setting of it).
-    NotNeeded,
-    /// The user trusted exactly these hooks.
-    Trusted,
-    /// The agent does not trust the project `project` and loads none of its settings.
-    ProjectUntrusted {
-        /// The project's directory.
-        project: PathBuf,
-    },
-    /// The user has not trusted these hooks yet: the agent skips them.
-    Untrusted,
-    /// The hooks changed since the user trusted them (a reinstall that rewrote them):
-    /// the agent skips them until they are trusted again.
-    Changed,
-    /// The user turned one of them off in the agent.
-    Disabled,
-}
+// The answers to this module's questions, defined with the other plain words (`kinds`)
+// so that `Agent` names them without importing this module, which needs `Agent`.
+pub use super::kinds::{HooksTrust, ProjectHooks};
 
 /// Whether `agent`, started in `started_in`, runs the hooks installed for `scope` at
 /// `hooks_file`: the user's own settings reach every session, a project's only those

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::agent::HooksState;
+use super::kinds::HooksState;
 use crate::{Error, Result};
 
 /// A settings file as read: its parsed value and how it was laid out, so that a rewrite

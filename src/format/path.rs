@@ -1,6 +1,6 @@
 //! Paths as git writes them in its output.
 
-use super::text::push_escaped_byte;
+use crate::text::push_escaped_byte;
 
 /// A path as git prints it (`core.quotePath`, on by default): unchanged when it is
 /// plain ASCII without `"`, `\` or control characters, otherwise in double quotes with

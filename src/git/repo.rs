@@ -24,7 +24,7 @@ pub struct Repo {
     /// The current directory relative to `root`, with a trailing `/`, or empty at the top.
     pub prefix: Vec<u8>,
     /// git configuration keys this tool reads (`checkpoint.*`, `core.excludesfile`,
-    /// `core.pager`, `extensions.objectformat`),
+    /// `core.ignorecase`, `core.pager`, `core.precomposeunicode`, `extensions.objectformat`),
     /// lower-cased as git prints them, with their effective values.
     pub config: HashMap<String, String>,
     /// Files inside the worktree that are the agents' set-up, not the worktree's own
@@ -235,6 +235,15 @@ impl Repo {
         self.config.get(key).map(String::as_str)
     }
 
+    /// A boolean config value as git reads one (`true`, `no`, `1`...; a key given
+    /// without a value is true), `None` when it is not set or not a boolean.
+    pub fn config_bool(&self, key: &str) -> Option<bool> {
+        match self.config(key)? {
+            "" => Some(true),
+            value => config_syntax::parse_bool(Some(value.as_bytes())),
+        }
+    }
+
     /// Where the real repository's HEAD points now. The branch comes from the HEAD file
     /// itself; the commit from the refs, or from git when they are not plain files.
     pub fn git_head(&self) -> GitHead {
@@ -310,7 +319,11 @@ fn is_read_key(key: &[u8]) -> bool {
     key.starts_with(b"checkpoint.")
         || matches!(
             key,
-            b"core.excludesfile" | b"core.pager" | b"extensions.objectformat"
+            b"core.excludesfile"
+                | b"core.ignorecase"
+                | b"core.pager"
+                | b"core.precomposeunicode"
+                | b"extensions.objectformat"
         )
 }
 
@@ -364,7 +377,7 @@ fn read_config(root: &Path) -> Result<HashMap<String, String>> {
             "config",
             "-z",
             "--get-regexp",
-            r"^(checkpoint\..*|core\.excludesfile|core\.pager|extensions\.objectformat)$",
+            r"^(checkpoint\..*|core\.excludesfile|core\.ignorecase|core\.pager|core\.precomposeunicode|extensions\.objectformat)$",
         ])
         .output()
         .map_err(|e| Error::Git {

@@ -3,9 +3,11 @@
 
 pub mod branch;
 pub mod checkpoint;
+pub mod command_checkpoint;
 pub mod dir_cache;
 #[cfg(test)]
 mod encoding_tests;
+pub mod operation;
 pub mod retention;
 pub mod revision;
 pub mod session;

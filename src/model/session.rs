@@ -27,6 +27,25 @@ pub const BEFORE_TOOL_KIND: &str = "before-tool";
 /// session's own at a tool call that no hook before it brackets.
 pub const NAMED_PATH_KEY: &str = "named_path";
 
+/// Metadata key: every file a tool call's payload names, as a JSON array of paths
+/// relative to the worktree's top, for a call that names more than one (an
+/// `apply_patch` of several files); [`NAMED_PATH_KEY`] holds the first of them.
+pub const NAMED_PATHS_KEY: &str = "named_paths";
+
+/// The files a tool call's checkpoint `record` says its payload named: the list of
+/// [`NAMED_PATHS_KEY`], else the one [`NAMED_PATH_KEY`] (every record before lists
+/// existed, and a call naming one file), else none.
+pub fn named_paths(record: &Checkpoint) -> Vec<Vec<u8>> {
+    let listed = meta(record, NAMED_PATHS_KEY)
+        .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok());
+    match listed {
+        Some(paths) => paths.into_iter().map(String::into_bytes).collect(),
+        None => meta(record, NAMED_PATH_KEY)
+            .map(|path| vec![path.as_bytes().to_vec()])
+            .unwrap_or_default(),
+    }
+}
+
 /// The shortest session id prefix [`Session::short_id`] gives, as checkpoint ids show at
 /// least 7 digits.
 const MIN_SHORT_SESSION: usize = 8;
@@ -284,27 +303,38 @@ impl Session {
     /// before the session's next prompt checkpoint, or its last checkpoint of all for its
     /// last prompt; the prompt checkpoint itself when nothing followed it. The session's
     /// own checkpoints are followed in the order they were saved, not by prompt number,
-    /// so a prompt submitted after a rewind ends the turn before it as any other does.
+    /// so a prompt submitted after a rewind ends the turn before it as any other does;
+    /// a checkpoint numbered for another prompt ends it too, so that a turn ends where it
+    /// ended when gc has removed the next prompt's checkpoint ([`in_turn`]).
     pub fn turn_end(
         records: &[(CheckpointId, Checkpoint)],
         session: &str,
         n: u64,
     ) -> Option<CheckpointId> {
         let start = Self::prompt(records, session, n)?;
-        let mut own: Vec<(i128, CheckpointId, bool)> = records
+        let mut own: Vec<(i128, CheckpointId, &Checkpoint)> = records
             .iter()
             .filter(|(_, record)| meta(record, "session") == Some(session))
-            .map(|(id, record)| (record.time_ns, *id, is_prompt_of(record, session)))
+            .map(|(id, record)| (record.time_ns, *id, record))
             .collect();
-        own.sort_unstable();
+        own.sort_unstable_by_key(|(time, id, _)| (*time, *id));
         let at = own.iter().position(|(_, id, _)| *id == start)?;
         let end = own[at + 1..]
             .iter()
-            .take_while(|(_, _, is_prompt)| !is_prompt)
+            .take_while(|(_, _, record)| in_turn(record, n))
             .last()
             .map_or(start, |(_, id, _)| *id);
         Some(end)
     }
+}
+
+/// Whether `record`, one of a session's own checkpoints saved after prompt `n`'s
+/// (and after every one of the turn before it), still belongs to prompt `n`'s turn:
+/// it is no prompt's checkpoint, and it carries no other prompt's number (a step made
+/// before any prompt carries none).
+pub fn in_turn(record: &Checkpoint, n: u64) -> bool {
+    let number = meta(record, "prompt").and_then(|p| p.parse::<u64>().ok());
+    meta(record, "kind") != Some(PROMPT_KIND) && number.is_none_or(|p| p == n)
 }
 
 /// How a session revision numbers a prompt.

@@ -13,6 +13,7 @@ use imara_diff::{Algorithm, Diff, InternedInput};
 
 use crate::diff::content::{Content, ContentReader};
 use crate::diff::Change;
+use crate::model::command_checkpoint::made_by_call;
 use crate::model::tree::Node;
 use crate::model::Checkpoint;
 use crate::storage::{Snapshot, TreeReader};
@@ -83,6 +84,9 @@ pub fn blame(
         };
         let parent = record.parents.first().copied();
         match versions.last_mut() {
+            // A tool call's step that filed a command's result under its session
+            // (`made_by_call`) made what that result holds: the call keeps the lines.
+            Some(last) if last.0 == node && made_by_call(&last.2) == Some(id) => {}
             Some(last) if last.0 == node => {
                 last.1 = id;
                 last.2 = record;

@@ -3,12 +3,13 @@
 //! gets both: the worktree with its settings, and the one way to open its store.
 
 pub mod blame;
-pub mod doctor;
+pub mod drop;
 pub mod gc;
 pub mod log;
 mod log_entry;
 pub mod log_query;
 pub mod log_walk;
+pub mod op_log;
 pub mod restore;
 pub mod revert;
 pub mod save;

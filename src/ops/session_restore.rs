@@ -13,24 +13,33 @@
 //! changed at the session's tool call is unsure: listed as a conflict and left alone.
 //! What appears at any other checkpoint (a before-prompt or before-tool checkpoint, a
 //! manual save, a watcher's, another session's) was done by someone else: the user
-//! between turns, or another agent. So are unsaved changes in the worktree.
+//! between turns, or another agent. So are unsaved changes in the worktree. Except a
+//! command's result that one of the session's own tool calls files under it (the
+//! agent's revert or restore through our MCP server, [`made_by_call`]): what it changed,
+//! the call did.
 //!
 //! The checkpoints looked at are those "since" the target: reachable from the current
 //! checkpoint and not from the target, which must be an ancestor of it. A path the
 //! session changed there and someone else changed there too is a conflict: listed, and
 //! left alone unless forced. The rest is an ordinary path-limited restore
 //! ([`crate::ops::restore`]), safety checkpoint first; its report names the checkpoint
-//! that undoes it.
+//! that undoes it. What it wrote is then saved as a checkpoint of its own (`restore of
+//! <session>'s files to <rev> (N files)`), HEAD's branch moved to it after the safety
+//! checkpoint.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
 use crate::git::repo::Repo;
-use crate::model::session::{Session, BEFORE_TOOL_KIND, NAMED_PATH_KEY, TOOL_KIND};
+use crate::model::command_checkpoint::{
+    made_by_call, KIND_KEY, RESTORED_KEY, RESTORED_SESSION_KEY, RESTORE_KIND, REVISION_KEY,
+};
+use crate::model::session::{abbreviate, named_paths, Session, BEFORE_TOOL_KIND, TOOL_KIND};
 use crate::model::Checkpoint;
 use crate::ops::restore::{self, RestoreOptions, RestoreReport};
 use crate::ops::save;
 use crate::storage::{Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error, Result};
 
 /// How a session-limited restore runs.
@@ -103,6 +112,10 @@ pub struct SessionRestoreReport {
     /// The path-limited restore made (or planned); `None` when there was nothing to
     /// restore.
     pub restore: Option<RestoreReport>,
+    /// The checkpoint the restore saved its result as, HEAD's branch moved to it
+    /// (`restore of <session>'s files to <rev> (N files)`); `None` in a dry run, when
+    /// nothing was written, or when that save failed (the restore's warnings say so).
+    pub checkpoint: Option<CheckpointId>,
 }
 
 impl SessionRestoreReport {
@@ -116,7 +129,8 @@ impl SessionRestoreReport {
     }
 }
 
-/// Restores what the session wrote since `rev` to `rev`'s content. With
+/// Restores what the session wrote since `rev` to `rev`'s content, and saves the
+/// result ([`SessionRestoreReport::checkpoint`]). With
 /// `options.restore.dry_run`, only plans ([`dry_run`]).
 pub fn restore_session(
     repo: &Repo,
@@ -129,14 +143,62 @@ pub fn restore_session(
     }
     let (mut report, paths) = plan(repo, store, rev, options)?;
     if !paths.is_empty() {
-        let target = report.target.expect("a plan has a target").hex();
+        let target = report.target.expect("a plan has a target");
         let restore_options = RestoreOptions {
             paths,
+            named: Some(named(&report.session, rev)),
+            record_with_result: true,
             ..options.restore.clone()
         };
-        report.restore = Some(restore::restore(repo, store, &target, &restore_options)?);
+        let mut restored = restore::restore(repo, store, &target.hex(), &restore_options)?;
+        report.checkpoint = save_the_result(repo, store, rev, &report, &mut restored, options)?;
+        report.restore = Some(restored);
     }
     Ok(report)
+}
+
+/// Saves what the restore made of the worktree as a checkpoint of its own, `restore of
+/// <session>'s files to <rev> (N files)`, its metadata naming the target and the
+/// session in full, a child of the safety checkpoint (which the restore moved HEAD's
+/// branch to, as a save would have moved it). The save's transaction records the
+/// restore (docs/design.md invariant 27). The restore is done whatever happens to the
+/// save: a failed one is one of `restored`'s warnings, and the restore is then recorded
+/// on its own.
+fn save_the_result(
+    repo: &Repo,
+    store: &Store,
+    rev: &str,
+    report: &SessionRestoreReport,
+    restored: &mut RestoreReport,
+    options: &SessionRestoreOptions,
+) -> Result<Option<CheckpointId>> {
+    let (Some(target), Some(operation)) = (restored.target, restored.unrecorded.take()) else {
+        return Ok(None);
+    };
+    let changed = restored.written.len() + restored.deleted.len();
+    let meta = vec![
+        (KIND_KEY.to_string(), RESTORE_KIND.to_string()),
+        (REVISION_KEY.to_string(), rev.to_string()),
+        (RESTORED_KEY.to_string(), target.hex()),
+        (RESTORED_SESSION_KEY.to_string(), report.session.clone()),
+    ];
+    let message = format!(
+        "{} ({})",
+        named(&report.session, rev),
+        counted(changed, "file")
+    );
+    let settings = &options.restore.settings;
+    match save::save_result(repo, store, message, meta, operation.clone(), settings) {
+        Ok(saved) => Ok(saved),
+        Err(error) => {
+            restored.warnings.push(save::Warning::ResultNotSaved {
+                what: "restore",
+                error,
+            });
+            save::record_unsaved_result(store, operation)?;
+            Ok(None)
+        }
+    }
 }
 
 /// What [`restore_session`] would do, changing nothing (the store may be open only for
@@ -158,6 +220,11 @@ pub fn dry_run(
         report.restore = Some(restore::dry_run(repo, store, &target, &restore_options)?);
     }
     Ok(report)
+}
+
+/// What a restore of `session`'s files to `rev` is called in its checkpoints' messages.
+fn named(session: &str, rev: &str) -> String {
+    format!("restore of {}'s files to {rev}", abbreviate(session))
 }
 
 /// The session named by `options` or by `rev` (`[<remote>:]<session>:<selector>`).
@@ -205,19 +272,39 @@ fn plan(
     let by_id: HashMap<CheckpointId, &Checkpoint> =
         records.iter().map(|(id, record)| (*id, record)).collect();
     let reader = snapshot.checked_trees(Some(&scan.trees))?;
+    let own_call = |record: &Checkpoint| {
+        meta(record, "kind") == Some(TOOL_KIND) && meta(record, "session") == Some(&session)
+    };
+    // The results our MCP server's commands saved for the session's own tool calls: what
+    // they changed, the call did.
+    let filed: HashSet<CheckpointId> = (since.iter())
+        .filter(|id| own_call(by_id[*id]))
+        .filter_map(|id| made_by_call(by_id[id]))
+        .collect();
     let mut by_session = BTreeSet::new();
     let mut by_others: BTreeMap<Vec<u8>, Vec<(i128, ChangedBy)>> = BTreeMap::new();
     for id in since {
         let record = by_id[&id];
+        if filed.contains(&id) {
+            for change in changes_from_parent(&snapshot, &reader, record)? {
+                by_session.insert(change.path);
+            }
+            continue;
+        }
         let tool_call = meta(record, "kind") == Some(TOOL_KIND);
-        let own = tool_call && meta(record, "session") == Some(session.as_str());
+        let own = own_call(record);
+        // A call that filed a command's result under itself ([`made_by_call`]) started
+        // where the result did: its hooks bracket it when the result's parent is the
+        // session's checkpoint from just before the call.
+        let step_parent = match made_by_call(record).and_then(|made| by_id.get(&made)) {
+            Some(made) => made.parents.first(),
+            None => record.parents.first(),
+        };
         let bracketed = own
-            && record
-                .parents
-                .first()
+            && step_parent
                 .and_then(|parent| by_id.get(parent))
                 .is_some_and(|before| brackets(before, record));
-        let named = meta(record, NAMED_PATH_KEY).map(str::as_bytes);
+        let named = named_paths(record);
         for change in changes_from_parent(&snapshot, &reader, record)? {
             let by = if !own {
                 ChangedBy::Checkpoint {
@@ -225,7 +312,7 @@ fn plan(
                     session: meta(record, "session").map(str::to_string),
                     tool_call,
                 }
-            } else if bracketed || named == Some(change.path.as_slice()) {
+            } else if bracketed || named.contains(&change.path) {
                 by_session.insert(change.path);
                 continue;
             } else {
@@ -304,6 +391,7 @@ fn plan(
         conflicts,
         forced: options.force,
         restore: None,
+        checkpoint: None,
     };
     Ok((report, paths))
 }

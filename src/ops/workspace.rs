@@ -7,11 +7,54 @@
 //! save). It lives with the operations because it joins three layers below them:
 //! [`crate::git`] (the repository), [`crate::settings`] (what its `checkpoint.*` keys
 //! say) and [`crate::storage`] (the store file).
+//!
+//! Nothing outside this crate can open a store any other way: the store's own `open`
+//! functions are not public, and a save's options are made from a workspace's settings.
+//!
+//! ```no_run
+//! # fn main() -> git_checkpoint::Result<()> {
+//! use git_checkpoint::ops::workspace::Workspace;
+//! let workspace = Workspace::discover(std::path::Path::new("."), Default::default())?;
+//! let _store = workspace.open_store(&mut || {})?;
+//! let _read = workspace.open_read_store(&mut || {}, &mut || {})?;
+//! let _now = workspace.open_read_store_now()?;
+//! let _options = workspace.save_options("a message");
+//! # Ok(()) }
+//! ```
+//!
+//! ```compile_fail,E0624
+//! # fn open(path: &std::path::Path) {
+//! let _ = git_checkpoint::storage::Store::open(path, std::time::Duration::ZERO, &mut || {});
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0624
+//! # fn open(path: &std::path::Path) {
+//! let _ = git_checkpoint::storage::ReadStore::open(
+//!     path,
+//!     std::time::Duration::ZERO,
+//!     &mut || {},
+//!     &mut || {},
+//! );
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0624
+//! # fn open(path: &std::path::Path) {
+//! let _ = git_checkpoint::storage::ReadStore::open_now(path);
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0599
+//! let _ = git_checkpoint::ops::save::SaveOptions::default();
+//! ```
 
 use std::path::Path;
 use std::time::Duration;
 
 use crate::git::repo::{AgentFiles, Repo};
+use crate::model::operation::Invocation;
+use crate::ops::save::SaveOptions;
 use crate::settings::Settings;
 use crate::storage::{verify, ReadStore, Store};
 use crate::Result;
@@ -23,6 +66,11 @@ pub struct Workspace {
     pub repo: Repo,
     /// Its `checkpoint.*` settings, parsed from `repo`'s configuration.
     pub settings: Settings,
+    /// What the operation log records as having made the operations committed through
+    /// a store opened here: this process's command line unless the caller says
+    /// otherwise (a hook names its agent and event; the MCP server may name the tool
+    /// call).
+    pub invocation: Invocation,
 }
 
 impl Workspace {
@@ -39,7 +87,11 @@ impl Workspace {
     pub fn new(mut repo: Repo, agent_files: AgentFiles) -> Workspace {
         repo.agent_files = agent_files;
         let settings = Settings::of(&repo);
-        Workspace { repo, settings }
+        Workspace {
+            repo,
+            settings,
+            invocation: Invocation::command_line(std::env::args_os().skip(1)),
+        }
     }
 
     /// Opens (creating on first use) the store for writing: waiting up to
@@ -56,8 +108,11 @@ impl Workspace {
     }
 
     /// Opens the store read-only (the file stays byte-identical), waiting as
-    /// [`Workspace::open_store`] does; `on_repair` is told when the store needs a repair
-    /// that only opening it for writing can make ([`ReadStore::open`]).
+    /// [`Workspace::open_store`] does. A store that does not exist yet, that an
+    /// interrupted run left needing recovery, or of an older format, is first opened for
+    /// writing once, which creates, repairs or upgrades it; `on_repair` is told when the
+    /// repair cannot be recorded (a full disk), and the store is then read through a
+    /// write open.
     pub fn open_read_store(
         &self,
         on_wait: &mut dyn FnMut(),
@@ -71,8 +126,23 @@ impl Workspace {
         )
     }
 
-    /// Checks the store ([`verify::verify`]: a private copy, so the file is never
-    /// changed), waiting for another process as [`Workspace::open_store`] does.
+    /// Opens the store read-only if that can be done at once and leaves the file as it
+    /// is: `None` when there is no store, another process has it open for writing, or
+    /// it needs a recovery or upgrade (which [`Workspace::open_read_store`] would make
+    /// by writing). For tab completion, which must never wait and never write.
+    pub fn open_read_store_now(&self) -> Result<Option<ReadStore>> {
+        ReadStore::open_now(&self.repo.store_path())
+    }
+
+    /// The options of a save with `message` that applies this workspace's settings; the
+    /// rest (metadata, attachments, …) as a plain save has them, for the caller to set.
+    pub fn save_options(&self, message: impl Into<String>) -> SaveOptions {
+        SaveOptions::new(message.into(), self.settings.clone())
+    }
+
+    /// Checks the store (a private copy, so the file is never changed; damage, including
+    /// a file that does not open, is in the report), waiting for another process as
+    /// [`Workspace::open_store`] does.
     pub fn verify(&self, on_wait: &mut dyn FnMut(), read_data: bool) -> Result<verify::Report> {
         verify::verify(
             &self.repo.store_path(),
@@ -86,7 +156,8 @@ impl Workspace {
     /// `checkpoint.defaultBranch`.
     fn open_store_within(&self, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
         let branch = self.settings.default_branch.get()?;
-        let store = Store::open(&self.repo.store_path(), timeout, on_wait)?;
+        let mut store = Store::open(&self.repo.store_path(), timeout, on_wait)?;
+        store.invocation = self.invocation.clone();
         store.init_head(&branch)?;
         Ok(store)
     }

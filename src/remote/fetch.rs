@@ -5,6 +5,7 @@
 use super::attachments::{attachments_ref, tracking_attachments_ref};
 use super::{git_ok, import, missing_commits, remote_ref, tracking_ref};
 use crate::git::repo::Repo;
+use crate::model::operation::{NewOperation, OpKind};
 use std::collections::HashMap;
 
 use crate::settings::Settings;
@@ -96,12 +97,19 @@ pub fn fetch<E: From<crate::Error>>(
     }
     if report.branches.iter().any(|b| b.changed) || !report.removed.is_empty() {
         let txn = store.transaction()?;
+        let before = txn.view()?;
+        let moved = report.branches.iter().filter(|b| b.changed).count();
         for branch in report.branches.iter().filter(|b| b.changed) {
             txn.set_remote_branch(&branch.name, branch.tip)?;
         }
         for name in &report.removed {
             txn.remove_remote_branch(name)?;
         }
+        let summary = format!(
+            "fetch {remote}: {moved} branch(es) moved, {} gone",
+            report.removed.len()
+        );
+        txn.record_operation(NewOperation::new(OpKind::Fetch, summary, before))?;
         txn.commit()?;
     }
     Ok(report)

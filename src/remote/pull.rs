@@ -7,13 +7,14 @@
 
 use super::fetch::{fetch, FetchReport};
 use super::is_ancestor;
-use crate::format::text::counted;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
+use crate::model::operation::{NewOperation, OpKind, OpStep, ViewChange};
 use crate::model::Head;
 use crate::ops::restore::{restore, RestoreOptions, RestoreReport};
 use crate::settings::Settings;
 use crate::storage::{ReadStore, Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error};
 
 /// What a pull did to the local branch.
@@ -133,15 +134,23 @@ pub fn pull<E: From<crate::Error>>(
         if current {
             let options = RestoreOptions {
                 settings: settings.clone(),
+                operation: Some(OpStep {
+                    kind: OpKind::Pull,
+                    summary: format!("pull {tracked} into {branch}"),
+                    change: ViewChange::default(),
+                }),
                 ..RestoreOptions::default()
             };
             restored = Some(restore(repo, &store, &to.hex(), &options)?);
         } else {
             let txn = store.transaction()?;
+            let before = txn.view()?;
             match from {
                 Some(_) => txn.set_branch(&branch, to)?,
                 None => txn.create_branch(&BranchName::new(&branch)?, to)?,
             }
+            let summary = format!("pull {tracked} into {branch}");
+            txn.record_operation(NewOperation::new(OpKind::Pull, summary, before))?;
             txn.commit()?;
         }
     }

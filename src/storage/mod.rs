@@ -6,6 +6,7 @@
 mod engine_errors;
 mod file;
 mod generation;
+mod operations;
 pub mod pack;
 pub mod reach;
 mod records;
@@ -20,6 +21,7 @@ mod tree_reader;
 mod turn;
 pub mod verify;
 
+pub use operations::{Settled, UndoHolds};
 pub use pack::LastPack;
 pub use records::ChangeSummary;
 pub use snapshot::{CachedEntry, CheckpointReader, Snapshot, StatCacheCursor, StoredDirCache};

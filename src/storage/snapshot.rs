@@ -145,6 +145,7 @@ impl<'s> Snapshot<'s> {
             &|| Ok((self.imported()?, self.remote_branches()?)),
             rev,
         )
+        .or_else(|error| Err(self.explain_removed(error)?))
     }
 
     /// A reader of stored trees and, optionally, trees built in memory and not stored.

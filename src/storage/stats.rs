@@ -97,9 +97,13 @@ pub fn collect(snapshot: &Snapshot<'_>, path: &Path) -> Result<Stats> {
     stats.logical_bytes = records.iter().map(|(_, r, _)| r.bytes).sum();
 
     let tree_sizes = snapshot.tree_sizes()?;
-    let graph = snapshot.tree_graph(records.iter().map(|(_, r, _)| r.tree))?;
+    // What a drop keeps for undo is live until a gc after the undo window, as gc sees it.
+    let held = snapshot.undo_holds(crate::clock::now_ns())?.dropped;
+    let graph = snapshot.tree_graph(
+        (records.iter().map(|(_, r, _)| r.tree)).chain(held.iter().map(|(_, r)| r.tree)),
+    )?;
     let list: Vec<&Checkpoint> = records.iter().map(|(_, r, _)| r).collect();
-    let mut marked = graph.mark(list.iter().copied());
+    let mut marked = graph.mark(list.iter().copied().chain(held.iter().map(|(_, r)| r)));
     // The bases of kept deltas are live data, not garbage (docs/design.md invariant 18).
     marked.add_chunk_bases(&snapshot.chunk_bases()?);
 

@@ -21,6 +21,7 @@ use super::{Snapshot, Transaction};
 use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
 use crate::model::branch::BranchName;
+use crate::model::operation::Invocation;
 use crate::{Error, Result};
 
 const META_FORMAT: &str = "format";
@@ -48,6 +49,9 @@ pub struct Store {
     pub path: PathBuf,
     /// Names and cuts content with this store's key and parameters.
     pub hasher: Hasher,
+    /// What opened it (a command line, an MCP tool call, a hook): the operation log
+    /// records it with every operation committed through this store.
+    pub invocation: Invocation,
     /// The file's syncs, told when the store closes. After `db`, so dropped after it: the
     /// close's own syncs are counted.
     _syncs: SyncNote,
@@ -70,7 +74,7 @@ impl Drop for SyncNote {
 impl Store {
     /// Opens (creating on first use) the store at `path`. While another process holds it,
     /// retries with backoff for up to `timeout`, calling `on_wait` once after a second.
-    pub fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
+    pub(crate) fn open(path: &Path, timeout: Duration, on_wait: &mut dyn FnMut()) -> Result<Store> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -97,6 +101,7 @@ impl Store {
             db,
             path: path.to_path_buf(),
             hasher,
+            invocation: Invocation::Command(Vec::new()),
             _syncs: syncs,
         })
     }
@@ -139,7 +144,7 @@ impl ReadStore {
     /// is first opened for writing once, which creates, repairs or upgrades it; a store
     /// that still needs recovery after that is kept open for writing (`ReadDb::Repaired`),
     /// and `on_repair` is told.
-    pub fn open(
+    pub(crate) fn open(
         path: &Path,
         timeout: Duration,
         on_wait: &mut dyn FnMut(),
@@ -193,7 +198,7 @@ impl ReadStore {
     /// file as it is: `Ok(None)` when there is no store, another process has it open
     /// for writing, or it needs a recovery or upgrade (which [`ReadStore::open`] would
     /// make by writing). For tab completion, which must never wait and never write.
-    pub fn open_now(path: &Path) -> Result<Option<ReadStore>> {
+    pub(crate) fn open_now(path: &Path) -> Result<Option<ReadStore>> {
         if !path.exists() {
             return Ok(None);
         }
@@ -316,6 +321,7 @@ impl Store {
             self.db.begin_write()?,
             &self.hasher,
             &self.path,
+            &self.invocation,
         ))
     }
 

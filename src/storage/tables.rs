@@ -49,3 +49,17 @@ pub(super) const SUMMARIES: TableDefinition<u128, &[u8]> = TableDefinition::new(
 /// so a prompt number is never given twice in one session.
 pub(super) const SESSION_PROMPTS: TableDefinition<&str, u64> =
     TableDefinition::new("session_prompts");
+/// Session id to what each gc that removed some of its checkpoints removed, oldest first
+/// (a codec list of [`crate::model::retention::GcRemoval`]: the highest prompt number
+/// removed, whether the whole session went, when), so that a turn or a session gc
+/// removed says so, and when. Made by the first gc that removes a session's checkpoint.
+pub(super) const GC_REMOVALS: TableDefinition<&str, &[u8]> = TableDefinition::new("gc_removals");
+/// The operation log: a number that only grows to a codec
+/// [`Operation`](crate::model::operation::Operation), written in the transaction of the
+/// change it records. Made by the first operation.
+pub(super) const OPERATIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("operations");
+/// Checkpoints `drop` took out of the history, by id: the record's bytes exactly as
+/// `checkpoints` held them, so that `undo` puts them back under the same id. gc keeps
+/// them, and what they reach, while an operation of the undo window names them, and
+/// deletes them after. Made by the first `drop`.
+pub(super) const DROPPED: TableDefinition<u128, &[u8]> = TableDefinition::new("dropped");

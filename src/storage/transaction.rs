@@ -1,7 +1,7 @@
 //! A write transaction on the store: what it writes is seen by others, and survives a
 //! crash, only once [`Transaction::commit`] returns (docs/design.md, "Commit protocols").
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use redb::{ReadableTable, TableHandle, WriteTransaction};
@@ -15,6 +15,8 @@ use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
 use crate::model::dir_cache::{DirCacheUpdates, DirListing};
+use crate::model::operation::Invocation;
+use crate::model::retention::GcRemoval;
 use crate::model::session::numbered_prompt;
 use crate::model::stat_cache::{CacheEntry, FileStat};
 use crate::model::{Checkpoint, Head, PendingTrees};
@@ -27,14 +29,22 @@ pub struct Transaction<'s> {
     pub(super) hasher: &'s Hasher,
     /// The store's file, whose generation a commit changes.
     store_path: &'s Path,
+    /// What opened the store, for the operation log.
+    pub(super) invocation: &'s Invocation,
 }
 
 impl<'s> Transaction<'s> {
-    pub(super) fn new(txn: WriteTransaction, hasher: &'s Hasher, store_path: &'s Path) -> Self {
+    pub(super) fn new(
+        txn: WriteTransaction,
+        hasher: &'s Hasher,
+        store_path: &'s Path,
+        invocation: &'s Invocation,
+    ) -> Self {
         Transaction {
             txn,
             hasher,
             store_path,
+            invocation,
         }
     }
 
@@ -151,6 +161,23 @@ impl<'s> Transaction<'s> {
         self.txn
             .open_table(SUMMARIES)?
             .insert(id.0, codec::encode(summary).as_slice())?;
+        Ok(())
+    }
+
+    /// Appends what a gc removed of each session to its row of the `gc_removals` table.
+    pub fn record_gc_removals(&self, removals: &BTreeMap<String, GcRemoval>) -> Result<()> {
+        if removals.is_empty() {
+            return Ok(());
+        }
+        let mut table = self.txn.open_table(GC_REMOVALS)?;
+        for (session, removal) in removals {
+            let mut list: Vec<GcRemoval> = match table.get(session.as_str())? {
+                Some(row) => codec::decode(row.value(), "gc removals")?,
+                None => Vec::new(),
+            };
+            list.push(removal.clone());
+            table.insert(session.as_str(), codec::encode(&list).as_slice())?;
+        }
         Ok(())
     }
 

@@ -38,7 +38,8 @@ pub fn is_agent_file(repo: &Repo, path: &[u8]) -> bool {
 
 /// How the names of the files a watcher writes in the worktree's top begin: a cookie,
 /// whose event tells the watcher that the events of every earlier change have reached it
-/// (`watch::cookie`, on macOS). No walk, save, status or restore sees one.
+/// (`watch::cookie`, on macOS). No walk, save, status or restore sees one. The probe of
+/// what the filesystem's names ignore (`worktree::names::probe`) names its file so too.
 pub const WATCH_COOKIE_PREFIX: &str = ".git-checkpoint-cookie-";
 
 /// Whether the worktree path `path` is a watcher's cookie ([`WATCH_COOKIE_PREFIX`], in

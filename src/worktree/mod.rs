@@ -1,11 +1,13 @@
 //! The worktree: which files a checkpoint holds ([`walk`], reading ignore files with
 //! `ignore_file`), the paths in it that are not its own ([`exempt`]), writing files
-//! through held directory handles ([`dir`]), the calls that differ between systems
-//! ([`platform`]), and the names restore gives its temporary files.
+//! through held directory handles ([`dir`]), how its filesystem compares names
+//! ([`names`]), the calls that differ between systems ([`platform`]), and the names
+//! restore gives its temporary files.
 
 pub mod dir;
 pub mod exempt;
 mod ignore_file;
+pub mod names;
 pub mod platform;
 pub mod walk;
 

@@ -70,3 +70,12 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 pub fn permission_mode(bits: u32) -> rustix::fs::Mode {
     rustix::fs::Mode::from_raw_mode((bits & 0o7777) as rustix::fs::RawMode)
 }
+
+/// Whether git reads `core.precomposeUnicode` here: only on Apple systems, whose
+/// filesystems hand names back in another normalization than they were written in.
+pub const GIT_READS_PRECOMPOSE_UNICODE: bool = cfg!(target_vendor = "apple");
+
+/// Whether a worktree's filesystem that cannot be asked (its top may not be written) is
+/// taken to ignore case and Unicode normalization: as the system's own filesystems do by
+/// default (APFS does; Linux's filesystems do not).
+pub const NAMES_IGNORE_CASE_AND_NORMALIZATION_BY_DEFAULT: bool = cfg!(target_vendor = "apple");

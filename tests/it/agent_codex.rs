@@ -260,3 +260,62 @@ fn a_codex_hooks_file_linked_out_of_the_worktree_is_refused() {
     assert!(out.stderr.contains("outside"), "{out}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
 }
+
+/// An `apply_patch` of several files names every one of them (`named_paths`), so
+/// `restore --only-session` puts back all the patch's files, the moved one's old and new
+/// name included, and leaves alone only what the patch does not name: a file the user
+/// wrote while the call ran (no hook before `apply_patch` brackets it).
+#[test]
+fn every_file_of_an_apply_patch_is_the_sessions() {
+    let r = Repo::new();
+    r.write("src/main.rs", b"fn main() {}\n");
+    r.write("old.txt", b"old\n");
+    r.write("notes.txt", b"keep\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "the project"]);
+    r.ok(&["hooks", "install", "codex"]);
+    let before = worktree(&r);
+    hook(&r, &fixture(&r, "user_prompt_submit"));
+    // The patch: add src/greet.rs, move src/main.rs to src/app.rs with an edit, delete
+    // old.txt, update notes.txt; the user writes mine.txt meanwhile.
+    r.write("src/greet.rs", b"pub fn hi() {}\n");
+    r.remove("src/main.rs");
+    r.write("src/app.rs", b"fn main() { hi() }\n");
+    r.remove("old.txt");
+    r.write("notes.txt", b"kept\n");
+    r.write("mine.txt", b"the user's, during the call\n");
+    hook(&r, &fixture(&r, "post_tool_use_apply_patch_several"));
+
+    let log = r.log_json(true);
+    let call = checkpoint_with(&log, &[("tool_use_id", "call_patch2")]);
+    assert_eq!(call["meta"]["named_path"], "src/greet.rs", "{call:#}");
+    let named: Vec<String> =
+        serde_json::from_str(call["meta"]["named_paths"].as_str().unwrap_or("[]")).unwrap();
+    assert_eq!(
+        named,
+        [
+            "src/greet.rs",
+            "src/main.rs",
+            "src/app.rs",
+            "old.txt",
+            "notes.txt"
+        ],
+        "{call:#}"
+    );
+
+    let out = r.run(&["restore", &format!("{SESSION}:prompt1"), "--only-session"]);
+    assert_eq!(out.code, 1, "mine.txt is left alone: {out}");
+    let left: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Left"))
+        .collect();
+    assert_eq!(left.len(), 1, "{out}");
+    assert!(left[0].starts_with("Left mine.txt:"), "{out}");
+    let mut expected = before;
+    expected.insert(
+        b"mine.txt".to_vec(),
+        worktree(&r)[b"mine.txt".as_slice()].clone(),
+    );
+    assert_eq!(worktree(&r), expected, "{out}");
+}

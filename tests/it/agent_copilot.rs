@@ -97,6 +97,7 @@ fn a_copilot_session_is_listed_named_and_restorable_and_install_round_trips() {
         installed,
         json!({"version": 1, "hooks": {
             "userPromptSubmitted": [ours],
+            "PreToolUse": [ours],
             "postToolUse": [ours],
             "postToolUseFailure": [ours],
         }})

@@ -231,7 +231,10 @@ fn cursor_install_creates_and_removes_its_file_and_refuses_links_out() {
         json!({"version": 1, "hooks": {
             "beforeSubmitPrompt": [{"command": "git checkpoint hooks run cursor"}],
             "afterFileEdit": [{"command": "git checkpoint hooks run cursor"}],
+            "beforeShellExecution": [{"command": "git checkpoint hooks run cursor"}],
             "afterShellExecution": [{"command": "git checkpoint hooks run cursor"}],
+            "beforeMCPExecution": [{"command": "git checkpoint hooks run cursor"}],
+            "afterMCPExecution": [{"command": "git checkpoint hooks run cursor"}],
         }})
     );
     r.ok(&["hooks", "uninstall", "cursor", "--global"]);

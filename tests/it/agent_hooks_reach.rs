@@ -112,7 +112,7 @@ fn codex_hooks_at_the_top_cover_every_subdirectory() {
     assert!(!stderr.contains("only in a session started in"), "{stderr}");
 }
 
-/// What Codex writes in `~/.codex/config.toml` when the user trusts our two hooks as
+/// What Codex writes in `~/.codex/config.toml` when the user trusts our three hooks as
 /// this build installs them at `hooks` (the hashes are Codex's own: sha256 of its
 /// normalized hook identity, as the real Codex CLI 0.171.0 computed them).
 fn codex_trust(repo: &Repo, post_tool_use_hash: &str) -> String {
@@ -121,6 +121,8 @@ fn codex_trust(repo: &Repo, post_tool_use_hash: &str) -> String {
         "[projects.\"{top}\"]\ntrust_level = \"trusted\"\n\n[hooks.state]\n\n\
          [hooks.state.\"{hooks}:user_prompt_submit:0:0\"]\n\
          trusted_hash = \"sha256:7e39bd972a4a7134f324017b668205d5c2179271e9bf79588458bb5a985f05f9\"\n\n\
+         [hooks.state.\"{hooks}:pre_tool_use:0:0\"]\n\
+         trusted_hash = \"sha256:f3c60ced853380ef864634b964900f10bc98eea59adf3472432b859c3fb1f39e\"\n\n\
          [hooks.state.\"{hooks}:post_tool_use:0:0\"]\ntrusted_hash = \"{post_tool_use_hash}\"\n",
         top = repo.dir.display(),
         hooks = hooks.display()

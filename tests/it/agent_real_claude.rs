@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::common;
 use common::real_agent::{
-    check_session, client, report_latencies, run_client, timed_pairs, Client, ModelServer, Tools,
-    PROMPTS,
+    between_prompts, check_session, client, report_latencies, run_client, timed_pairs, Client,
+    ModelServer, Tools, PROMPTS,
 };
 use common::Repo;
 
@@ -111,13 +111,15 @@ fn claude_code_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
     for (n, text) in PROMPTS.iter().enumerate() {
         let log = debug.join(format!("prompt{}.log", n + 1));
         prompt(&repo, &claude, &server, &repo.dir, text, n > 0, &log);
+        between_prompts(&repo, n + 1);
     }
     check_session(&repo, &TOOLS, SESSION);
 
-    // Each prompt runs UserPromptSubmit, each tool call but Read PostToolUse.
+    // Each prompt runs UserPromptSubmit, each tool call but Read PostToolUse, and the
+    // shell and MCP calls PreToolUse as well.
     let latencies = hook_latencies(&debug);
     report_latencies("Claude Code", &claude.version, &latencies);
-    assert!(latencies.len() >= 9, "{latencies:?}");
+    assert!(latencies.len() >= 12, "{latencies:?}");
 }
 
 /// Claude Code started in a subdirectory reads that directory's `.claude/` only (issue

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use common::real_agent::{
-    check_session, client, client_command, report_latencies, run_client, timed_pairs, Client,
-    ModelServer, Tools, PROMPTS,
+    between_prompts, check_session, client, client_command, report_latencies, run_client,
+    timed_pairs, Client, ModelServer, Tools, PROMPTS,
 };
 use common::tmux::Tmux;
 use common::Repo;
@@ -86,7 +86,7 @@ fn prompt(
 
 /// Trusts the hooks as docs/agents.md says: start `codex` in the worktree and choose
 /// "Trust all and continue" where it says "Hooks need review". Returns once Codex wrote
-/// the trust of both hooks to its config.
+/// the trust of each of our hooks to its config.
 fn trust_in_codex_ui(repo: &Repo, codex: &Client) {
     let env = codex_env(repo);
     let path = common::path_with_bin();
@@ -104,7 +104,7 @@ fn trust_in_codex_ui(repo: &Repo, codex: &Client) {
     let start = Instant::now();
     loop {
         let text = std::fs::read_to_string(&config).unwrap_or_default();
-        let trusted = ["user_prompt_submit", "post_tool_use"]
+        let trusted = ["user_prompt_submit", "pre_tool_use", "post_tool_use"]
             .iter()
             .all(|event| text.contains(&format!("{hooks}:{event}:0:0")));
         if trusted {
@@ -155,12 +155,26 @@ fn codex_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
 
     let mut thread = None;
     let mut log = String::new();
-    for text in PROMPTS {
+    for (n, text) in PROMPTS.iter().enumerate() {
         let (id, stderr) = prompt(&repo, &codex, &server, text, thread.as_deref());
         log.push_str(&stderr);
         thread = Some(id);
+        between_prompts(&repo, n + 1);
     }
-    check_session(&repo, &TOOLS, thread.as_deref().unwrap());
+    let thread = thread.unwrap();
+    // Prompt 3's patch updates hello.txt and adds bye.txt: its checkpoint names both, so
+    // the restore in check_session takes bye.txt away too, with nothing unsure.
+    let checkpoints = repo.log_json(true);
+    let patch = common::checkpoint_with(
+        &checkpoints,
+        &[("prompt", "3"), ("tool", "apply_patch"), ("kind", "tool")],
+    );
+    assert_eq!(
+        patch["meta"]["named_paths"], r#"["hello.txt","bye.txt"]"#,
+        "{patch:#}"
+    );
+    check_session(&repo, &TOOLS, &thread);
+    assert!(!repo.exists("bye.txt"));
 
     let latencies = timed_pairs(
         &log,
@@ -168,7 +182,7 @@ fn codex_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
         "app-server event: hook/completed",
     );
     report_latencies("Codex CLI", &codex.version, &latencies);
-    assert!(latencies.len() >= 9, "{latencies:?}");
+    assert!(latencies.len() >= 12, "{latencies:?}");
 }
 
 /// One `codex exec` whose session is not looked at.

@@ -7,7 +7,8 @@
 
 use crate::common;
 use common::real_agent::{
-    check_session, client, report_latencies, run_client, Client, ModelServer, Tools, PROMPTS,
+    between_prompts, check_session, client, report_latencies, run_client, Client, ModelServer,
+    Tools, PROMPTS,
 };
 use common::Repo;
 
@@ -81,10 +82,11 @@ fn gemini_cli_session_is_recorded_prompt_by_prompt_with_its_mcp_revert() {
     let mut log = String::new();
     for (n, text) in PROMPTS.iter().enumerate() {
         log.push_str(&prompt(&repo, &gemini, &server, text, n > 0));
+        between_prompts(&repo, n + 1);
     }
     check_session(&repo, &TOOLS, SESSION);
 
     let latencies = hook_latencies(&log);
     report_latencies("Gemini CLI", &gemini.version, &latencies);
-    assert!(latencies.len() >= 9, "{latencies:?}\n{log}");
+    assert!(latencies.len() >= 12, "{latencies:?}\n{log}");
 }

@@ -233,7 +233,10 @@ fn lock_wait_times_out_per_config() {
         Duration::from_secs(20),
     );
     assert_no_panic(&ob, "writer B");
-    assert_eq!(ob.code, 1, "B must give up with exit 1\n{ob}");
+    assert_eq!(
+        ob.code, EXIT_BUSY,
+        "B must give up with the busy store's exit status\n{ob}"
+    );
     assert!(
         ob.elapsed() >= Duration::from_millis(800) && ob.elapsed() < Duration::from_secs(4),
         "B should give up after about 1 s, took {:?}",
@@ -275,4 +278,95 @@ fn a_worktree_path_with_a_newline_works() {
     std::fs::write(dir.join("a.txt"), b"changed\n").unwrap();
     sb.ok_in(&dir, &["restore", "@"]);
     assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a\n");
+}
+
+/// The error document a failing `--json` command prints on stdout.
+#[track_caller]
+fn error_document(out: &Out) -> serde_json::Value {
+    let doc = parse_json(out, "the error document");
+    assert!(doc["error"].is_string(), "{doc:#}");
+    doc
+}
+
+#[test]
+fn a_busy_store_exits_with_its_own_status_and_says_busy() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.save("base");
+    r.git(&["config", "checkpoint.lockTimeout", "0"]);
+    // A holds the store (the test hook pauses it with the lock taken).
+    let mut holder = spawn_paused(
+        &r,
+        &["save", "--allow-empty", "-m", "holder"],
+        "locked",
+        4000,
+    );
+    let out = r.run(&["save", "--allow-empty", "--json", "-m", "impatient"]);
+    let text = r.run(&["save", "--allow-empty", "-m", "impatient"]);
+    holder.wait().unwrap();
+    assert_eq!(out.code, EXIT_BUSY, "{out}");
+    assert_eq!(text.code, EXIT_BUSY, "{text}");
+    let doc = error_document(&out);
+    assert_eq!(doc["kind"], "busy", "{doc:#}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .contains("another git-checkpoint has held the store"),
+        "{doc:#}"
+    );
+    // The person at the terminal still reads the one line.
+    assert!(
+        out.stderr.starts_with("error: another git-checkpoint"),
+        "{out}"
+    );
+    assert_eq!(text.stdout, "", "{text}");
+}
+
+#[test]
+fn a_refused_restore_exits_with_its_own_status_and_says_refused() {
+    let r = Repo::new();
+    r.write("foo.log", b"captured\n");
+    let first = r.save("foo.log captured");
+    r.write(".gitignore", b"*.log\n");
+    r.write("foo.log", b"precious ignored work\n");
+    r.save("foo.log ignored");
+    for args in [
+        vec!["restore", first.as_str(), "--json"],
+        vec!["restore", first.as_str(), "--dry-run", "--json"],
+    ] {
+        let out = r.run(&args);
+        assert_eq!(out.code, EXIT_REFUSED, "{args:?}: {out}");
+        let doc = error_document(&out);
+        assert_eq!(doc["kind"], "refused", "{args:?}: {doc:#}");
+        assert!(
+            doc["error"].as_str().unwrap().contains("foo.log"),
+            "{doc:#}"
+        );
+        assert!(out.stderr.starts_with("error: "), "{out}");
+    }
+    assert_eq!(r.read("foo.log"), b"precious ignored work\n");
+}
+
+#[test]
+fn a_json_error_names_its_kind_and_a_text_one_prints_no_document() {
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.save("one");
+    let out = r.run(&["restore", "nosuchrev", "--json"]);
+    assert_eq!(out.code, 1, "{out}");
+    let doc = error_document(&out);
+    assert_eq!(doc["kind"], "input", "{doc:#}");
+    assert_eq!(
+        doc["error"],
+        "unknown revision 'nosuchrev'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session",
+        "{doc:#}"
+    );
+    assert_eq!(
+        out.stderr.trim_end(),
+        "error: unknown revision 'nosuchrev'; 'git checkpoint log --all' lists every checkpoint, 'git checkpoint sessions' every agent session",
+        "{out}"
+    );
+    let text = r.run(&["restore", "nosuchrev"]);
+    assert_eq!((text.code, text.stdout.as_str()), (1, ""), "{text}");
 }

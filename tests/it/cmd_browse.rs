@@ -87,7 +87,8 @@ fn restore_only_a_sessions_files_from_the_prompt_with_confirmation() {
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     // The worktree was saved first, as `restore --only-session` saves it.
     let safety = named_after(&screen, "unsaved changes saved as ");
-    tmux.wait_for("Checkpoints (5)");
+    // That one, and the restore's result, saved as `restore --only-session` saves it.
+    tmux.wait_for("Checkpoints (6)");
     tmux.press("q");
     tmux.assert_terminal_restored();
     repo.ok(&["restore", &safety]);
@@ -112,10 +113,10 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     assert_eq!(repo.read_string("b.txt"), "new\n");
     assert_eq!(repo.read_string("notes.txt"), "mine, edited\n");
     let safety = named_after(&screen, "unsaved changes saved as ");
-    // The list is read again with the safety checkpoint on top; the prompt's fold the
-    // search opened is still open, and the step still selected: h folds it again, onto
-    // the row that stands for the whole turn.
-    tmux.wait_for("Checkpoints (5)");
+    // The list is read again with the safety checkpoint and the revert's result on top;
+    // the prompt's fold the search opened is still open, and the step still selected:
+    // h folds it again, onto the row that stands for the whole turn.
+    tmux.wait_for("Checkpoints (6)");
     let screen = tmux.wait_for("Write: a.txt");
     assert!(screen.contains("before prompt 1"), "{screen}");
     tmux.press("h");
@@ -133,6 +134,51 @@ fn revert_a_step_then_its_whole_turn_with_confirmation() {
     repo.ok(&["restore", &safety]);
     assert_eq!(repo.read_string("a.txt"), "agent\n");
     assert_eq!(repo.read_string("b.txt"), "new\n");
+}
+
+#[test]
+fn revert_one_files_change_in_a_step_with_confirmation() {
+    let repo = Repo::new();
+    repo.write("a.txt", b"a\n");
+    repo.write("b.txt", b"b\n");
+    repo.save_forced("start");
+    repo.write("a.txt", b"a, changed\n");
+    repo.write("b.txt", b"b, changed\n");
+    repo.save_forced("both files");
+    let step = repo.current();
+    let tmux = start_browse(&repo, &[]);
+    // The step is selected; x lists the files it changed, j moves to the second.
+    tmux.press("x");
+    tmux.wait_for("Revert which file's change?");
+    tmux.press("j");
+    tmux.press("Enter");
+    tmux.wait_for("Revert b.txt in ");
+    tmux.press("y");
+    let screen = tmux.wait_for("Reverted b.txt in ");
+    assert!(
+        screen.contains(": 1 applied, 0 conflicting, 0 unchanged; saved as checkpoint "),
+        "{screen}"
+    );
+    let result = named_after(&screen, "saved as checkpoint ").replace(';', "");
+    tmux.wait_for("Checkpoints (3)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.read_string("b.txt"), "b\n");
+    assert_eq!(
+        repo.read_string("a.txt"),
+        "a, changed\n",
+        "not chosen: kept"
+    );
+    // Saved as the CLI's `revert <step> -- b.txt` saves it, on top of the step, named
+    // after the short id browse showed.
+    let log = repo.ok(&["log", "-n", "1"]).stdout;
+    assert!(
+        log.contains(&format!("revert of {} -- b.txt (1 file)", &step[..7])),
+        "{log}"
+    );
+    assert!(repo.current().starts_with(&result), "{result}");
+    assert_eq!(repo.parents(&repo.current()), [step]);
+    assert_eq!(repo.json(&["status", "--json"])["clean"], true);
 }
 
 #[test]
@@ -242,7 +288,7 @@ fn keys_act_while_the_diff_is_built_and_q_quits() {
 #[test]
 fn a_q_typed_during_a_drop_quits_after_it() {
     let repo = history();
-    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "gc-planned:3000")]);
+    let tmux = start_browse(&repo, &[("GIT_CHECKPOINT_PAUSE", "op-recorded:3000")]);
     tmux.press("j");
     tmux.press("d");
     tmux.wait_for("Drop checkpoint");
@@ -251,6 +297,70 @@ fn a_q_typed_during_a_drop_quits_after_it() {
     tmux.press("q");
     tmux.assert_terminal_restored();
     assert_eq!(repo.log_ids(true).len(), 1);
+}
+
+/// A drop in browse is the command's drop: recorded in the operation log and kept for
+/// undo, so that `undo` on the command line brings the checkpoint back.
+#[test]
+fn a_drop_in_browse_is_undone_by_undo() {
+    let repo = history();
+    let before = repo.log_ids(true);
+    let tmux = start_browse(&repo, &[]);
+    tmux.press("j");
+    tmux.press("d");
+    tmux.wait_for("Drop checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Dropped checkpoint");
+    tmux.wait_for("Checkpoints (1)");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    assert_eq!(repo.log_ids(true).len(), 1);
+    let log = repo.ok(&["op", "log"]).stdout;
+    assert!(log.contains("drop "), "{log}");
+    repo.ok(&["undo"]);
+    assert_eq!(repo.log_ids(true), before);
+    assert_eq!(repo.read_string("a.txt"), "three\n");
+}
+
+/// `U` undoes the newest operation, as `undo` does, after asking which one it is: a
+/// restore made in browse is undone, the unsaved work it had saved first back in the
+/// worktree, and the status line says what was undone.
+#[test]
+fn capital_u_undoes_a_restore_made_in_browse() {
+    let repo = history();
+    let tmux = start_browse(&repo, &[]);
+    tmux.press("j");
+    tmux.press("r");
+    tmux.wait_for("Restore the worktree to checkpoint");
+    tmux.press("y");
+    tmux.wait_for("Restored checkpoint");
+    tmux.wait_for("Checkpoints (3)");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    // Anything but y leaves it.
+    tmux.press("U");
+    tmux.wait_for("Undo op 1 (restore to ");
+    tmux.press("n");
+    tmux.wait_for("Cancelled");
+    assert_eq!(repo.read_string("a.txt"), "one\n");
+    tmux.press("U");
+    tmux.wait_for("Undo op 1 (restore to ");
+    tmux.press("y");
+    let screen = tmux.wait_for("Undid op 1: restore to ");
+    assert!(
+        screen.contains("Restored the worktree as checkpoint"),
+        "{screen}"
+    );
+    assert_eq!(repo.read_string("a.txt"), "three\n");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
+    let log = repo.ok(&["op", "log"]).stdout;
+    assert!(log.contains("undo of op 1 (restore to "), "{log}");
+    // Nothing is left to undo: U says so, and asks nothing.
+    let tmux = start_browse_on(&repo, &[], 3);
+    tmux.press("U");
+    tmux.wait_for("error: nothing to undo");
+    tmux.press("q");
+    tmux.assert_terminal_restored();
 }
 
 /// A folded prompt's row stands for its whole turn: the detail shows what the turn

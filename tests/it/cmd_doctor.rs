@@ -178,6 +178,8 @@ fn codex_config(repo: &Repo, post_tool_use_hash: Option<&str>) -> String {
         config += &format!(
             "\n[hooks.state]\n\n[hooks.state.\"{hooks}:user_prompt_submit:0:0\"]\n\
              trusted_hash = \"sha256:7e39bd972a4a7134f324017b668205d5c2179271e9bf79588458bb5a985f05f9\"\n\n\
+             [hooks.state.\"{hooks}:pre_tool_use:0:0\"]\n\
+             trusted_hash = \"sha256:f3c60ced853380ef864634b964900f10bc98eea59adf3472432b859c3fb1f39e\"\n\n\
              [hooks.state.\"{hooks}:post_tool_use:0:0\"]\ntrusted_hash = \"{hash}\"\n",
             hooks = hooks.display()
         );

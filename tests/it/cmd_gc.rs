@@ -8,14 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::raw_store::{self, BRANCHES, CHUNKS, STAT_CACHE, TREES};
+use common::raw_store::{self, BRANCHES, STAT_CACHE};
 use common::{
     assert_no_panic, assert_snap_eq, parse_json, pseudo_random, run_cmd, Out, Repo, Snap,
     DEFAULT_TIMEOUT,
 };
-use git_checkpoint::format::chunk::encode_chunk;
-use git_checkpoint::format::codec;
-use git_checkpoint::model::tree::Tree;
 use serde_json::Value;
 
 /// Runs the binary with extra environment (always TZ=UTC, so calendar buckets are
@@ -40,6 +37,8 @@ fn ok_env(repo: &Repo, env: &[(&str, &str)], args: &[&str]) -> Out {
 fn json_env(repo: &Repo, env: &[(&str, &str)], args: &[&str]) -> Value {
     parse_json(&ok_env(repo, env, args), &format!("{args:?}"))
 }
+
+use common::PAST_THE_UNDO_WINDOW;
 
 /// Saves with the clock set to `time` (RFC 3339) and returns the new id.
 fn save_at(repo: &Repo, time: &str, message: &str) -> String {
@@ -216,7 +215,9 @@ fn tips_head_and_pins_survive_and_parents_are_relinked() {
         set(&kept.keys().cloned().collect::<Vec<_>>()),
         set(&[c[2].clone(), c[3].clone(), c[5].clone(), c[7].clone()])
     );
-    assert_eq!(kept[&c[7]], ["newest"]);
+    // The tip main had before the restore is what undoing the restore needs: gc keeps
+    // it for the undo window too (docs/undo.md).
+    assert_eq!(kept[&c[7]], ["newest", "undo of op 2"]);
     assert!(kept[&c[5]].contains(&"HEAD".to_string()), "{kept:?}");
     assert!(kept[&c[5]].contains(&"branch main".to_string()), "{kept:?}");
     assert_eq!(kept[&c[3]], ["pinned"]);
@@ -235,11 +236,16 @@ fn tips_head_and_pins_survive_and_parents_are_relinked() {
     repo.ok(&["verify", "--read-data"]);
     assert_all_listed_restore_exactly(&repo, &expected);
 
-    // Unpinned, c3 goes at the next gc, and c5 now hangs off c2.
+    // Unpinned, c3 goes at the next gc past the undo window (until then, undoing the
+    // unpin needs it), and c5 now hangs off c2.
     repo.ok(&["restore", &c[5]]);
     assert!(repo.ok(&["unpin", &c[3]]).stdout.contains("Unpinned"));
     assert!(repo.ok(&["unpin", &c[3]]).stdout.contains("was not pinned"));
-    json_env(&repo, &[], &["gc", "--keep", "1", "--json"]);
+    json_env(
+        &repo,
+        &[PAST_THE_UNDO_WINDOW],
+        &["gc", "--keep", "1", "--json"],
+    );
     assert_unknown(&repo, &c[3]);
     assert_eq!(parents_of(&repo)[&c[5]], [c[2].clone()]);
     assert_all_listed_restore_exactly(&repo, &expected);
@@ -329,27 +335,7 @@ fn without_a_rule_gc_only_sweeps_unreachable_data() {
     );
     common::assert_aborted(&crashed, "save-chunks-written");
     json_env(&repo, &[], &["verify", "--json"]);
-    {
-        let hasher = raw_store::hasher(&repo.store_path());
-        let db = raw_store::open(&repo.store_path());
-        let txn = db.begin_write().unwrap();
-        {
-            let orphan = b"orphaned content";
-            let mut chunks = txn.open_table(CHUNKS).unwrap();
-            chunks
-                .insert(
-                    hasher.chunk_id(orphan).0,
-                    encode_chunk(orphan, 3).as_slice(),
-                )
-                .unwrap();
-            let tree = codec::encode(&Tree::default());
-            txn.open_table(TREES)
-                .unwrap()
-                .insert(hasher.tree_id(&tree).0, tree.as_slice())
-                .unwrap();
-        }
-        txn.commit().unwrap();
-    }
+    raw_store::plant_unreachable(&repo.store_path(), b"orphaned content");
     let verify = json_env(&repo, &[], &["verify", "--json"]);
     assert_eq!(verify["ok"], true);
     assert!(
@@ -524,9 +510,15 @@ fn check_after_crash(repo: &Repo, expected: &BTreeMap<String, Snap>, what: &str)
         listed.len()
     );
     assert_all_listed_restore_exactly(repo, expected);
-    // Back to the newest, so that HEAD is one of the three the next gc keeps.
+    // Back to the newest, so that HEAD is one of the three the next gc keeps; that gc
+    // runs past the undo window, so that it need not keep what undoing the restore
+    // would need.
     repo.ok(&["restore", &listed[0]]);
-    json_env(repo, &[], &["gc", "--keep", "3", "--json"]);
+    json_env(
+        repo,
+        &[PAST_THE_UNDO_WINDOW],
+        &["gc", "--keep", "3", "--json"],
+    );
     repo.ok(&["verify", "--read-data"]);
     assert_eq!(repo.log_ids(true).len(), 3, "{what}");
     assert_all_listed_restore_exactly(repo, expected);

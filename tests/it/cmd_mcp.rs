@@ -12,17 +12,35 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{json, Value};
 
 /// Every tool the server offers, and the ones `--read-only` keeps.
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 11] = [
     "list_checkpoints",
     "list_sessions",
     "show",
     "diff",
+    "op_log",
     "save",
     "restore",
     "revert",
     "pin",
+    "undo",
+    "redo",
 ];
-const READING_TOOLS: [&str; 4] = ["list_checkpoints", "list_sessions", "show", "diff"];
+const READING_TOOLS: [&str; 5] = [
+    "list_checkpoints",
+    "list_sessions",
+    "show",
+    "diff",
+    "op_log",
+];
+/// The tools that may overwrite work.
+const DESTRUCTIVE_TOOLS: [&str; 4] = ["restore", "revert", "undo", "redo"];
+
+/// The short id `log` gives checkpoint `id`.
+fn short_id(r: &Repo, id: &str) -> String {
+    let log = r.log_json(true);
+    let entry = log.iter().find(|c| c["id"] == id).expect("in the log");
+    entry["short_id"].as_str().unwrap().to_string()
+}
 
 /// A repository with three checkpoints: a.txt is 1, then 2, then 3.
 fn three_steps() -> Repo {
@@ -73,7 +91,7 @@ fn handshake_and_tool_list_follow_the_protocol() {
             assert_eq!(hints.read_only_hint, Some(reading), "{name}");
             assert_eq!(
                 hints.destructive_hint,
-                Some(name == "restore" || name == "revert"),
+                Some(DESTRUCTIVE_TOOLS.contains(&name)),
                 "{name}"
             );
         }
@@ -91,13 +109,20 @@ fn read_only_offers_no_writing_tool() {
         let client = connect(&r.sb, &r.dir, &["mcp", "--read-only"]).await;
         let tools = client.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names, READING_TOOLS);
-        let arguments: JsonObject = serde_json::from_value(json!({"rev": "@~1"})).unwrap();
+        // The reading tools, and the two whose dry run changes nothing, for it alone.
+        assert_eq!(names, [&READING_TOOLS[..], &["restore", "revert"]].concat());
+        for tool in &tools {
+            let hints = tool.annotations.as_ref().expect("annotations");
+            assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
+        }
+        let arguments: JsonObject = serde_json::from_value(json!({"message": "not here"})).unwrap();
         let refused = client
-            .call_tool(CallToolRequestParams::new("restore").with_arguments(arguments))
+            .call_tool(CallToolRequestParams::new("save").with_arguments(arguments))
             .await;
-        let message = refused.expect_err("restore is not offered").to_string();
+        let message = refused.expect_err("save is not offered").to_string();
         assert!(message.contains("--read-only"), "{message}");
+        let real = tool_error(&call(&client, "restore", json!({"rev": "@~1"})).await);
+        assert!(real.contains("--read-only"), "{real}");
         // Reading still works, and nothing was restored.
         let listed = ok(&call(&client, "list_checkpoints", json!({})).await);
         assert_eq!(listed["checkpoints"].as_array().unwrap().len(), 3);
@@ -135,9 +160,9 @@ fn save_list_show_and_pin_act_on_the_store() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c["id"].as_str().unwrap())
+            .map(|c| c["short_id"].as_str().unwrap())
             .collect();
-        assert_eq!(ids, [r.id("@"), r.id("@~1")]);
+        assert_eq!(ids, [short_id(&r, &r.id("@")), short_id(&r, &r.id("@~1"))]);
         assert_eq!(page["next_offset"], 2);
         assert!(text(&listed).contains("before the refactor"));
         let rest = ok(&call(&client, "list_checkpoints", json!({"offset": 2})).await);
@@ -209,7 +234,14 @@ fn restore_through_mcp_leaves_what_the_cli_leaves_and_a_safety_checkpoint() {
         let done = call(&client, "restore", json!({"rev": "@~2"})).await;
         let report = ok(&done);
         let safety = report["safety_checkpoint"].as_str().unwrap().to_string();
-        assert!(text(&done).contains("undo this restore"), "{}", text(&done));
+        assert!(
+            text(&done).contains(&format!(
+                "Saved unsaved changes as checkpoint {} (undo with: undo)",
+                short_id(&r, &safety)
+            )),
+            "{}",
+            text(&done)
+        );
         client.cancel().await.unwrap();
         (report["target"].as_str().unwrap().to_string(), safety)
     });
@@ -443,7 +475,11 @@ fn revert_undoes_a_turn_and_keeps_what_came_after_with_a_safety_checkpoint() {
         let done = call(&client, "revert", json!({"rev": &turn})).await;
         let report = ok(&done);
         assert_eq!(report["applied"], 2, "{}", text(&done));
-        assert!(text(&done).contains("undo this revert"), "{}", text(&done));
+        assert!(
+            text(&done).contains("(undo the revert with: undo)"),
+            "{}",
+            text(&done)
+        );
         client.cancel().await.unwrap();
         report["safety_checkpoint"].as_str().unwrap().to_string()
     });

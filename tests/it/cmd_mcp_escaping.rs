@@ -74,19 +74,17 @@ fn list_checkpoints_and_list_sessions_escape_names_and_messages() {
         let page = ok(&listed);
         assert_escaped(&text(&listed), "list_checkpoints");
         let count = page["checkpoints"].as_array().unwrap().len();
-        assert_eq!(
-            text(&listed).lines().count(),
-            count + 1,
-            "{}",
-            text(&listed)
-        );
+        assert_eq!(text(&listed).lines().count(), count, "{}", text(&listed));
         assert!(text(&listed).contains("evil \\033[2J"), "{}", text(&listed));
-        // Structured content keeps the exact text.
-        assert_eq!(page["checkpoints"][0]["message"], MESSAGE);
+        // Structured content keeps the exact text: the first line, or all of it when
+        // asked for.
+        assert_eq!(page["checkpoints"][0]["message"], "evil \x1b[2J");
+        let full = ok(&call(&client, "list_checkpoints", json!({"verbose": true})).await);
+        assert_eq!(full["checkpoints"][0]["message"], MESSAGE);
 
         let sessions = call(&client, "list_sessions", json!({})).await;
         assert_escaped(&text(&sessions), "list_sessions");
-        assert_eq!(text(&sessions).lines().count(), 2, "{}", text(&sessions));
+        assert_eq!(text(&sessions).lines().count(), 1, "{}", text(&sessions));
         // (A session's first prompt is its first line.)
         assert_eq!(ok(&sessions)["sessions"][0]["first_prompt"], "evil \x1b[2J");
         client.cancel().await.unwrap();

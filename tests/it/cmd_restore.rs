@@ -503,7 +503,15 @@ fn a_path_that_matches_nothing_fails_like_git_and_changes_nothing() {
         let out = r.run(args);
         assert_eq!(out.code, 1, "{args:?}: {out}");
         assert_eq!(out.stderr.trim_end(), wanted, "{args:?}: {out}");
-        assert_eq!(out.stdout, "", "{args:?}: {out}");
+        // With --json, the error document; else nothing.
+        match args.contains(&"--json") {
+            true => assert_eq!(
+                parse_json(&out, "the error document"),
+                serde_json::json!({"error": &wanted["error: ".len()..], "kind": "input"}),
+                "{args:?}: {out}"
+            ),
+            false => assert_eq!(out.stdout, "", "{args:?}: {out}"),
+        }
         assert_snap_eq(&before, &r.snapshot(), "a pathspec that matched nothing");
         assert_eq!(
             r.log_ids(true),

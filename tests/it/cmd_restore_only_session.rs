@@ -141,7 +141,9 @@ fn only_what_the_session_wrote_goes_back_and_conflicts_stay_unless_forced() {
     // The unsaved scratch file was saved first, as any restore does.
     let safety = r.json(&["log", "--all", "--json"]);
     assert!(
-        safety.to_string().contains("before restore to"),
+        safety
+            .to_string()
+            .contains(&format!("before restore of {}'s files to {rev}", &A[..8])),
         "a safety checkpoint: {safety}"
     );
 

@@ -347,10 +347,10 @@ fn reverting_prompt_3_keeps_prompts_4_and_5_as_git_revert_does() {
     // The safety checkpoint holds the worktree as it was: restoring it undoes the revert.
     let safety = out
         .stdout
-        .split("git checkpoint restore ")
+        .split(" as checkpoint ")
         .nth(1)
         .unwrap()
-        .split(')')
+        .split(' ')
         .next()
         .unwrap()
         .to_string();
@@ -427,7 +427,7 @@ fn no_conflicts_changes_nothing_when_anything_would_conflict() {
     let before = r.snapshot();
     let log = r.log_ids(true);
     let out = r.run(&["revert", "--no-conflicts", &prompt3()]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, EXIT_REFUSED, "{out}");
     assert_eq!(
         out.stderr.trim_end(),
         "error: the revert would conflict in 4 paths: clash-link, clash.bin, clash.txt, made-then-edited.txt; nothing was changed",
@@ -437,7 +437,7 @@ fn no_conflicts_changes_nothing_when_anything_would_conflict() {
 
     // Where nothing conflicts, it reverts.
     let out = r.run(&["revert", "--no-conflicts", &format!("{SESSION}:toolu_5")]);
-    assert_eq!(out.code, 1, "later.txt was changed since: {out}");
+    assert_eq!(out.code, EXIT_REFUSED, "later.txt was changed since: {out}");
     r.write("later.txt", b"written by prompt 5\n");
     r.ok(&["revert", "--no-conflicts", &format!("{SESSION}:toolu_5")]);
     assert!(!r.exists("later.txt"));
@@ -603,7 +603,7 @@ fn a_file_changed_while_the_revert_runs_stops_it_before_any_write() {
     r.write("text.txt", b"rewritten meanwhile\n");
     let before = r.snapshot();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(EXIT_REFUSED));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("text.txt changed while the revert ran; nothing was reverted"),

@@ -48,7 +48,7 @@ fn a_revert_into_a_directory_it_may_not_write_is_refused_with_nothing_changed() 
     read_only(&r, "sub", true);
     let out = run_unprivileged(&r, &["revert", "@"]);
     read_only(&r, "sub", false);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, EXIT_REFUSED, "{out}");
     let line = out.stderr.lines().next().unwrap_or_default();
     assert!(
         line.contains("/sub") && line.contains("nothing was changed"),
@@ -157,7 +157,7 @@ fn a_dry_run_exits_refuses_and_plans_as_the_real_run() {
         (real.code, real.stdout.as_str(), real.stderr.as_str()),
         "dry run:\n{dry}\nreal run:\n{real}"
     );
-    assert_eq!(real.code, 1, "{real}");
+    assert_eq!(real.code, EXIT_REFUSED, "{real}");
     assert_snap_eq(&before, &r.snapshot(), "a refused revert");
 
     // Without it: the real run leaves a conflict and exits 1; so does its dry run, which
@@ -218,15 +218,14 @@ fn a_step_that_turned_a_file_into_a_directory_is_reverted_both_ways() {
     assert_eq!(r.read("d"), b"a file\n");
     assert_eq!(r.read("keep.txt"), b"keep\n");
 
-    // The reverse: a step that turned the directory back into a file.
-    r.save("d is a file again");
+    // The reverse: the revert, a checkpoint of its own, turned the directory back into
+    // a file.
     let out = r.run(&["revert", "@"]);
     assert_eq!(out.code, 0, "{out}");
     assert_snap_eq(&as_directory, &r.snapshot(), "the directory is back");
 
     // An ignored file inside the directory is no checkpoint's: it stays, and so does
     // the directory holding it (a conflict), whatever else is undone.
-    r.save("d is a directory again");
     r.write(".git/info/exclude", b"*.log\n");
     r.write("d/mine.log", b"ignored\n");
     let out = r.run(&["revert", "@"]);

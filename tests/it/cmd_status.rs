@@ -2,7 +2,7 @@
 //! --short` prints it, without writing the store.
 
 use crate::common;
-use common::{log_ids, table_sizes, Repo, Sandbox};
+use common::{log_ids, parse_json, table_sizes, Repo, Sandbox};
 
 #[test]
 fn status_lists_worktree_changes_and_writes_nothing() {
@@ -115,7 +115,15 @@ fn outside_a_worktree_it_fails_like_git() {
             out.stderr.trim_start().starts_with("fatal:"),
             "{args:?}: {out}"
         );
-        assert_eq!(out.stdout, "", "{args:?}: {out}");
+        // With --json, the error document, in one sentence without git's "fatal:".
+        if args.contains(&"--json") {
+            let document = parse_json(&out, "the error document");
+            assert_eq!(document["kind"], "input", "{document:#}");
+            let error = document["error"].as_str().unwrap();
+            assert!(error.starts_with("not a git repository"), "{error}");
+        } else {
+            assert_eq!(out.stdout, "", "{args:?}: {out}");
+        }
     }
     assert!(
         !plain.join(".git").exists(),

@@ -494,6 +494,7 @@ const GUIDES: &[&str] = &[
     "docs/commands.md",
     "docs/sharing.md",
     "docs/storage.md",
+    "docs/undo.md",
 ];
 
 #[test]
@@ -522,6 +523,11 @@ fn the_storage_guide_runs_as_written() {
 }
 
 #[test]
+fn the_undo_guide_runs_as_written() {
+    run_page("docs/undo.md");
+}
+
+#[test]
 fn every_other_guide_runs_as_written() {
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
     let mut pages: Vec<String> = fs::read_dir(&docs)
@@ -533,6 +539,37 @@ fn every_other_guide_runs_as_written() {
     for page in pages {
         run_page(&page);
     }
+}
+
+/// Without `--locked`, `cargo install` ignores Cargo.lock and builds the newest compatible
+/// version of every dependency, which no test ran against: every install line a page
+/// gives pins them.
+#[test]
+fn every_install_line_builds_the_versions_the_tests_ran_against() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in fs::read_dir(root.join("docs")).unwrap() {
+        pages.push(entry.unwrap().path());
+    }
+    let mut install_lines = 0;
+    for page in pages
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = fs::read_to_string(page).unwrap();
+        for line in text.lines().filter(|l| l.contains("cargo install ")) {
+            let command = &line[line.find("cargo install ").unwrap()..];
+            if command.contains("--path") || command.contains("--git") {
+                install_lines += 1;
+                assert!(
+                    command.contains("--locked"),
+                    "{}: an install without --locked: {line}",
+                    page.display()
+                );
+            }
+        }
+    }
+    assert!(install_lines >= 1, "the README gives no install line");
 }
 
 #[test]

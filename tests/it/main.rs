@@ -25,6 +25,7 @@
 
 mod common;
 
+mod agent_before_tool;
 mod agent_claude;
 mod agent_claude_session;
 mod agent_cline;
@@ -50,32 +51,42 @@ mod cli_wording;
 
 mod cmd_attachment;
 mod cmd_blame;
+mod cmd_branch;
 mod cmd_browse;
 mod cmd_completions;
 mod cmd_diff_vs_git;
 mod cmd_doctor;
 mod cmd_drop;
-mod cmd_fork_switch_branch;
+mod cmd_fork;
 mod cmd_gc;
 mod cmd_gc_time_zone;
+mod cmd_gc_turns;
 mod cmd_log;
 mod cmd_log_graph;
 mod cmd_log_query;
 mod cmd_log_stream;
 mod cmd_log_summary;
 mod cmd_mcp;
+mod cmd_mcp_answers;
 mod cmd_mcp_escaping;
 mod cmd_mcp_install;
 mod cmd_mcp_scope;
+mod cmd_mcp_undo;
+mod cmd_pin;
 mod cmd_restore;
 mod cmd_restore_only_session;
 mod cmd_revert;
 mod cmd_revert_safety;
+mod cmd_revert_saves;
 mod cmd_save;
 mod cmd_save_after_look;
 mod cmd_save_unchanged;
+mod cmd_sessions;
 mod cmd_show_diff_turns;
+mod cmd_stats;
 mod cmd_status;
+mod cmd_switch;
+mod cmd_undo;
 mod cmd_verify;
 mod cmd_watch;
 mod cmd_watch_auto;
@@ -89,6 +100,7 @@ mod docs_readme;
 
 mod prop_model_based;
 mod prop_soak;
+mod prop_undo;
 
 mod remote_hostile_fetch;
 mod remote_sharing;
@@ -100,6 +112,7 @@ mod repo_discovery;
 mod repo_git_dirs;
 mod repo_ignore_rules;
 mod repo_linked_worktrees;
+mod repo_name_normalization;
 
 mod roundtrip_big_file;
 mod roundtrip_permissions;
@@ -114,7 +127,9 @@ mod safety_damaged_store;
 mod safety_full_disk;
 mod safety_hostile_index;
 mod safety_hostile_store;
+mod safety_name_collisions;
 mod safety_nothing_lost;
+mod safety_op_log;
 mod safety_output_escaping;
 mod safety_read_commands;
 mod safety_restore;

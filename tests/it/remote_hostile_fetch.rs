@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use common::{parse_json, raw_store, Repo};
 use git_checkpoint::format::codec;
 use git_checkpoint::model::tree::{Entry, Tree};
-use git_checkpoint::storage::{Store, StoreRead};
+use git_checkpoint::ops::workspace::Workspace;
+use git_checkpoint::storage::StoreRead;
 
 /// A repository with bare remotes beside it.
 struct Setup {
@@ -182,7 +183,9 @@ fn a_commit_that_is_not_a_checkpoint_is_skipped_and_the_other_branches_fetched()
 
 /// The id and tree of a checkpoint, read through the library.
 fn tip_tree(repo: &Repo, name: &str) -> (u128, u128) {
-    let store = Store::open(&repo.store_path(), Duration::from_secs(5), &mut || {}).unwrap();
+    let store = Workspace::discover(&repo.dir, Default::default())
+        .and_then(|workspace| workspace.open_store(&mut || {}))
+        .unwrap();
     let snapshot = store.snapshot().unwrap();
     let id = snapshot.remote_branch(name).unwrap().unwrap();
     let tree = snapshot.checkpoint(id).unwrap().tree;

@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use common::{assert_snap_eq, parse_json, snapshot, Repo, Snap};
+use common::{assert_snap_eq, parse_json, snapshot, Repo, Snap, EXIT_REFUSED};
 use serde_json::Value;
 
 /// A repository with a bare remote `origin` beside it (no branches on it yet).
@@ -358,7 +358,7 @@ fn the_first_push_refuses_secrets_unless_allowed() {
     );
     repo.save("with secrets");
     let refused = repo.run(&["push", "origin"]);
-    assert_eq!(refused.code, 1, "{refused}");
+    assert_eq!(refused.code, EXIT_REFUSED, "{refused}");
     for path in [".env", "keys/id_ed25519", "notes.txt"] {
         assert!(refused.stderr.contains(path), "{path} not named: {refused}");
     }
@@ -369,7 +369,7 @@ fn the_first_push_refuses_secrets_unless_allowed() {
     assert_eq!(object_count(&repo.sb, &bare), 0);
 
     let partly = repo.run(&["push", "origin", "--allow", ".env", "--allow", "notes.txt"]);
-    assert_eq!(partly.code, 1, "{partly}");
+    assert_eq!(partly.code, EXIT_REFUSED, "{partly}");
     assert!(partly.stderr.contains("keys/id_ed25519"), "{partly}");
     let out = repo.ok(&[
         "push",

@@ -10,7 +10,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Out, Repo};
+use common::{Out, Repo, EXIT_REFUSED};
 
 /// A repository with a bare remote `name` beside it (no branches on it yet).
 fn add_remote(repo: &Repo, name: &str) -> PathBuf {
@@ -269,7 +269,7 @@ fn a_fast_forward_push_is_checked_like_a_first_one() {
     repo.save("oops");
     let refused = repo.run(&["push", "origin"]);
     assert_eq!(
-        refused.code, 1,
+        refused.code, EXIT_REFUSED,
         "a fast-forward push published .env and id_ed25519 unchecked\n{refused}"
     );
     assert!(refused.stderr.contains(".env"), "{refused}");
@@ -297,7 +297,7 @@ fn a_tracked_file_whose_checkpointed_content_is_not_the_index_is_scanned() {
     repo.save("uncommitted token");
     let refused = repo.run(&["push", "origin"]);
     assert_eq!(
-        refused.code, 1,
+        refused.code, EXIT_REFUSED,
         "an uncommitted token in tracked config.py went out\n{refused}"
     );
     assert!(refused.stderr.contains("config.py"), "{refused}");
@@ -327,7 +327,7 @@ fn attachments_are_scanned_before_they_are_published() {
     ]);
     let refused = repo.run(&["push", "origin"]);
     assert_eq!(
-        refused.code, 1,
+        refused.code, EXIT_REFUSED,
         "an attachment holding an API key was published unscanned\n{refused}"
     );
     assert!(refused.stderr.contains("transcript.jsonl"), "{refused}");
@@ -354,7 +354,7 @@ fn dropping_the_checkpoint_the_guard_names_keeps_its_secret_off_the_remote() {
     assert!(has_blob(&repo, &backup, secret));
 
     let refused = repo.run(&["push", "origin"]);
-    assert_eq!(refused.code, 1, "{refused}");
+    assert_eq!(refused.code, EXIT_REFUSED, "{refused}");
     assert!(refused.stderr.contains(".env"), "{refused}");
     assert!(refused.stderr.contains("drop"), "{refused}");
     // The guard's own advice.

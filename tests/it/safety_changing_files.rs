@@ -14,8 +14,15 @@ use common::Repo;
 const LEN: usize = 4 << 20;
 const SAVES: usize = 6;
 const STEADY: &[u8] = b"steady\n";
-/// The rest between versions in the test where the file holds still at times.
-const REST_MS: u64 = 200;
+/// The rest between versions in the test where the file holds still at times: many
+/// times what a save takes to read the file twice, short enough that saves often meet
+/// a write.
+const REST_MS: u64 = 100;
+/// Batches of saves the test where the file holds still at times runs at most, waiting
+/// for one save to meet a write. A save meets one by chance, and rarely on a fast
+/// machine: on CI, with 200 ms rests, sixty saves in a row met none. The loop stops at
+/// the first batch that met one.
+const MAX_BATCHES: usize = 40;
 /// What a save says when it leaves `busy.bin` out (src/save.rs, `scan_one`).
 const LEFT_OUT_WARNING: &str =
     "warning: busy.bin kept changing while it was read; left out of this checkpoint";
@@ -254,10 +261,10 @@ fn a_file_rewritten_without_pause_is_never_stored_torn() {
 fn a_file_rewritten_with_pauses_is_stored_whole_when_it_holds_still() {
     // Rests far longer than a save takes to read the file twice (~10 ms; a few times that
     // on a loaded machine), so that some save finds it holding still. A save this short
-    // meets a write only by chance (about one save in ten), so batches of saves go on,
-    // up to a bound, until some save ran while a version was written.
+    // meets a write only by chance, so batches of saves go on, up to a bound, until some
+    // save ran while a version was written.
     let mut rounds = Vec::new();
-    for _ in 0..10 {
+    for _ in 0..MAX_BATCHES {
         rounds.extend(saves_while_rewriting(REST_MS));
         if rounds.iter().any(|r| r.rewrites >= 1) {
             break;

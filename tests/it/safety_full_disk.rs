@@ -11,7 +11,7 @@
 use crate::common;
 use std::process::Command;
 
-use common::{assert_snap_eq, pseudo_random, Repo};
+use common::{assert_snap_eq, pseudo_random, Repo, EXIT_REFUSED};
 
 struct Mount(std::path::PathBuf);
 
@@ -79,7 +79,7 @@ fn a_restore_that_cannot_fit_is_refused_before_any_change() {
         &["restore", big.as_str()],
     ] {
         let out = small.run(args);
-        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.code, EXIT_REFUSED, "{args:?}: {out}");
         assert!(out.stderr.contains("free some space"), "{out}");
         assert_snap_eq(&before, &small.snapshot(), &format!("{args:?}"));
     }

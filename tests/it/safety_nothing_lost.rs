@@ -300,10 +300,14 @@ fn refused_alike(repo: &Repo, args: &[&str], what: &str) {
     let mut real = vec!["restore"];
     real.extend_from_slice(args);
     let out = repo.run(&real);
-    assert_eq!(out.code, 1, "{what}: the restore was not refused\n{out}");
+    assert_eq!(
+        out.code,
+        common::EXIT_REFUSED,
+        "{what}: the restore was not refused\n{out}"
+    );
     assert_eq!(
         (dry.code, dry.stderr.as_str()),
-        (1, out.stderr.as_str()),
+        (common::EXIT_REFUSED, out.stderr.as_str()),
         "{what}: the dry run did not refuse as the restore did\n{dry}"
     );
     let after = (everything(repo), repo.log_ids(true), repo.id("@"));

@@ -19,12 +19,12 @@ fn an_ignored_file_in_the_way_stops_the_restore_before_any_change() {
     // A dry run predicts the refusal, with the same error and exit status.
     let dry = repo.run(&["restore", &first, "--dry-run"]);
     let out = repo.run(&["restore", &first]);
-    assert_eq!(out.code, 1, "{out}");
+    assert_eq!(out.code, common::EXIT_REFUSED, "{out}");
     assert!(out.stderr.contains("foo.log"), "{out}");
     common::assert_no_panic(&out, "restore");
     assert_eq!(
         (dry.code, dry.stderr.as_str()),
-        (1, out.stderr.as_str()),
+        (common::EXIT_REFUSED, out.stderr.as_str()),
         "{dry}"
     );
     // A refused restore changed nothing, so there is no restore to finish.
@@ -93,7 +93,7 @@ fn a_path_limited_restore_below_a_symlinked_directory_is_refused() {
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", "sub/file.txt"]);
         let out = repo.run(&args);
-        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.code, common::EXIT_REFUSED, "{args:?}: {out}");
         assert!(out.stderr.contains("symlink"), "{out}");
         let names: Vec<_> = std::fs::read_dir(outside.path())
             .unwrap()
@@ -164,7 +164,7 @@ fn a_directory_holding_unsaved_files_where_a_file_belongs_stops_the_restore_firs
         &["restore", first.as_str()],
     ] {
         let out = repo.run(args);
-        assert_eq!(out.code, 1, "{args:?}: {out}");
+        assert_eq!(out.code, common::EXIT_REFUSED, "{args:?}: {out}");
         assert!(out.stderr.contains("x/cache.tmp"), "{args:?}: {out}");
         common::assert_snap_eq(&before, &repo.snapshot(), &format!("{args:?}"));
     }

@@ -44,7 +44,10 @@ use crate::commands::{self, Context};
 /// checkpoint each prompt makes (`attachment <rev> <name>` gets it back). Default false.
 ///
 /// Exit status: 0 success (also when a save finds nothing to save), 1 error, 2 usage
-/// error, 128 not in a git worktree (or in a bare repository), as git does.
+/// error, 75 the store stayed busy past checkpoint.lockTimeout (try again), 77 refused
+/// (something unsafe was in the way; nothing was changed), 101 a bug of ours, 128 not
+/// in a git worktree (or in a bare repository), as git does. With --json, a command that
+/// fails before printing its document prints {"error": ..., "kind": ...} instead.
 ///
 /// Install the manual with `git checkpoint install-man`, tab completion with
 /// `git checkpoint completions <shell>`, and the AI agent hooks with
@@ -79,6 +82,9 @@ pub enum Command {
     Save(commands::save::Args),
     Restore(commands::restore::Args),
     Revert(commands::revert::Args),
+    Undo(commands::undo::Args),
+    Redo(commands::redo::Args),
+    Op(commands::op::Args),
     Log(commands::log::Args),
     Browse(commands::browse::Args),
     Show(commands::show::Args),
@@ -147,6 +153,9 @@ fn dispatch(context: &Context, command: Command) -> anyhow::Result<()> {
         Command::Save(args) => save::run(context, args),
         Command::Restore(args) => restore::run(context, args),
         Command::Revert(args) => revert::run(context, args),
+        Command::Undo(args) => undo::run(context, args),
+        Command::Redo(args) => redo::run(context, args),
+        Command::Op(args) => op::run(context, args),
         Command::Log(args) => log::run(context, args),
         Command::Browse(args) => crate::browse::run(context, args),
         Command::Show(args) => show::run(context, args),

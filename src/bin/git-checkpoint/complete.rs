@@ -3,8 +3,9 @@
 //! answers with candidates before anything else runs (clap_complete's `CompleteEnv`
 //! engine walks the clap definition; the completers added here read the store).
 //!
-//! A completion never writes and never waits: the store is opened read-only only if
-//! that can be done at once (`ReadStore::open_now`), and every failure (no repository, a
+//! A completion never writes and never waits: the store is opened, through the
+//! worktree's `Workspace` as every command opens it, read-only and only if that can be
+//! done at once (`Workspace::open_read_store_now`), and every failure (no repository, a
 //! busy or damaged store) just offers nothing.
 
 use std::ffi::{OsStr, OsString};
@@ -14,9 +15,10 @@ use std::sync::OnceLock;
 use clap::CommandFactory;
 use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 use clap_complete::env::CompleteEnv;
+use git_checkpoint::agents::worktree_files;
 use git_checkpoint::complete::{self, Candidate};
-use git_checkpoint::git::repo::Repo;
-use git_checkpoint::storage::{ReadStore, Snapshot, StoreRead};
+use git_checkpoint::ops::workspace::Workspace;
+use git_checkpoint::storage::{Snapshot, StoreRead};
 
 /// The environment variable that asks for completions; its value names the shell.
 pub const VAR: &str = "GIT_CHECKPOINT_COMPLETE";
@@ -104,8 +106,8 @@ fn offer(
         return Vec::new();
     };
     let candidates = (|| -> git_checkpoint::Result<Vec<Candidate>> {
-        let repo = Repo::discover(&start_dir())?;
-        let Some(store) = ReadStore::open_now(&repo.store_path())? else {
+        let workspace = Workspace::discover(&start_dir(), worktree_files())?;
+        let Some(store) = workspace.open_read_store_now()? else {
             return Ok(Vec::new());
         };
         let snapshot = store.snapshot()?;

@@ -11,6 +11,7 @@ mod ui;
 
 use clap::Parser;
 use commands::{REPORT_IT, RUN_VERIFY};
+use ui::answer::Front;
 
 fn main() {
     // Behave like other Unix tools when the reader of our output goes away (`| head`).
@@ -22,22 +23,29 @@ fn main() {
     // A completion script calling back for candidates: answered before parsing.
     complete::answer_if_asked();
     let cli = cli::Cli::parse();
+    let json = cli.json;
     let span = git_checkpoint::trace::span("command");
     let result = cli::run(cli);
     drop(span);
     let code = match result {
         Ok(()) => 0,
-        Err(error) => report_error(&error),
+        Err(error) => report_error(&error, json),
     };
     std::process::exit(code);
 }
 
-/// Prints `error` as one line on stderr, and returns the exit status (see
+/// Prints `error` as one line on stderr and, with `--json`, as the error document on
+/// stdout unless the command printed its own; returns the exit status (see
 /// [`commands::error_line`]).
-fn report_error(error: &anyhow::Error) -> i32 {
-    let (line, code) = commands::error_line(error);
-    eprintln!("{line}");
-    code
+fn report_error(error: &anyhow::Error, json: bool) -> i32 {
+    let report = commands::error_line(error);
+    eprintln!("{}", report.line(Front::Cli { colour: false }));
+    if json && !ui::json::printed() {
+        // Printing a document of two strings cannot fail; if stdout is gone, the line
+        // above said it all.
+        let _ = ui::json::print(&report.json());
+    }
+    report.status
 }
 
 /// Ends the process at a panic with one clear line instead of a backtrace. The storage

@@ -5,22 +5,46 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{Outcome, Plan};
+use crate::model::operation::{NewOperation, OpKind};
 use crate::model::Head;
 use crate::storage::Store;
 use crate::{Error, Result};
 
 /// Carries out `plan` on `store` (see the module comment for the order), compacting the
 /// file if `compact` says so given its size before, and measures the file before and
-/// after.
+/// after. Not itself an operation of the operation log (the automatic gc is part of the
+/// save it follows); [`super::run`] is.
 pub fn apply(
     store: &mut Store,
     plan: &Plan,
     started: Instant,
     compact: impl FnOnce(u64) -> bool,
 ) -> Result<Outcome> {
+    apply_as(store, plan, started, compact, None)
+}
+
+/// [`commit`], recorded in the operation log as an operation of `kind` (a `drop` of
+/// damaged checkpoints, which nothing could bring back: they go for good).
+pub fn commit_recorded(store: &Store, plan: &Plan, kind: OpKind, summary: String) -> Result<()> {
+    write(store, plan, OpLog::Recorded(kind, summary))
+}
+
+/// [`apply`], recorded in the operation log as `operation` (a kind and a summary) when
+/// one is given.
+pub(super) fn apply_as(
+    store: &mut Store,
+    plan: &Plan,
+    started: Instant,
+    compact: impl FnOnce(u64) -> bool,
+    operation: Option<(OpKind, String)>,
+) -> Result<Outcome> {
     let file_before = file_size(&store.path)?;
     crate::fault::point("gc-planned");
-    commit(store, plan)?;
+    let log = match operation {
+        Some((kind, summary)) => OpLog::Recorded(kind, summary),
+        None => OpLog::Settled,
+    };
+    write(store, plan, log)?;
     crate::fault::point("gc-committed");
     if compact(file_before) {
         while store.compact()? {
@@ -35,9 +59,27 @@ pub fn apply(
 }
 
 /// Step 2 of the module comment: carries out `plan` in one transaction, without
-/// compacting the file.
+/// compacting the file. For taking back a checkpoint an operation has just made and
+/// not recorded (a refused restore's safety checkpoint): the operation log is left as
+/// it is.
 pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
+    write(store, plan, OpLog::Untouched)
+}
+
+/// What a gc's transaction does to the operation log.
+enum OpLog {
+    /// Nothing: it takes back what no operation recorded yet.
+    Untouched,
+    /// Settles it for what goes ([`crate::storage::Transaction::settle_operations`]).
+    Settled,
+    /// Settles it and records the gc as this operation.
+    Recorded(OpKind, String),
+}
+
+/// [`commit`], doing `log` to the operation log in the same transaction.
+fn write(store: &Store, plan: &Plan, log: OpLog) -> Result<()> {
     let txn = store.transaction()?;
+    let before = txn.view()?;
     for (id, new_parents) in &plan.reparented {
         txn.set_parents(*id, new_parents.clone())?;
     }
@@ -53,6 +95,15 @@ pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
     }
     for name in &plan.forgotten_fetched {
         txn.remove_remote_branch(name)?;
+    }
+    txn.record_gc_removals(&plan.session_removals)?;
+    // The operation log: what gc removed may be what an old operation needs.
+    if !matches!(log, OpLog::Untouched) {
+        let removed = plan.removed.iter().map(|removal| removal.id).collect();
+        txn.settle_operations(&removed, &plan.trees, crate::clock::now_ns())?;
+    }
+    if let OpLog::Recorded(kind, summary) = log {
+        txn.record_operation(NewOperation::new(kind, summary, before))?;
     }
     crate::fault::point("gc-before-commit");
     txn.commit()

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::apply::{apply, file_size};
-use super::plan::{finish_plan, keep_by_policy, load_records, Sweep};
+use super::plan::{finish_plan, keep_by_policy, load_records, with_session_removals, Sweep};
 use super::{Outcome, Plan};
 use crate::model::retention::{GcOptions, Policy};
 use crate::settings::Settings;
@@ -40,7 +40,8 @@ pub fn auto(store: &mut Store, options: &GcOptions) -> Result<Option<(Plan, Outc
             return Ok(None);
         }
         let records = load_records(&snapshot)?;
-        let kept = keep_by_policy(&records, policy, crate::clock::now_ns());
+        let now_ns = crate::clock::now_ns();
+        let kept = keep_by_policy(&records, policy, now_ns);
         if !over_size && kept.len() == records.len() {
             return Ok(None);
         }
@@ -48,7 +49,7 @@ pub fn auto(store: &mut Store, options: &GcOptions) -> Result<Option<(Plan, Outc
         if plan.removed.is_empty() {
             return Ok(None);
         }
-        plan
+        with_session_removals(plan, &records, now_ns)
     };
     // Compaction rewrites much of the file (about 0.13 s on a 50 MB store), too much for
     // every save of a steady "keep N": freed pages are reused by the next saves anyway, so

@@ -43,14 +43,16 @@ mod auto;
 mod pins;
 mod plan;
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::model::retention::GcOptions;
+use crate::model::operation::OpKind;
+use crate::model::retention::{GcOptions, GcRemoval};
 use crate::model::Checkpoint;
 use crate::storage::{Store, StoreRead};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
 
-pub use apply::{apply, commit};
+pub use apply::{apply, commit, commit_recorded};
 pub use auto::{after_save, auto, AutoGc};
 pub use pins::{pin, unpin};
 pub use plan::{plan, plan_drop};
@@ -99,6 +101,9 @@ pub struct Plan {
     pub moved_head: Option<CheckpointId>,
     /// Fetched branches whose tip goes ([`plan_drop`] with them released): forgotten.
     pub forgotten_fetched: Vec<String>,
+    /// What a gc (not a drop) removes of each agent session, recorded when it commits,
+    /// so that a turn it removed says so, and when.
+    pub session_removals: BTreeMap<String, GcRemoval>,
 }
 
 /// What applying a plan measured.
@@ -119,10 +124,11 @@ impl Outcome {
     }
 }
 
-/// Plans and applies a gc.
+/// Plans and applies a gc, recorded in the operation log.
 pub fn run(store: &mut Store, options: &GcOptions) -> Result<(Plan, Outcome)> {
     let started = Instant::now();
     let plan = plan(&store.snapshot()?, options, crate::clock::now_ns())?;
-    let outcome = apply(store, &plan, started, |_| true)?;
+    let summary = format!("gc: removed {} checkpoint(s)", plan.removed.len());
+    let outcome = apply::apply_as(store, &plan, started, |_| true, Some((OpKind::Gc, summary)))?;
     Ok((plan, outcome))
 }

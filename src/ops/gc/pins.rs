@@ -1,5 +1,6 @@
 //! Pins: checkpoints gc never removes (`pin`, `unpin`).
 
+use crate::model::operation::{NewOperation, OpKind};
 use crate::storage::{Store, StoreRead};
 use crate::{CheckpointId, Result};
 
@@ -15,10 +16,20 @@ pub fn unpin(store: &Store, rev: &str) -> Result<(CheckpointId, bool)> {
 }
 
 fn set_pin(store: &Store, rev: &str, pinned: bool) -> Result<(CheckpointId, bool)> {
-    let id = store.snapshot()?.resolve(rev)?;
+    let (id, short) = {
+        let snapshot = store.snapshot()?;
+        let id = snapshot.resolve(rev)?;
+        (id, snapshot.short_id(id)?)
+    };
     let txn = store.transaction()?;
+    let before = txn.view()?;
     let changed = txn.set_pinned(id, pinned)?;
     if changed {
+        let (kind, verb) = match pinned {
+            true => (OpKind::Pin, "pin"),
+            false => (OpKind::Unpin, "unpin"),
+        };
+        txn.record_operation(NewOperation::new(kind, format!("{verb} {short}"), before))?;
         txn.commit()?;
     } else {
         txn.abort()?;

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::{Plan, Removal};
-use crate::model::retention::{self, GcOptions, Policy};
+use crate::model::retention::{self, GcOptions, GcRemoval, Policy, Turns};
 use crate::model::{Checkpoint, Head};
 use crate::storage::Snapshot;
 use crate::{CheckpointId, ChunkId, Error, Result};
@@ -19,12 +19,24 @@ pub(super) struct Records {
     protected: BTreeMap<CheckpointId, Vec<String>>,
     /// The checkpoints fetched from a remote, whose times are the remote's word.
     imported: HashSet<CheckpointId>,
+    /// Dropped checkpoints an operation of the undo window can bring back: what they
+    /// reach is live (docs/undo.md).
+    held: Vec<Checkpoint>,
 }
 
 impl Records {
     /// How many checkpoints the store holds.
     pub(super) fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// The agent sessions and prompts' turns of the checkpoints `which` takes.
+    fn turns(&self, which: impl Fn(CheckpointId) -> bool) -> Turns<'_> {
+        Turns::of(
+            (self.list.iter())
+                .filter(|(id, _, _)| which(*id))
+                .map(|(id, record, _)| (*id, record)),
+        )
     }
 }
 
@@ -58,10 +70,24 @@ pub(super) fn load_records(snapshot: &Snapshot) -> Result<Records> {
             .or_default()
             .push("interrupted restore".into());
     }
+    // Undo and redo within the undo window need what the operation log names; said
+    // only of what nothing above keeps already.
+    let holds = snapshot.undo_holds(crate::clock::now_ns())?;
+    let newest: BTreeMap<CheckpointId, u64> = holds.checkpoints.into_iter().collect();
+    for (id, op) in newest {
+        protected
+            .entry(id)
+            .or_insert_with(|| vec![format!("undo of op {op}")]);
+    }
     Ok(Records {
         list,
         protected,
         imported: snapshot.imported()?,
+        held: holds
+            .dropped
+            .into_iter()
+            .map(|(_, record)| record)
+            .collect(),
     })
 }
 
@@ -84,8 +110,17 @@ pub(super) fn keep_by_policy(
             .iter()
             .map(|(id, record, _)| (*id, retention::local_time(record.time_ns)))
             .partition(|(id, _)| records.imported.contains(id));
-        retention::select_apart(policy, &local, &fetched, retention::local_time(now_ns))
-            .into_iter()
+        let mut kept =
+            retention::select_apart(policy, &local, &fetched, retention::local_time(now_ns));
+        // Prompts and sessions too are ranked apart: a fetched prompt's time is the
+        // remote's word.
+        for imported in [false, true] {
+            let turns = records.turns(|id| records.imported.contains(&id) == imported);
+            for (id, reasons) in turns.select(policy.prompts, policy.sessions) {
+                kept.entry(id).or_default().extend(reasons);
+            }
+        }
+        kept.into_iter()
             .map(|(id, reasons)| (id, reasons.iter().map(ToString::to_string).collect()))
             .collect()
     };
@@ -95,6 +130,17 @@ pub(super) fn keep_by_policy(
             kept.entry(*id).or_default().extend(why.iter().cloned());
         }
     }
+    if kept.len() == records.len() {
+        return kept;
+    }
+    // Whatever kept a prompt's checkpoint keeps its turn's last one: the turn can still
+    // be shown, diffed and reverted.
+    let turns = records.turns(|_| true);
+    for end in turns.ends_of_kept_turns(|id| kept.contains_key(&id)) {
+        kept.entry(end)
+            .or_default()
+            .push(retention::Reason::TurnEnd.to_string());
+    }
     kept
 }
 
@@ -103,7 +149,22 @@ pub(super) fn keep_by_policy(
 pub fn plan(snapshot: &Snapshot, options: &GcOptions, now_ns: i128) -> Result<Plan> {
     let records = load_records(snapshot)?;
     let kept = keep_by_policy(&records, &options.policy, now_ns);
-    finish_plan(snapshot, &records, kept, options, Sweep::Everything)
+    let plan = finish_plan(snapshot, &records, kept, options, Sweep::Everything)?;
+    Ok(with_session_removals(plan, &records, now_ns))
+}
+
+/// `plan` with what it removes of each agent session ([`Plan::session_removals`]),
+/// dated `now_ns`. A `drop` records none: the user named what goes.
+pub(super) fn with_session_removals(mut plan: Plan, records: &Records, now_ns: i128) -> Plan {
+    let kept: HashSet<CheckpointId> = plan.kept.iter().map(|(id, _)| *id).collect();
+    plan.session_removals = GcRemoval::of(
+        plan.removed.iter().map(|removal| &removal.checkpoint),
+        (records.list.iter())
+            .filter(|(id, _, _)| kept.contains(id))
+            .map(|(_, record, _)| record),
+        now_ns,
+    );
+    plan
 }
 
 /// Plans removing exactly the checkpoints `ids` (`drop`), with what they alone reach.
@@ -234,7 +295,9 @@ pub(super) fn finish_plan(
         .iter()
         .map(|(id, record, size)| (*id, (record, *size)))
         .collect();
-    let graph = snapshot.tree_graph(kept.keys().map(|id| by_id[id].0.tree))?;
+    let graph = snapshot.tree_graph(
+        (kept.keys().map(|id| by_id[id].0.tree)).chain(records.held.iter().map(|r| r.tree)),
+    )?;
     // A kept chunk stored as a delta keeps its bases: they are live, neither listed for
     // deletion nor reported as freed (docs/design.md invariant 18).
     let bases = snapshot.chunk_bases()?;
@@ -243,7 +306,7 @@ pub(super) fn finish_plan(
         Sweep::RemovedOnly => Default::default(),
     };
     let live = |kept: &BTreeMap<CheckpointId, Vec<String>>| -> u64 {
-        let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+        let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0).chain(&records.held));
         marked.add_chunk_bases(&bases);
         let records: u64 = kept.keys().map(|id| by_id[id].1).sum();
         marked.stored_bytes(&sizes.0, &sizes.1) + records
@@ -257,7 +320,7 @@ pub(super) fn finish_plan(
         },
     };
     let kept = fit.kept;
-    let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0));
+    let mut marked = graph.mark(kept.keys().map(|id| by_id[id].0).chain(&records.held));
     marked.add_chunk_bases(&bases);
     let mut plan = Plan {
         total: records.list.len(),

@@ -8,8 +8,9 @@
 //!    beside HEAD's branch, which does not move yet.
 //! 2. Check the whole plan before anything changes (the preflight): nothing in the way
 //!    that no checkpoint holds (also where a directory is to be made), names a
-//!    filesystem takes, room for the new bytes. A refused restore (and `--dry-run`)
-//!    stops here, before the restore is recorded; the safety checkpoint goes again, so
+//!    filesystem takes, no two names it takes for one (`collisions.rs`), room for the
+//!    new bytes. A refused restore (and `--dry-run`) stops here, before the restore
+//!    is recorded; the safety checkpoint goes again, so
 //!    a refused restore changes nothing at all, HEAD's branch included.
 //! 3. Record the restore as started, with its paths (the marker `status` reports until
 //!    it is done); HEAD's branch moves to the safety checkpoint, as a save would have
@@ -32,6 +33,7 @@
 //! checks the plan (step 2); `apply.rs` carries it out (steps 4 to 7).
 
 mod apply;
+mod collisions;
 mod plan;
 mod preflight;
 
@@ -41,13 +43,16 @@ use std::sync::Arc;
 use crate::diff::PathFilter;
 use crate::git::repo::Repo;
 use crate::model::branch::BranchName;
+use crate::model::operation::{NewOperation, OpKind, OpStep, View, ViewChange, WorktreeChange};
 use crate::model::{Head, PendingTrees, SkippedFile};
 use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::text::counted;
 use crate::{CheckpointId, Error, Result, TreeId};
 use apply::apply;
+pub(crate) use collisions::check_no_collisions;
 use plan::plan;
 pub(crate) use preflight::{check_directories_writable, check_names_and_room, holds_nothing_else};
 
@@ -67,6 +72,23 @@ pub struct RestoreOptions {
     pub progress: Option<Arc<dyn Progress>>,
     /// Where HEAD goes once the worktree is restored.
     pub head: HeadUpdate,
+    /// How the operation log records this restore, and what its final transaction also
+    /// changes (an undo, a redo, an `op restore`, a pull); `None`: a restore, fork or
+    /// switch as `head` says.
+    pub operation: Option<OpStep>,
+    /// What a restore that moves no branch elsewhere is called, as its caller names it
+    /// (`restore of <session>'s files to <rev>`): the safety checkpoint is saved
+    /// `before <it>`, and the operation log records it so; `None`: `restore to <short
+    /// id>`.
+    pub named: Option<String>,
+    /// Leave the operation log's record to the caller, which saves what the restore
+    /// made of the worktree and records the restore in that save's transaction (a
+    /// session-limited restore, [`crate::ops::session_restore`]): when the restore
+    /// wrote something, its final transaction moves HEAD's branch to the safety
+    /// checkpoint (the result's parent, as a save would have moved it) and records
+    /// nothing, and [`RestoreReport::unrecorded`] holds the record. Not with
+    /// `operation`.
+    pub record_with_result: bool,
 }
 
 /// What a restore does with HEAD, in the same transaction that ends it.
@@ -80,6 +102,10 @@ pub enum HeadUpdate {
     NewBranch(BranchName),
     /// HEAD names this existing branch, whose tip is what is restored (`switch`).
     SwitchBranch(String),
+    /// HEAD and every branch stay where they are, also while the restore runs: the
+    /// operation's own change ([`RestoreOptions::operation`]) says where they go (an
+    /// undo, a redo, an `op restore`).
+    Keep,
 }
 
 /// What a restore did (or, in a dry run, would do).
@@ -113,6 +139,11 @@ pub struct RestoreReport {
     /// ([`crate::worktree::exempt`]): a checkpoint an older build made may hold them, and
     /// a restore never writes or deletes them.
     pub exempt: Vec<Vec<u8>>,
+    /// The number the operation log gave the restore, when it changed anything.
+    pub operation: Option<u64>,
+    /// With [`RestoreOptions::record_with_result`], the record the caller is to commit
+    /// with the restore's result, when the restore wrote something.
+    pub unrecorded: Option<NewOperation>,
 }
 
 /// Restores the checkpoint named by `rev` into the worktree. A dry run is [`dry_run`].
@@ -126,6 +157,7 @@ pub fn restore(
         return dry_run(repo, store, rev, options);
     }
     let before = store.snapshot()?;
+    let view_before = before.view()?;
     let mut target = Target::of(&before, rev, options)?;
     let mut report = RestoreReport {
         target: Some(target.id),
@@ -165,7 +197,7 @@ pub fn restore(
     }
     // A restore that changes no file needs no way back, and a path-limited one leaves
     // the branch where it is: run twice, the second run changes nothing at all.
-    if let (true, HeadUpdate::MoveBranch, Some(safety)) = (
+    if let (true, HeadUpdate::MoveBranch | HeadUpdate::Keep, Some(safety)) = (
         changes.is_empty() && now.leftovers.is_empty(),
         &options.head,
         report.safety_checkpoint,
@@ -174,7 +206,7 @@ pub fn restore(
         if discard(store, safety).is_ok() {
             report.safety_checkpoint = None;
         }
-        finish(store, target.id, &filter, options, &report)?;
+        finish(store, target.id, &filter, options, &mut report, view_before)?;
         return Ok(report);
     }
     record_start(store, target.id, &filter, options, &report)?;
@@ -192,7 +224,7 @@ pub fn restore(
     }
 
     drop(snapshot);
-    finish(store, target.id, &filter, options, &report)?;
+    finish(store, target.id, &filter, options, &mut report, view_before)?;
     Ok(report)
 }
 
@@ -234,10 +266,16 @@ impl Current {
             });
         }
         let short = before.short_id(target.id)?;
-        let message = match &options.head {
-            HeadUpdate::MoveBranch => format!("before restore to {short}"),
-            HeadUpdate::NewBranch(name) => format!("before fork {name} at {short}"),
-            HeadUpdate::SwitchBranch(name) => format!("before switch to {name}"),
+        let message = match (&options.operation, &options.head, &options.named) {
+            (Some(step), _, _) => format!("before {}", step.summary),
+            (None, HeadUpdate::MoveBranch | HeadUpdate::Keep, Some(named)) => {
+                format!("before {named}")
+            }
+            (None, HeadUpdate::MoveBranch | HeadUpdate::Keep, None) => {
+                format!("before restore to {short}")
+            }
+            (None, HeadUpdate::NewBranch(name), _) => format!("before fork {name} at {short}"),
+            (None, HeadUpdate::SwitchBranch(name), _) => format!("before switch to {name}"),
         };
         let head = before.head()?;
         drop(before);
@@ -260,6 +298,7 @@ impl Current {
                     id,
                     tree: record.tree,
                     skipped: record.skipped,
+                    for_operation: target.for_operation,
                 };
                 report.target = Some(id);
             }
@@ -287,7 +326,11 @@ fn record_start(
     let _span = crate::trace::span("restore: record the restore as started");
     let txn = store.transaction()?;
     txn.set_restoring(target, &options.paths)?;
-    let moves = !matches!(options.head, HeadUpdate::MoveBranch) || filter.is_everything();
+    let moves = match options.head {
+        HeadUpdate::Keep => false,
+        HeadUpdate::MoveBranch => filter.is_everything(),
+        HeadUpdate::NewBranch(_) | HeadUpdate::SwitchBranch(_) => true,
+    };
     if let (true, Some(safety)) = (moves, report.safety_checkpoint) {
         txn.move_head(safety)?;
     }
@@ -333,6 +376,9 @@ struct Target {
     id: CheckpointId,
     tree: TreeId,
     skipped: Vec<SkippedFile>,
+    /// Whether an undo, a redo or an `op restore` restores it, whose paths may name
+    /// nothing any more.
+    for_operation: bool,
 }
 
 impl Target {
@@ -344,31 +390,54 @@ impl Target {
             HeadUpdate::SwitchBranch(name) => name.as_str(),
             _ => rev,
         };
-        let id = snapshot.resolve(rev)?;
-        let record = snapshot.checkpoint(id)?;
+        // An `op restore` may return to a checkpoint that its final transaction brings
+        // back from a drop: named by its full id, read from where the drop keeps it.
+        let undropped = (options.operation.iter())
+            .flat_map(|step| &step.change.undrop)
+            .find(|id| id.hex() == rev);
+        let (id, record) = match undropped {
+            Some(id) => match snapshot.dropped(*id)? {
+                Some(record) => (*id, record),
+                None => return Err(Error::UnknownRevision(rev.to_string())),
+            },
+            None => {
+                let id = snapshot.resolve(rev)?;
+                (id, snapshot.checkpoint(id)?)
+            }
+        };
         Ok(Target {
             id,
             tree: record.tree,
             skipped: record.skipped,
+            for_operation: options.operation.is_some(),
         })
     }
 }
 
-/// The final transaction of a restore: clears the marker, moves HEAD as `options` ask, and
-/// forgets the stat-cache entries of the paths written and deleted.
+/// The final transaction of a restore: clears the marker, moves HEAD as `options` ask,
+/// forgets the stat-cache entries of the paths written and deleted, and records the
+/// operation (with `view_before`, the references when the restore began) when it
+/// changed anything, or was asked to by an undo, a redo or an `op restore`: its number
+/// goes into `report`. With [`RestoreOptions::record_with_result`], a restore that
+/// wrote something leaves the record to its caller ([`RestoreReport::unrecorded`]).
 fn finish(
     store: &Store,
     target: CheckpointId,
     filter: &PathFilter,
     options: &RestoreOptions,
-    report: &RestoreReport,
+    report: &mut RestoreReport,
+    view_before: View,
 ) -> Result<()> {
     let _span = crate::trace::span("restore: record the restore as done");
+    let step = match &options.operation {
+        Some(step) => step.clone(),
+        None => default_step(&store.snapshot()?, target, options)?,
+    };
     let txn = store.transaction()?;
     txn.clear_restoring()?;
     match &options.head {
         HeadUpdate::MoveBranch if filter.is_everything() => txn.move_head(target)?,
-        HeadUpdate::MoveBranch => {}
+        HeadUpdate::MoveBranch | HeadUpdate::Keep => {}
         HeadUpdate::NewBranch(name) => {
             txn.create_branch(name, target)?;
             txn.set_head(&Head::Branch(name.to_string()))?;
@@ -377,7 +446,63 @@ fn finish(
     }
     txn.forget_cached(&report.written)?;
     txn.forget_cached(&report.deleted)?;
+    // The operation log (docs/undo.md): in this same transaction, or not at all.
+    let wrote = !(report.written.is_empty() && report.deleted.is_empty());
+    let worktree = match report.worktree.or(view_before.current()) {
+        Some(before) if wrote => Some(WorktreeChange {
+            before,
+            after: options.paths.is_empty().then_some(target),
+            paths: options.paths.clone(),
+        }),
+        _ => None,
+    };
+    let deferred = options.record_with_result && options.operation.is_none();
+    if let (true, Some(_)) = (deferred, &worktree) {
+        // The caller saves the result, a child of the safety checkpoint, and records
+        // the restore in that save's transaction.
+        if let Some(safety) = report.safety_checkpoint {
+            txn.move_head(safety)?;
+        }
+        let mut operation = NewOperation::new(step.kind, step.summary, view_before);
+        operation.worktree = worktree;
+        report.unrecorded = Some(operation);
+        return txn.commit();
+    }
+    let changed = worktree.is_some() || txn.view()? != view_before;
+    report.operation = match options.operation.is_some() || changed {
+        true => Some(txn.record_step(step, view_before, worktree)?),
+        false => None,
+    };
     txn.commit()
+}
+
+/// How the operation log records a restore, fork or switch that no caller described.
+fn default_step(
+    snapshot: &Snapshot,
+    target: CheckpointId,
+    options: &RestoreOptions,
+) -> Result<OpStep> {
+    let short = snapshot.short_id(target)?;
+    let (kind, summary) = match &options.head {
+        HeadUpdate::MoveBranch | HeadUpdate::Keep => match &options.named {
+            Some(named) => (OpKind::Restore, named.clone()),
+            None if options.paths.is_empty() => (OpKind::Restore, format!("restore to {short}")),
+            None => (
+                OpKind::Restore,
+                format!(
+                    "restore of {} to {short}",
+                    counted(options.paths.len(), "path")
+                ),
+            ),
+        },
+        HeadUpdate::NewBranch(name) => (OpKind::Fork, format!("fork {name} at {short}")),
+        HeadUpdate::SwitchBranch(name) => (OpKind::Switch, format!("switch to {name}")),
+    };
+    Ok(OpStep {
+        kind,
+        summary,
+        change: ViewChange::default(),
+    })
 }
 
 /// Removes the safety checkpoint `id` that a restore made and no longer needs, with the
@@ -393,7 +518,7 @@ fn discard(store: &Store, id: CheckpointId) -> Result<()> {
 /// refuse: a taken or invalid new branch name, a missing branch, or paths with either.
 fn check_head_update(snapshot: &Snapshot, head: &HeadUpdate, paths: &[Vec<u8>]) -> Result<()> {
     match head {
-        HeadUpdate::MoveBranch => return Ok(()),
+        HeadUpdate::MoveBranch | HeadUpdate::Keep => return Ok(()),
         HeadUpdate::NewBranch(name) => {
             if snapshot.branch(name.as_str())?.is_some() {
                 return Err(Error::BranchExists(name.to_string()));

@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::collisions::check_no_collisions;
 use super::preflight::preflight;
 use super::{RestoreReport, Target};
 use crate::diff::{self, Change, PathFilter};
@@ -15,14 +16,17 @@ use crate::git::repo::Repo;
 use crate::model::{PendingTrees, SkippedFile};
 use crate::storage::{Snapshot, TreeReader};
 use crate::worktree::exempt::ExemptPaths;
+use crate::worktree::names::NameRules;
 use crate::{Error, Result, TreeId};
 
 /// The changes that make the worktree (the tree `current`, with its pending trees if
 /// only scanned, and the files it skipped) equal to the checkpoint `target` under the
 /// given `paths` (none: everything), less the skipped and exempt paths, which go to
 /// `report` as untouched; the paths to write and delete go there too. A path that names
-/// nothing on either side is refused, as git refuses a pathspec that matches nothing.
-/// Checked by [`preflight`]: what can be known before a change is checked before any,
+/// nothing on either side is refused, as git refuses a pathspec that matches nothing
+/// (but for an undo's: its paths are those an operation changed, and one may be gone
+/// from both sides since, with nothing left to do there).
+/// Checked by [`check_no_collisions`] and [`preflight`]: what can be known before a change is checked before any,
 /// and before the restore is recorded as started, so a refused restore changes nothing
 /// and leaves nothing to finish, and a dry run refuses exactly what the real run would.
 pub(super) fn plan(
@@ -48,7 +52,7 @@ pub(super) fn plan(
             &changes,
             skipped,
         )?;
-        if let Some(path) = unmatched {
+        if let (false, Some(path)) = (target.for_operation, unmatched) {
             return Err(Error::PathspecNoMatch {
                 path: String::from_utf8_lossy(&path).into_owned(),
                 checkpoint: snapshot.short_id(target.id)?,
@@ -73,6 +77,9 @@ pub(super) fn plan(
             None => report.deleted.push(change.path.clone()),
         }
     }
+    // Before the preflight, whose look at what is in the way would find the other name
+    // and say less.
+    check_no_collisions(&repo.root, NameRules::of(repo), &changes)?;
     preflight(&repo.root, hasher, &snapshot.chunks()?, &changes)?;
     Ok(changes)
 }

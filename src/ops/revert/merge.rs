@@ -326,6 +326,8 @@ mod tests {
             checkpoints: None,
             after_label: "3fa9c1e".into(),
             before_label: "parent of 3fa9c1e".into(),
+            revision: "3fa9c1e".into(),
+            paths: Vec::new(),
         }
     }
 

@@ -32,7 +32,10 @@
 //! safety checkpoint, and the deletions and renames are made, through handles of the
 //! directories they concern ([`crate::worktree`]), never through a path that could be a
 //! symlink. A failure among those has changed some paths: [`Error::RevertStopped`] says
-//! so and names the checkpoint whose restore undoes the revert.
+//! so and names the checkpoint whose restore undoes the revert. Last, a revert that left
+//! no conflict saves its result as a checkpoint of its own, named after what it undid as
+//! the user typed it ([`Undo::described`]), HEAD's branch moved to it; one that left
+//! conflicts leaves them to the user, who saves once they are resolved.
 //!
 //! The work is split by job: this file holds the options, the report, [`Undo`] and the
 //! two entry points ([`revert`], [`dry_run`]); `plan` decides per path (and clears the
@@ -50,12 +53,17 @@ use std::sync::Arc;
 
 use crate::diff::content::{Content, ContentReader};
 use crate::git::repo::Repo;
+use crate::model::command_checkpoint::{
+    KIND_KEY, REVERTED_KEY, REVERTED_PATHS_KEY, REVERT_KIND, REVISION_KEY,
+};
+use crate::model::operation::{NewOperation, OpKind, WorktreeChange};
 use crate::model::revision;
 use crate::model::tree::Node;
 use crate::ops::save::{self, Warning};
 use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
+use crate::text::counted;
 use crate::worktree::Worktree;
 use crate::{CheckpointId, Error, Result, TreeId};
 
@@ -79,6 +87,13 @@ pub struct Undo {
     pub after_label: String,
     /// How they name the side being gone back to (`parent of 3fa9c1e`).
     pub before_label: String,
+    /// The revision as the user typed it (`5f1c:turn2`, `@~1`): what the checkpoints
+    /// the revert saves are named after.
+    pub revision: String,
+    /// Undo the change for these paths only (from the worktree's top; a directory
+    /// stands for what is below it); none: every path it touched. Each must match a
+    /// path the change touched, as git's pathspecs must match a file.
+    pub paths: Vec<Vec<u8>>,
 }
 
 impl Undo {
@@ -108,7 +123,28 @@ impl Undo {
             checkpoints: Some((from, change.to)),
             after_label,
             before_label,
+            revision: rev.to_string(),
+            paths: Vec::new(),
         })
+    }
+
+    /// The same change, undone for `paths` only ([`Undo::paths`]).
+    pub fn limited_to(self, paths: Vec<Vec<u8>>) -> Undo {
+        Undo { paths, ..self }
+    }
+
+    /// What was undone as the user wrote it: the revision, and the paths it was limited
+    /// to as `-- <path>…` (`5f1c:turn2 -- src/a.rs`).
+    pub fn described(&self) -> String {
+        let mut text = self.revision.clone();
+        if !self.paths.is_empty() {
+            text.push_str(" --");
+            for path in &self.paths {
+                text.push(' ');
+                text.push_str(&String::from_utf8_lossy(path));
+            }
+        }
+        text
     }
 }
 
@@ -197,6 +233,11 @@ pub struct RevertReport {
     /// The checkpoint holding the worktree as the revert found it: the safety checkpoint,
     /// or the current one when nothing was unsaved. Restoring it undoes the revert.
     pub worktree: Option<CheckpointId>,
+    /// The checkpoint the revert saved its result as, HEAD's branch moved to it
+    /// (`revert of <revision> (N files)`). `None` in a dry run, when nothing was
+    /// written, when conflicts are left for the user to resolve and save, and when that
+    /// save failed (a warning says so).
+    pub checkpoint: Option<CheckpointId>,
     /// Whether a dry run found unsaved changes that a real run would save first.
     pub would_save: bool,
     /// Whether nothing was changed because this was a dry run.
@@ -222,7 +263,7 @@ impl RevertReport {
 }
 
 /// Reverts `undo` in the worktree: saves it first, merges each path the change touched,
-/// and writes the result. Conflicts are written (or left) and reported; with
+/// writes the result, and saves it as a checkpoint ([`RevertReport::checkpoint`]). Conflicts are written (or left) and reported; with
 /// `no_conflicts`, any conflict refuses the whole revert before anything changes. So
 /// does anything the preflight finds (names, room, directories that may be written,
 /// immutable files): a refused revert changes nothing, and its safety checkpoint goes
@@ -238,10 +279,11 @@ pub fn revert(
         return dry_run(repo, store, undo, options);
     }
     let mut report = RevertReport::default();
+    let view_before = store.snapshot()?.view()?;
     let saved = save::save_before_change(
         repo,
         store,
-        format!("before revert of {}", undo.after_label),
+        format!("before revert of {}", undo.described()),
         &options.settings,
         options.progress.clone(),
     )?;
@@ -291,7 +333,7 @@ pub fn revert(
     crate::fault::point("revert-planned");
     let worktree = Worktree::open(&repo.root)?;
     let checked = still_as_saved(repo, &report.paths)
-        .and_then(|()| preflight(&repo.root, &report.paths))
+        .and_then(|()| preflight(repo, &report.paths))
         .and_then(|()| apply::stage(&worktree, &report.paths));
     let staged = match checked {
         Ok(staged) => staged,
@@ -316,17 +358,44 @@ pub fn revert(
     }
     let total = report.paths.iter().filter(|p| apply::changes(p)).count();
     let changed = apply::commit(&worktree, &report.paths, staged);
+    // The operation log's record of the revert (docs/undo.md): the worktree before it
+    // and the paths it changed. It goes into the revert's last transaction: the save of
+    // its result, or, when there is none, the one that forgets the stat cache.
+    let operation = |paths: &[Vec<u8>]| {
+        let mut op = NewOperation::new(
+            OpKind::Revert,
+            format!("revert of {}", undo.described()),
+            view_before.clone(),
+        );
+        op.worktree = Some(WorktreeChange {
+            before: ours_id,
+            after: None,
+            paths: paths.to_vec(),
+        });
+        op
+    };
     // The stat cache may hold the old files' metadata, equal in size and time to the new
-    // ones within the clock's grain: forgotten, so the next save reads them.
-    let forget_cached = |paths: &[Vec<u8>]| -> Result<()> {
+    // ones within the clock's grain: forgotten before anything saves, so that the next
+    // save (the result's first) reads them.
+    let forget_cached = |paths: &[Vec<u8>], op: Option<NewOperation>| -> Result<()> {
         let txn = store.transaction()?;
         txn.forget_cached(paths)?;
+        if let Some(op) = op {
+            txn.record_operation(op)?;
+        }
         txn.commit()
     };
     match changed {
-        Ok(changed) => forget_cached(&changed)?,
+        // Conflicts are left to the user, who saves once they are resolved.
+        Ok(changed) if !report.conflicts().is_empty() => {
+            forget_cached(&changed, Some(operation(&changed)))?;
+        }
+        Ok(changed) => {
+            forget_cached(&changed, None)?;
+            save_the_result(repo, store, undo, options, operation(&changed), &mut report)?;
+        }
         Err(stopped) => {
-            let _ = forget_cached(&stopped.changed);
+            let _ = forget_cached(&stopped.changed, Some(operation(&stopped.changed)));
             return Err(Error::RevertStopped {
                 done: stopped.changed.len(),
                 total,
@@ -336,6 +405,60 @@ pub fn revert(
         }
     }
     Ok(report)
+}
+
+/// Saves what the revert made of the worktree as a checkpoint of its own, child of the
+/// one that holds the worktree as the revert found it: `revert of <revision> (N
+/// files)`, its metadata naming the change undone by id. The save's transaction records
+/// `operation`, the revert, with the result as the worktree it left, so that the two
+/// commit together (docs/design.md invariant 27). The revert is done whatever happens
+/// to the save: a failed one is a warning, and the revert is then recorded on its own.
+fn save_the_result(
+    repo: &Repo,
+    store: &Store,
+    undo: &Undo,
+    options: &RevertOptions,
+    operation: NewOperation,
+    report: &mut RevertReport,
+) -> Result<()> {
+    let changed = operation.worktree.as_ref().map_or(0, |w| w.paths.len());
+    let mut meta = vec![
+        (KIND_KEY.to_string(), REVERT_KIND.to_string()),
+        (REVISION_KEY.to_string(), undo.revision.clone()),
+    ];
+    if let Some((from, to)) = undo.checkpoints {
+        meta.push((REVERTED_KEY.to_string(), format!("{from}..{to}")));
+    }
+    if !undo.paths.is_empty() {
+        let paths: Vec<String> = (undo.paths.iter())
+            .map(|path| String::from_utf8_lossy(path).into_owned())
+            .collect();
+        meta.push((REVERTED_PATHS_KEY.to_string(), paths.join("\n")));
+    }
+    let message = format!(
+        "revert of {} ({})",
+        undo.described(),
+        counted(changed, "file")
+    );
+    let saved = save::save_result(
+        repo,
+        store,
+        message,
+        meta,
+        operation.clone(),
+        &options.settings,
+    );
+    match saved {
+        Ok(saved) => report.checkpoint = saved,
+        Err(error) => {
+            report.warnings.push(Warning::ResultNotSaved {
+                what: "revert",
+                error,
+            });
+            save::record_unsaved_result(store, operation)?;
+        }
+    }
+    Ok(())
 }
 
 /// What [`revert`] would do, changing nothing: not the worktree, not the store, which
@@ -384,7 +507,7 @@ pub fn dry_run(
     };
     refusal(&report, options)?;
     if report.paths.iter().any(apply::changes) {
-        preflight(&repo.root, &report.paths)?;
+        preflight(repo, &report.paths)?;
     }
     Ok(report)
 }

@@ -38,8 +38,19 @@ pub(super) fn plan(
         &tree_reader,
         Some(undo.before),
         Some(undo.after),
-        &PathFilter::default(),
+        &PathFilter::new(undo.paths.clone()),
     )?;
+    // As git refuses a pathspec that matches no file, a path that matches nothing the
+    // change touched is refused: a typo must not pass for "nothing to undo there".
+    for path in undo.paths.iter().filter(|path| !path.is_empty()) {
+        let one = PathFilter::new(vec![path.clone()]);
+        if !reverted.iter().any(|change| one.covers(&change.path)) {
+            return Err(Error::RevertPathspecNoMatch {
+                path: String::from_utf8_lossy(path).into_owned(),
+                rev: undo.revision.clone(),
+            });
+        }
+    }
     if reverted.is_empty() {
         return Ok(Vec::new());
     }

@@ -1,24 +1,28 @@
 //! The preflight of a revert, as restore has one ([`crate::ops::restore`]): what can be
 //! known before the worktree changes is checked before it does, so that a refused revert
 //! changes nothing and its dry run refuses exactly what the real run would. Checked: the
-//! names and the room the new files need, that each directory to change may be written,
-//! and that no file to replace or delete is immutable.
+//! names and the room the new files need, no two names the worktree's filesystem takes
+//! for one, that each directory to change may be written, and that no file to replace or
+//! delete is immutable.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::diff::Change;
+use crate::git::repo::Repo;
 use crate::model::tree::Node;
-use crate::ops::restore::{check_directories_writable, check_names_and_room};
+use crate::ops::restore::{check_directories_writable, check_names_and_room, check_no_collisions};
+use crate::worktree::names::NameRules;
 use crate::{Error, Result};
 
 use super::apply::changes;
 use super::{PathReport, Written};
 
 /// Refuses, before anything changes, a revert of `paths` (the plan) that the worktree at
-/// `root` could not take whole.
-pub(super) fn preflight(root: &Path, paths: &[PathReport]) -> Result<()> {
+/// `repo`'s worktree could not take whole.
+pub(super) fn preflight(repo: &Repo, paths: &[PathReport]) -> Result<()> {
+    let root = repo.root.as_path();
     let planned: Vec<Change> = paths
         .iter()
         .filter(|p| changes(p))
@@ -33,6 +37,7 @@ pub(super) fn preflight(root: &Path, paths: &[PathReport]) -> Result<()> {
         e => e,
     };
     check_names_and_room(root, &planned).map_err(as_revert)?;
+    check_no_collisions(root, NameRules::of(repo), &planned).map_err(as_revert)?;
     check_directories_writable(root, &planned).map_err(as_revert)?;
     for change in planned.iter().filter(|c| c.old.is_some()) {
         let full = root.join(OsStr::from_bytes(&change.path));

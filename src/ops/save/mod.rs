@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use crate::diff;
 use crate::git::repo::Repo;
+use crate::model::operation::NewOperation;
 use crate::model::{Checkpoint, Head, SkippedFile};
 use crate::ops::gc::{self, AutoGc};
 use crate::progress::Progress;
@@ -61,8 +62,10 @@ pub use scan::Scan;
 use scan::{complete, scan_store, ScanRequest};
 pub use warning::Warning;
 
-/// What a save should record.
-#[derive(Clone, Debug, Default)]
+/// What a save should record. Made with [`SaveOptions::new`] (or a workspace's
+/// `save_options`), which takes the settings to apply: there is no default, so no
+/// caller can forget them and save with the defaults instead of the repository's.
+#[derive(Clone, Debug)]
 pub struct SaveOptions {
     /// The checkpoint message.
     pub message: String,
@@ -95,6 +98,10 @@ pub struct SaveOptions {
     /// through `mmap` raises no event), so the safety save before a restore, which must
     /// miss none, walks (docs/design.md, "The watcher").
     pub walk: bool,
+    /// The operation to record in the save's own transaction (a command's result,
+    /// [`save_result`]): the record and the checkpoint commit together, and the
+    /// record's worktree change names the checkpoint as the worktree the command left.
+    pub operation: Option<NewOperation>,
 }
 
 /// A file to attach, opened and checked by the caller.
@@ -110,6 +117,26 @@ pub struct AttachFile {
 }
 
 impl SaveOptions {
+    /// The options of a plain save with `message` that applies `settings`: no metadata,
+    /// nothing attached, a checkpoint only if something changed, unreadable files an
+    /// error.
+    pub fn new(message: String, settings: Settings) -> SaveOptions {
+        SaveOptions {
+            message,
+            meta: Vec::new(),
+            record_changed_paths: false,
+            allow_empty: false,
+            settings,
+            progress: None,
+            skip_unreadable: false,
+            attach: Vec::new(),
+            keep_head: false,
+            attach_files: Vec::new(),
+            walk: false,
+            operation: None,
+        }
+    }
+
     /// Whether the save stores attachments (and so always makes a checkpoint).
     fn has_attachments(&self) -> bool {
         !self.attach.is_empty() || !self.attach_files.is_empty()
@@ -175,13 +202,11 @@ pub fn save_before_change(
         repo,
         store,
         &SaveOptions {
-            message,
             skip_unreadable: true,
             walk: true,
-            settings: settings.clone(),
             progress,
             keep_head: true,
-            ..SaveOptions::default()
+            ..SaveOptions::new(message, settings.clone())
         },
     )?;
     let (worktree, made) = match saved.outcome {
@@ -193,6 +218,49 @@ pub fn save_before_change(
         made,
         report: saved,
     })
+}
+
+/// Saves the worktree as the result of a command that changed it (a revert, a
+/// session-limited restore): a child of the current checkpoint with HEAD's branch moved
+/// to it, carrying `meta` and the `path` and `paths` of what it changed. It walks, as
+/// the safety save before the command did: a watcher may not have seen the command's
+/// writes yet. Files that cannot be read are left out and recorded, as the safety save
+/// left them. The save's transaction records `operation`, the command, with the
+/// checkpoint as the worktree it left, so that the record and the result commit
+/// together (docs/design.md invariant 27). `None` when nothing changed since the
+/// current checkpoint (the command is recorded all the same).
+pub fn save_result(
+    repo: &Repo,
+    store: &Store,
+    message: String,
+    meta: Vec<(String, String)>,
+    operation: NewOperation,
+    settings: &Settings,
+) -> Result<Option<CheckpointId>> {
+    let saved = save(
+        repo,
+        store,
+        &SaveOptions {
+            meta,
+            record_changed_paths: true,
+            skip_unreadable: true,
+            walk: true,
+            operation: Some(operation),
+            ..SaveOptions::new(message, settings.clone())
+        },
+    )?;
+    Ok(match saved.outcome {
+        SaveOutcome::Saved { id, .. } => Some(id),
+        SaveOutcome::Unchanged { .. } => None,
+    })
+}
+
+/// Records `operation` in a transaction of its own: the command whose result
+/// [`save_result`] could not save is recorded all the same, so that it can be undone.
+pub fn record_unsaved_result(store: &Store, operation: NewOperation) -> Result<()> {
+    let txn = store.transaction()?;
+    txn.record_operation(operation)?;
+    txn.commit()
 }
 
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
@@ -234,7 +302,16 @@ fn save_walked(
     };
     let outcome = add_checkpoint(repo, store, &txn, &scan, options, attachments)?;
     scan.record_cache(&txn)?;
-    if matches!(outcome, SaveOutcome::Unchanged { .. }) && !scan.changes_cache() {
+    if let Some(operation) = &options.operation {
+        let mut operation = operation.clone();
+        if let (Some(worktree), SaveOutcome::Saved { id, .. }) = (&mut operation.worktree, &outcome)
+        {
+            worktree.after = Some(*id);
+        }
+        txn.record_operation(operation)?;
+    }
+    let records = options.operation.is_some() || scan.changes_cache();
+    if matches!(outcome, SaveOutcome::Unchanged { .. }) && !records {
         // Nothing to record: skip the durable commit and its fsync.
         txn.abort()?;
     } else {

@@ -42,6 +42,14 @@ pub enum Warning {
         /// The default used instead.
         default: String,
     },
+    /// A command changed the worktree (a revert, a session-limited restore) but could
+    /// not save the result as a checkpoint; the change stands, unsaved.
+    ResultNotSaved {
+        /// The command (`revert`, `restore`).
+        what: &'static str,
+        /// Why the save failed.
+        error: Error,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -75,6 +83,10 @@ impl std::fmt::Display for Warning {
             Warning::DefaultSetting { error, default } => {
                 write!(f, "{error}; comparing with the default ({default})")
             }
+            Warning::ResultNotSaved { what, error } => write!(
+                f,
+                "the {what} is done but its result could not be saved as a checkpoint: {error}; 'git checkpoint save' saves it"
+            ),
         }
     }
 }

@@ -14,6 +14,7 @@
 //! one link is not vouched for by the journal at all: every watched save looks at it
 //! again, whichever name (in the worktree or outside it) a write went through.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
@@ -29,6 +30,7 @@ use crate::model::{Checkpoint, SkippedFile};
 use crate::storage::Snapshot;
 use crate::watch::client::{self, Answer};
 use crate::watch::{self as watcher, Token};
+use crate::worktree::names::{precompose, NameRules};
 use crate::worktree::walk::{self, Kind, Walk, WalkEntry};
 use crate::{CheckpointId, Result, TreeId};
 
@@ -185,6 +187,9 @@ fn fingerprint(repo: &Repo) -> String {
         hasher.update(format!("{key}={:?}\n", repo.config(key)).as_bytes());
     }
     hasher.update(format!("{:?}", std::env::var_os("GIT_INDEX_FILE")).as_bytes());
+    // Whether the walk takes names in NFC (`worktree::names`).
+    let precomposes = NameRules::of(repo).ignores_normalization;
+    hasher.update(format!("\nprecompose={precomposes}").as_bytes());
     hasher.finalize().to_hex().to_string()
 }
 
@@ -413,7 +418,7 @@ fn refreshed(
     left_out: &[Vec<u8>],
     linked: &[Vec<u8>],
 ) -> Result<Option<Refreshed>> {
-    let Some(mut changed) = to_look_at(paths) else {
+    let Some(mut changed) = to_look_at(repo, paths) else {
         return Ok(None);
     };
     changed.extend(
@@ -468,8 +473,17 @@ fn topmost(mut paths: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
 
 /// The paths to look at again for the changed `paths`, sorted: each one, and the
 /// directory of each changed `.gitignore` (it decides about its whole directory).
-/// `None` when only a walk can tell (the top's `.gitignore`, or the top itself).
-fn to_look_at(paths: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+/// `None` when only a walk can tell (the top's `.gitignore`, or the top itself, or,
+/// where the walk takes names in NFC, a path that is not: whether its NFC form is the
+/// same file, or was, only a listing tells).
+fn to_look_at(repo: &Repo, paths: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    if NameRules::of(repo).ignores_normalization
+        && paths
+            .iter()
+            .any(|path| matches!(precompose(path), Cow::Owned(_)))
+    {
+        return None;
+    }
     let mut changed = paths.to_vec();
     for path in paths {
         let (dir, name) = match path.iter().rposition(|&b| b == b'/') {

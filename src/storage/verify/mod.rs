@@ -100,8 +100,8 @@ impl Findings {
 /// Verifies the store at `path`, waiting for another process as [`Store::open`] does.
 /// Fails only when the store cannot be looked at for reasons other than damage (busy,
 /// written by a newer version); damage, including a file that does not open, is in the
-/// report.
-pub fn verify(
+/// report. Called through `Workspace::verify`, the one door to a worktree's store.
+pub(crate) fn verify(
     path: &Path,
     timeout: Duration,
     on_wait: &mut dyn FnMut(),

@@ -1,4 +1,5 @@
-//! The records checked: checkpoints (decoding, parents, ancestry), the refs, the chunk
+//! The records checked: checkpoints (decoding, parents, ancestry), the refs, the dropped
+//! checkpoints kept for undo and the operation log (decoding), the chunk
 //! index and, with `read_data`, every chunk's content, each checkpoint against its tree,
 //! and the stat cache.
 
@@ -11,11 +12,14 @@ use super::trees::{check_trees, TreeWalk};
 use super::{describe, Findings, Report};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
+use crate::model::operation::Operation;
 use crate::model::stat_cache::CacheEntry;
 use crate::model::tree::MAX_DEPTH;
 use crate::model::{Checkpoint, Head};
 use crate::storage::pack::{self, LastPack, ReadChunks};
-use crate::storage::tables::{BRANCHES, CHECKPOINTS, CHUNKS, PINS, STATE, STAT_CACHE, TREES};
+use crate::storage::tables::{
+    BRANCHES, CHECKPOINTS, CHUNKS, DROPPED, OPERATIONS, PINS, STATE, STAT_CACHE, TREES,
+};
 use crate::storage::Store;
 use crate::{CheckpointId, ChunkId, Error, Result};
 
@@ -28,9 +32,13 @@ pub(super) fn check_records(
     findings: &mut Findings,
 ) -> Result<()> {
     let txn = store.db.begin_read()?;
-    let Checkpoints { records, ids } = check_checkpoints(&txn, findings)?;
+    let Checkpoints { mut records, ids } = check_checkpoints(&txn, findings)?;
     report.checkpoints = ids.len();
     check_refs(&txn, &ids, findings)?;
+    // Dropped checkpoints kept for undo reach live data too (gc keeps it for them), and
+    // their trees must be whole for an undo to bring them back.
+    records.extend(dropped_records(&txn, findings)?);
+    check_operations(&txn, findings)?;
 
     let index = ChunkIndex::read(&txn)?;
     report.chunks = index.lengths.len();
@@ -113,6 +121,47 @@ fn check_checkpoints(txn: &ReadTransaction, findings: &mut Findings) -> Result<C
         findings.affected.insert(id);
     }
     Ok(Checkpoints { records, ids })
+}
+
+/// The checkpoints `drop` keeps for undo, decoded; one that does not decode is a
+/// finding.
+fn dropped_records(
+    txn: &ReadTransaction,
+    findings: &mut Findings,
+) -> Result<Vec<(CheckpointId, Checkpoint)>> {
+    let table = match txn.open_table(DROPPED) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut records = Vec::new();
+    for item in table.iter()? {
+        let (key, value) = item?;
+        let id = CheckpointId(key.value());
+        match codec::decode::<Checkpoint>(value.value(), &format!("dropped checkpoint {id}")) {
+            Ok(record) => records.push((id, record)),
+            Err(e) => findings.add(format!("dropped checkpoint {id}"), describe(e)),
+        }
+    }
+    Ok(records)
+}
+
+/// Every record of the operation log must decode.
+fn check_operations(txn: &ReadTransaction, findings: &mut Findings) -> Result<()> {
+    let table = match txn.open_table(OPERATIONS) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for item in table.iter()? {
+        let (key, value) = item?;
+        let number = key.value();
+        let decoded = codec::decode::<Operation>(value.value(), &format!("operation {number}"));
+        if let Err(e) = decoded {
+            findings.add(format!("operation {number}"), describe(e));
+        }
+    }
+    Ok(())
 }
 
 /// The chunk index, read once without reading a pack.

@@ -5,6 +5,7 @@
 //! into: in path order ([`super::ordered`]), or as rayon tasks ([`walk_dir`], the walk of
 //! a watcher's changed paths).
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -24,6 +25,7 @@ use crate::model::dir_cache::{
 use crate::model::stat_cache::FileStat;
 use crate::worktree::exempt::{is_watch_cookie, GitDirs, LinkedWorktrees};
 use crate::worktree::ignore_file::Patterns;
+use crate::worktree::names::{precompose, NameRules};
 use crate::{Error, Result};
 
 /// What every directory of one walk shares.
@@ -48,6 +50,9 @@ pub(super) struct WalkState<'a> {
     pub(super) ignored_any: AtomicBool,
     /// The directory cache this walk uses and renews, if it does.
     pub(super) cache: Option<CacheUse<'a>>,
+    /// The worktree's filesystem ignores Unicode normalization: names are taken in NFC
+    /// ([`precomposed`]).
+    precompose: bool,
 }
 
 impl WalkState<'_> {
@@ -111,6 +116,7 @@ impl<'a> WalkState<'a> {
             tracked,
             ignored_any: AtomicBool::new(false),
             cache,
+            precompose: NameRules::of(repo).ignores_normalization,
         })
     }
 
@@ -195,6 +201,19 @@ fn file_stat(st: &rustix::fs::Stat) -> FileStat {
         ino: st.st_ino as u64,
         dev: st.st_dev as u64,
         mode: st.st_mode as u32,
+    }
+}
+
+/// The name `name`, as listed in the directory open as `dir` on a filesystem that
+/// ignores Unicode normalization, in NFC, as git's `core.precomposeUnicode` takes it:
+/// a name written in NFC and handed back in NFD (HFS+, some network filesystems) is then
+/// the name the checkpoint, the stat cache and git's index hold. Kept as listed where
+/// the NFC form does not find the entry (the setting said so, the filesystem does not),
+/// so that no file drops out of a save.
+fn precomposed(dir: BorrowedFd<'_>, name: &[u8]) -> Vec<u8> {
+    match precompose(name) {
+        Cow::Owned(nfc) if stat_at(dir, &nfc).is_ok() => nfc,
+        _ => name.to_vec(),
     }
 }
 
@@ -405,7 +424,11 @@ fn read_dir(
             continue;
         }
         has_gitignore |= name == b".gitignore";
-        entries.push((name.to_vec(), entry.file_type()));
+        let name = match state.precompose {
+            true => precomposed(listed.fd().map_err(io)?, name),
+            false => name.to_vec(),
+        };
+        entries.push((name, entry.file_type()));
     }
     crate::fault::point("walk-listed");
     // The top is the worktree being walked, which may itself be a linked one.

@@ -84,6 +84,16 @@ impl<'r> ClaudeSession<'r> {
         self.bash(command, edit);
     }
 
+    /// A call of our MCP server's tool `tool` (`revert`, `restore`) with `input`, as
+    /// Claude Code names it (`mcp__checkpoint__<tool>`): `call` makes it (through the
+    /// server or the command line), then the `PostToolUse` hook runs. Returns the
+    /// call's id.
+    pub fn mcp(&mut self, tool: &str, input: Value, call: impl FnOnce(&Repo)) -> String {
+        call(self.repo);
+        self.tool(&format!("mcp__checkpoint__{tool}"), input);
+        format!("toolu_{}_{}", &self.id[..4], self.calls)
+    }
+
     fn tool(&mut self, name: &str, input: Value) {
         self.calls += 1;
         let call = format!("toolu_{}_{}", &self.id[..4], self.calls);

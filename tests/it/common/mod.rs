@@ -27,6 +27,12 @@ use tempfile::TempDir;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-checkpoint");
 
+/// The exit status of an error of kind `Refused`: the command stopped rather than do
+/// something unsafe, and changed nothing (docs/json.md, "Errors").
+pub const EXIT_REFUSED: i32 = 77;
+/// The exit status of an error of kind `Busy`: the store stayed held past the wait.
+pub const EXIT_BUSY: i32 = 75;
+
 /// Every invocation is killed (and the test failed) after this long, so that a
 /// hang in the implementation fails the suite instead of blocking it.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -45,6 +51,8 @@ const SCRUB_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
     "GIT_PREFIX",
     "GIT_CHECKPOINT_PAUSE",
+    // The probe's seam (`worktree::names`): a test that wants it sets it.
+    "GIT_CHECKPOINT_NAMES_PROBE",
     // Where Copilot CLI's user-level hooks are, which `hooks install copilot --global` uses.
     "COPILOT_HOME",
     // Where the agents keep their transcripts, which hooks attach only from there.
@@ -500,6 +508,15 @@ impl Repo {
         let path = self.sb.root.join(name);
         fs::create_dir_all(&path).unwrap();
         path
+    }
+
+    /// Runs `args` with exit 0 on a clock past the undo window of every operation a test
+    /// makes ([`PAST_THE_UNDO_WINDOW`]), as a gc that may remove what undo keeps must.
+    #[track_caller]
+    pub fn ok_past_the_undo_window(&self, args: &[&str]) -> Out {
+        let out = self.run_env(args, &[PAST_THE_UNDO_WINDOW]);
+        assert_eq!(out.code, 0, "{args:?}: {out}");
+        out
     }
 
     /// Runs the binary in the worktree with extra environment.
@@ -1066,6 +1083,10 @@ pub fn checkpoint_with<'l>(log: &'l [Value], pairs: &[(&str, &str)]) -> &'l Valu
     assert_eq!(found.len(), 1, "one checkpoint with {pairs:?}: {log:#?}");
     found[0]
 }
+
+/// A clock past the undo window of every operation a test makes (docs/undo.md): gc
+/// keeps what undoing an operation needs for seven days after it.
+pub const PAST_THE_UNDO_WINDOW: (&str, &str) = ("GIT_CHECKPOINT_NOW", "2100-01-01T00:00:00Z");
 
 /// The line [`run_measuring_peak`]'s wrapper ends stderr with.
 const PEAK_MARKER: &str = "\ngit-checkpoint-test peak resident KiB: ";

@@ -8,13 +8,12 @@
 //! here as a failing test, not pass silently because the tests followed the library.
 
 use std::path::Path;
-use std::time::Duration;
 
 use git_checkpoint::format::chunk::{encode_chunk, Hasher};
 use git_checkpoint::format::codec;
 use git_checkpoint::model::tree::{Entry, Node, Tree};
 use git_checkpoint::model::Checkpoint;
-use git_checkpoint::storage::Store;
+use git_checkpoint::ops::workspace::Workspace;
 use redb::TableDefinition;
 
 /// Store-wide settings: `format`, `hash_key`, `chunking`.
@@ -37,6 +36,10 @@ pub const STAT_CACHE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("stat
 pub const REMOTE_BRANCHES: TableDefinition<&str, u128> = TableDefinition::new("remote_branches");
 /// Pinned checkpoints.
 pub const PINS: TableDefinition<u128, ()> = TableDefinition::new("pins");
+/// The operation log: a number that only grows to a codec `Operation`.
+pub const OPERATIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("operations");
+/// Checkpoints `drop` took out of the history, kept for undo: id to the record's bytes.
+pub const DROPPED: TableDefinition<u128, &[u8]> = TableDefinition::new("dropped");
 
 /// Opens the existing store file at `path` (`<worktree>/.git/checkpoint/store.redb`,
 /// [`super::Repo::store_path`]) for raw reads and writes. redb holds the file
@@ -47,10 +50,16 @@ pub fn open(path: &Path) -> redb::Database {
 }
 
 /// The hasher of the store at `path` (its key and chunking parameters), to name crafted
-/// records as the store would. Opens the store through the library and closes it again
-/// before returning, so that [`open`] can take the file.
+/// records as the store would. Opens the store through the library, as the worktree's
+/// workspace opens it (`path` is `<worktree>/.git/checkpoint/store.redb`), and closes it
+/// again before returning, so that [`open`] can take the file.
 pub fn hasher(path: &Path) -> Hasher {
-    let store = Store::open(path, Duration::from_secs(5), &mut || {})
+    let worktree = path
+        .ancestors()
+        .nth(3)
+        .expect("<worktree>/.git/checkpoint/store.redb");
+    let store = Workspace::discover(worktree, Default::default())
+        .and_then(|workspace| workspace.open_store(&mut || {}))
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     store.hasher.clone()
 }
@@ -117,6 +126,30 @@ pub fn plant(store_path: &Path, dir_name: Option<&[u8]>, file_name: &[u8]) {
         txn.open_table(BRANCHES)
             .unwrap()
             .insert("evil", id.0)
+            .unwrap();
+    }
+    txn.commit().unwrap();
+}
+
+/// Writes a chunk holding `content` and an empty tree that no checkpoint names, as an
+/// interrupted writer of an older version could leave them: data nothing reaches, which
+/// `verify` counts as garbage and `gc` deletes.
+pub fn plant_unreachable(store_path: &Path, content: &[u8]) {
+    let hasher = hasher(store_path);
+    let db = open(store_path);
+    let txn = db.begin_write().unwrap();
+    {
+        txn.open_table(CHUNKS)
+            .unwrap()
+            .insert(
+                hasher.chunk_id(content).0,
+                encode_chunk(content, 3).as_slice(),
+            )
+            .unwrap();
+        let tree = codec::encode(&Tree::default());
+        txn.open_table(TREES)
+            .unwrap()
+            .insert(hasher.tree_id(&tree).0, tree.as_slice())
             .unwrap();
     }
     txn.commit().unwrap();

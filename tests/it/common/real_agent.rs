@@ -34,6 +34,22 @@ pub const PROMPTS: [&str; 4] = [
     "Prompt 4: undo your second turn with the checkpoint tools",
 ];
 
+/// `hello.txt` as prompt 1 writes it, and as `restore <session>:prompt2 --only-session`
+/// puts it back.
+pub const HELLO_PROMPT1: &str = "hello\nfrom the scripted model\nand the real client\nworld\n";
+
+/// The file the user writes between prompts 2 and 3, which no restore of the session's
+/// may touch.
+pub const USER_FILE: (&str, &str) = ("TODO.md", "the user's own note, written between prompts\n");
+
+/// What the user does after prompt `n` (1-based) finished, before the next one: after
+/// prompt 2 (its shell call), a file of their own.
+pub fn between_prompts(repo: &Repo, n: usize) {
+    if n == 2 {
+        repo.write(USER_FILE.0, USER_FILE.1.as_bytes());
+    }
+}
+
 /// `hello.txt` as the session leaves it: prompt 3's first line, prompt 1's middle, and
 /// the last line prompt 2 changed, back as it was after the agent's MCP revert of turn 2.
 pub const HELLO_AFTER: &str = "goodbye\nfrom the scripted model\nand the real client\nworld\n";
@@ -242,9 +258,12 @@ pub struct Tools {
 /// Checks with our own commands what the hooks recorded of the session `session`: one
 /// session of four numbered prompts, a checkpoint for each tool call under its prompt
 /// (the MCP calls too), each turn's changes, blame of `hello.txt` by prompt, the
-/// worktree the agent's MCP revert left, which is a step of turn 4, and
-/// `restore --only-session`, which takes back the session's files and leaves a user's
-/// own edit alone.
+/// worktree the agent's MCP revert left, which is a checkpoint of its own filed under
+/// the call and a step of turn 4, the revert of turn 4 that undoes the agent's own
+/// undo (itself undone), and `restore --only-session` to prompt 2, which takes back
+/// exactly the session's files (its shell call's and MCP calls' included, each
+/// bracketed by the hooks before and after it, the MCP revert's own checkpoint inside
+/// the pair) and leaves the user's own files alone, with nothing "unsure".
 #[track_caller]
 pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
     let short = only_session(repo, tools.agent, session, 4, PROMPTS[0]);
@@ -269,12 +288,33 @@ pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
     ] {
         let step = checkpoint_with(
             &log,
-            &[("session", session), ("prompt", prompt), ("tool", tool)],
+            &[
+                ("session", session),
+                ("prompt", prompt),
+                ("tool", tool),
+                ("kind", "tool"),
+            ],
         );
-        assert_eq!(step["meta"]["kind"], "tool", "{step:#}");
         if let Some(path) = path {
             assert_eq!(step["meta"]["path"], path, "{step:#}");
         }
+    }
+    // The shell call and the MCP calls, which name no file they change, have a
+    // checkpoint just before them too.
+    for (prompt, tool) in [
+        ("2", tools.shell),
+        ("4", tools.mcp_list),
+        ("4", tools.mcp_revert),
+    ] {
+        checkpoint_with(
+            &log,
+            &[
+                ("session", session),
+                ("prompt", prompt),
+                ("tool", tool),
+                ("kind", "before-tool"),
+            ],
+        );
     }
 
     let turn = |n: u32| repo.ok(&["diff", &format!("{short}:turn{n}")]).stdout;
@@ -306,10 +346,55 @@ pub fn check_session(repo: &Repo, tools: &Tools, session: &str) {
         .collect();
     assert_eq!(prompts, [3, 1, 1, 4], "blame by prompt: {blame:#}");
 
-    // A user's own edit after the session is not the session's to take back.
+    // The agent's MCP revert is a checkpoint of its own, which the hook after the call
+    // files under the call: its step spans it.
+    let revert = checkpoint_with(&log, &[("kind", "revert")]);
+    assert!(
+        revert["meta"]["revision"]
+            .as_str()
+            .is_some_and(|rev| rev.ends_with(":turn2")),
+        "{revert:#}"
+    );
+    assert!(revert["meta"]["session"].is_null(), "{revert:#}");
+    let call = checkpoint_with(
+        &log,
+        &[
+            ("session", session),
+            ("tool", tools.mcp_revert),
+            ("kind", "tool"),
+        ],
+    );
+    assert_eq!(call["meta"]["made_checkpoint"], revert["id"], "{call:#}");
+    assert_eq!(repo.json(&["status", "--json"])["clean"], true);
+
+    // The agent's own undo is undone by turn: turn 4 was the revert of turn 2. The
+    // user's own edit after the session stays through it, and through its undo.
     repo.write("README.md", b"# the user's own line\n");
-    let restore = repo.ok(&["restore", &format!("{short}:prompt1"), "--only-session"]);
-    assert!(!repo.exists("hello.txt"), "{restore}");
+    repo.ok(&["revert", &format!("{short}:turn4")]);
+    assert_eq!(
+        repo.read_string("hello.txt"),
+        "goodbye\nfrom the scripted model\nand the real client\nthere\n"
+    );
+    assert_eq!(repo.read_string("notes.txt"), "remember the milk\n");
+    assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
+    repo.ok(&["undo"]);
+    assert_eq!(repo.read_string("hello.txt"), HELLO_AFTER);
+    assert!(
+        !repo.exists("notes.txt"),
+        "the undo of the revert deleted it again"
+    );
+    assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
+
+    // The user's own edits, between prompts and after the session, are not the
+    // session's to take back; everything the session changed since prompt 2 is, surely.
+    let rev = format!("{short}:prompt2");
+    let plan = repo.json(&["restore", &rev, "--only-session", "--dry-run", "--json"]);
+    assert_eq!(plan["conflicts"], serde_json::json!([]), "{plan:#}");
+    let restore = repo.ok(&["restore", &rev, "--only-session"]);
+    assert!(!restore.stdout.contains("Left"), "{restore}");
+    assert_eq!(repo.read_string("hello.txt"), HELLO_PROMPT1, "{restore}");
+    assert!(!repo.exists("notes.txt"), "{restore}");
+    assert_eq!(repo.read_string(USER_FILE.0), USER_FILE.1);
     assert_eq!(repo.read_string("README.md"), "# the user's own line\n");
 }
 

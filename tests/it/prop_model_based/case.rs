@@ -96,14 +96,38 @@ impl Case {
         self.model.add(id, captured, hook, writes);
     }
 
+    /// Adds `result`, the checkpoint a revert or a session restore saved its result as,
+    /// to the model as the worktree captured now, on HEAD's branch, and checks it.
+    pub(super) fn record_result(&mut self, result: &str) -> Result<(), Failure> {
+        self.record(result, &capture(&self.repo), None);
+        self.model
+            .branches
+            .insert(self.model.head.clone(), result.to_string());
+        self.check_checkpoint(result)
+    }
+
     pub(super) fn p(&self, rel: &[u8]) -> std::path::PathBuf {
         self.repo.dir.join(OsStr::from_bytes(rel))
     }
 
     pub(super) fn run(&mut self, args: &[&[u8]]) -> Out {
+        self.run_with(args, &[])
+    }
+
+    /// [`Case::run`] with `env` set for the command.
+    pub(super) fn run_with(&mut self, args: &[&[u8]], env: &[(&str, &str)]) -> Out {
         let shown: Vec<String> = args.iter().map(|a| sh(a)).collect();
-        self.log.push(format!("git checkpoint {}", shown.join(" ")));
-        let out = self.repo.run(&args_os(args));
+        let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+        self.log.push(format!(
+            "{}git checkpoint {}",
+            vars.concat(),
+            shown.join(" ")
+        ));
+        let args = args_os(args);
+        let mut cmd = self.repo.sb.bin_cmd(&self.repo.dir, &args);
+        cmd.envs(env.iter().copied());
+        let out = common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+        common::assert_no_panic(&out, &format!("{args:?}"));
         // The ids a command printed, so that the steps can be followed by hand.
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(out.stdout.trim()) {
             let made: Vec<&str> = ["id", "safety_checkpoint"]
@@ -214,6 +238,56 @@ impl Case {
                     if exec { 755 } else { 644 },
                     sh(&rel)
                 ));
+            }
+            Op::Hardlink { path, target } => {
+                let (rel, to) = (pick_path(*path, false), pick_path(*target, false));
+                if rel == to || !std::fs::symlink_metadata(self.p(&to)).is_ok_and(|m| m.is_file()) {
+                    return false;
+                }
+                self.clear_for(&rel);
+                std::fs::hard_link(self.p(&to), self.p(&rel)).unwrap();
+                self.log.push(format!(
+                    "rm -rf {0}; mkdir -p \"$(dirname {0})\"; ln {1} {0}",
+                    sh(&rel),
+                    sh(&to)
+                ));
+            }
+            Op::LinkEdit {
+                path,
+                content,
+                outside,
+            } => {
+                let rel = pick_path(*path, false);
+                if !std::fs::symlink_metadata(self.p(&rel)).is_ok_and(|m| m.is_file()) {
+                    return false;
+                }
+                let through = match outside {
+                    true => {
+                        let link = self.repo.scratch("links").join("other-name");
+                        let _ = std::fs::remove_file(&link);
+                        std::fs::hard_link(self.p(&rel), &link).unwrap();
+                        link
+                    }
+                    false => self.p(&rel),
+                };
+                // In place: the same inode, so every name of the file shows it.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&through)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, &content_of(*content)))
+                    .unwrap();
+                if *outside {
+                    std::fs::remove_file(&through).unwrap();
+                    self.log.push(format!(
+                        "ln {0} ../links/other-name; printf 'v{content}\\n' > ../links/other-name; rm ../links/other-name",
+                        sh(&rel)
+                    ));
+                } else {
+                    // `>` truncates in place, as the write above does.
+                    self.log
+                        .push(format!("printf 'v{content}\\n' > {}", sh(&rel)));
+                }
             }
             Op::IgnoreAdd {
                 file, rule, top, ..
@@ -449,7 +523,11 @@ impl Case {
                 user,
             } => self.agent_shell(*session, writes, *hooked_before, *user)?,
             Op::OnlySession { session, prompt } => self.only_session(*session, *prompt)?,
-            Op::Revert { what, strict } => self.revert(what, *strict)?,
+            Op::Revert {
+                what,
+                strict,
+                paths,
+            } => self.revert(what, *strict, paths)?,
             Op::FlipRevert { path, content } => self.flip_revert(*path, *content)?,
             Op::Flip { path, content } => {
                 self.flip(*path, *content);

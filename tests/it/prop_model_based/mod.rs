@@ -1,10 +1,12 @@
 //! Model-based test: random sequences of worktree edits (files turned into directories
-//! and back among them), ignore-rule changes, large files, saves with and without the
-//! watcher, whole and path-limited restores (with and without `--no-save`, with paths
+//! and back among them; hard links, in the worktree and made from outside it, written
+//! through in place), ignore-rule changes (patterns that are not UTF-8 among them),
+//! large files, saves with and without the watcher, whole and path-limited restores (with and without `--no-save`, with paths
 //! that name nothing), fork, switch, drop and gc, two agent sessions' prompts and tool
 //! calls (through their hooks) with the user's edits between and during them,
-//! `restore --only-session`, and `revert` of a step, a range and a turn, each checked
-//! against a model after every step. Every dry run is compared with its real run: the
+//! `restore --only-session`, and `revert` of a step, a range and a turn, for all paths
+//! or some (a path that matches nothing among them too), each checked against a model
+//! after every step. Every dry run is compared with its real run: the
 //! same exit status, the same plan.
 //!
 //! The model is git itself: a checkpoint holds exactly what `git add -A` would see at
@@ -24,7 +26,11 @@
 //! hooks), from which it predicts what the restore puts back. A revert is predicted per
 //! path from the model's trees (the change's two sides and the worktree), as
 //! docs/revert.md states the merge: applied (the parent's content back), unchanged, or
-//! a conflict, with what each leaves in the worktree; no other path changes.
+//! a conflict, with what each leaves in the worktree; no other path changes. A revert
+//! that wrote and left no conflict, and a `restore --only-session` that wrote, is a
+//! checkpoint of its own, HEAD's branch moved to it; gc keeps the last checkpoint of a
+//! kept prompt's turn, and a turn ends where it ended though gc removed the next
+//! prompt's checkpoint.
 //!
 //! Environment:
 //! - `GIT_CHECKPOINT_MODEL_SEED=<n>`: the seed, or `random` for a new one (printed);
@@ -106,7 +112,13 @@ const RULES: &[&[u8]] = &[
 ];
 
 /// Rules that only the kinds `ignore-nonutf8`, `ignore-bang` and `ignore-nul` add.
-const RULES_NON_UTF8: &[&[u8]] = &[b"# r\xe9sum\xe9", b"r\xe9sum\xe9*"];
+const RULES_NON_UTF8: &[&[u8]] = &[
+    b"# r\xe9sum\xe9",
+    b"r\xe9sum\xe9*",
+    b"caf\xe9*",
+    b"d1/caf\xe9",
+    b"*\xe9.txt",
+];
 const RULES_BANG: &[&[u8]] = &[b"!"];
 /// git reads a rule up to its first NUL byte (`d1`, `x y`, `*.txt`).
 const RULES_NUL: &[&[u8]] = &[b"d1\x00x", b"x y\x00z", b"*.txt\x00.bak"];
@@ -135,6 +147,8 @@ const KINDS: &[(&str, u32)] = &[
     ("delete", 8),
     ("symlink", 5),
     ("chmod", 3),
+    ("hardlink", 3),
+    ("link-edit", 3),
     ("big", 3),
     ("ignore", 8),
     ("ignore-nonutf8", 1),
@@ -160,6 +174,7 @@ const KINDS: &[(&str, u32)] = &[
     ("revert-step", 6),
     ("revert-range", 3),
     ("revert-turn", 4),
+    ("revert-paths", 4),
 ];
 
 /// One step of a sequence. Indices are taken modulo what exists when the step runs, so
@@ -178,6 +193,17 @@ enum Op {
     Symlink { path: usize, target: usize },
     /// Flips the executable bit of the file at `PATHS[path]`.
     Chmod { path: usize },
+    /// Makes `PATHS[path]` a second name (a hard link) of the file at `PATHS[target]`.
+    Hardlink { path: usize, target: usize },
+    /// Writes `content` into the file at `PATHS[path]` in place, through a name of its
+    /// own: in the worktree (every other link of it changes too), or with `outside`
+    /// through a hard link made outside the worktree and removed again, which no event
+    /// of the worktree's reports.
+    LinkEdit {
+        path: usize,
+        content: u8,
+        outside: bool,
+    },
     /// Writes a file over `checkpoint.maxFileSize` at `PATHS[path]`.
     Big { path: usize, extra: u8 },
     /// Adds `rule` to the ignore file `IGNORE_FILES[file]` (at its top with `top`).
@@ -236,8 +262,14 @@ enum Op {
     },
     /// `restore <session>:prompt<N> --only-session`, a dry run first.
     OnlySession { session: usize, prompt: usize },
-    /// `revert` of `what`, a dry run first, with `--no-conflicts` when `strict`.
-    Revert { what: RevertOf, strict: bool },
+    /// `revert` of `what`, a dry run first, with `--no-conflicts` when `strict`, limited
+    /// to the paths `paths` picks among those the change touched, when it picks any
+    /// (`usize::MAX`: [`MISSING_PATH`], which matches none).
+    Revert {
+        what: RevertOf,
+        strict: bool,
+        paths: Vec<(usize, bool)>,
+    },
 }
 
 /// What a `revert` undoes; indices are taken modulo what exists.
@@ -259,6 +291,8 @@ impl Op {
             Op::Delete { .. } => "delete",
             Op::Symlink { .. } => "symlink",
             Op::Chmod { .. } => "chmod",
+            Op::Hardlink { .. } => "hardlink",
+            Op::LinkEdit { .. } => "link-edit",
             Op::Big { .. } => "big",
             Op::IgnoreAdd { kind, .. } => kind,
             Op::IgnoreRemove { .. } => "ignore",
@@ -281,6 +315,7 @@ impl Op {
             Op::AgentEdit { .. } => "agent-edit",
             Op::AgentShell { .. } => "agent-shell",
             Op::OnlySession { .. } => "only-session",
+            Op::Revert { paths, .. } if !paths.is_empty() => "revert-paths",
             Op::Revert { what, .. } => match what {
                 RevertOf::Step { .. } => "revert-step",
                 RevertOf::Range { .. } => "revert-range",
@@ -328,6 +363,15 @@ fn random_op(rng: &mut StdRng, excluded: &BTreeSet<String>) -> Op {
             target: rng.random_range(0..LINK_TARGETS.len()),
         },
         "chmod" => Op::Chmod { path },
+        "hardlink" => Op::Hardlink {
+            path,
+            target: rng.random_range(0..PATHS.len()),
+        },
+        "link-edit" => Op::LinkEdit {
+            path,
+            content: rng.random_range(0..4),
+            outside: rng.random_bool(0.5),
+        },
         "big" => Op::Big {
             path,
             extra: rng.random_range(0..3),
@@ -434,9 +478,21 @@ fn random_session_op(rng: &mut StdRng, kind: &str, target: usize) -> Op {
                     from: target,
                     to: coin.then_some(to),
                 },
+                "revert-paths" if coin => RevertOf::Step {
+                    target: rng.random_bool(0.5).then_some(target),
+                },
                 _ => RevertOf::Turn { session, prompt },
             },
             strict,
+            paths: match kind {
+                "revert-paths" => (0..rng.random_range(1..=2))
+                    .map(|_| match rng.random_bool(0.15) {
+                        true => (usize::MAX, false),
+                        false => (rng.random_range(0..1000), rng.random_bool(0.3)),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
         },
     }
 }

@@ -79,11 +79,13 @@ pub(super) struct Cp {
     pub(super) writes: Vec<(Vec<u8>, Writer)>,
 }
 
-/// An agent hook's checkpoint: the session (an index into [`SESSIONS`]) and the step.
+/// An agent hook's checkpoint: the session (an index into [`SESSIONS`]), the step, and
+/// the number of the prompt it belongs to (what the hook records as `prompt`).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Hook {
     pub(super) session: usize,
     pub(super) step: HookStep,
+    pub(super) prompt: u64,
 }
 
 /// The step a hook's checkpoint stands for.

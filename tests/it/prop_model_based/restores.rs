@@ -5,6 +5,9 @@ use super::case::*;
 use super::model::*;
 use super::*;
 
+/// A clock past the undo window of every operation of a sequence.
+const PAST_THE_UNDO_WINDOW: (&str, &str) = ("GIT_CHECKPOINT_NOW", "2100-01-01T00:00:00Z");
+
 impl Case {
     /// A restore, fork or switch: `args` run once with `--dry-run` and once for real;
     /// `target` is what it restores and `filter` the paths it covers. Returns the
@@ -77,7 +80,7 @@ impl Case {
         let expected = expected_restore(&before_leaves, &captured, &target_cp, filter);
         if out.code != 0 {
             ensure!(
-                out.code == 1 && out.stderr.starts_with("error: "),
+                out.code == common::EXIT_REFUSED && out.stderr.starts_with("error: "),
                 "the restore failed oddly\n{out}"
             );
             ensure!(
@@ -383,10 +386,28 @@ impl Case {
             return Ok(());
         }
         let before = leaves(&self.repo);
-        let out = self.run(&[b"gc", b"--json", b"--keep", keep.to_string().as_bytes()]);
+        // The model keeps no operation log: its gc runs past the undo window, when gc
+        // no longer keeps what undoing an operation would need (docs/undo.md).
+        let out = self.run_with(
+            &[b"gc", b"--json", b"--keep", keep.to_string().as_bytes()],
+            &[PAST_THE_UNDO_WINDOW],
+        );
         ensure!(out.code == 0, "gc failed\n{out}");
         let mut kept: BTreeSet<String> = self.model.branches.values().cloned().collect();
         kept.extend(self.model.cps.iter().rev().take(keep).map(|c| c.id.clone()));
+        // A kept prompt's turn stays addressable: its last checkpoint stays too.
+        let ends: Vec<String> = (self.model.cps.iter())
+            .filter(|c| kept.contains(&c.id))
+            .filter_map(|c| match &c.hook {
+                Some(Hook {
+                    session,
+                    step: HookStep::Prompt { .. },
+                    ..
+                }) => Some(self.turn_end(*session, &c.id)),
+                _ => None,
+            })
+            .collect();
+        kept.extend(ends);
         let gone: BTreeSet<String> = self
             .model
             .cps
@@ -401,7 +422,7 @@ impl Case {
             .remove(&gone)
             .ok_or("gc: the model lost a branch")?;
         // A second gc finds nothing left to delete, and verify no garbage.
-        let again = self.run(&[b"gc", b"--json"]);
+        let again = self.run_with(&[b"gc", b"--json"], &[PAST_THE_UNDO_WINDOW]);
         ensure!(again.code == 0, "the second gc failed\n{again}");
         let v = common::parse_json(&again, "gc");
         ensure!(

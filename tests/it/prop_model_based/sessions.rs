@@ -84,7 +84,16 @@ impl Case {
             std::fs::read_to_string(self.repo.git_dir().join("checkpoint/hooks.log"))
                 .unwrap_or_default()
         );
-        self.record(&id, &captured, Some(Hook { session, step }));
+        let prompt = self.prompted[session];
+        self.record(
+            &id,
+            &captured,
+            Some(Hook {
+                session,
+                step,
+                prompt,
+            }),
+        );
         self.model
             .branches
             .insert(self.model.head.clone(), id.clone());
@@ -100,6 +109,7 @@ impl Case {
                 Some(Hook {
                     session: s,
                     step: HookStep::Prompt { number },
+                    ..
                 }) if *s == session => Some((*number, c.id.clone())),
                 _ => None,
             })
@@ -337,9 +347,23 @@ impl Case {
             "after restore {rev} --only-session the worktree differs from the model:\n{}\n{out}",
             common::snap_diff(&expected, &after).join("\n")
         );
-        // The truth: a path goes back only if the session wrote it last.
+        // The truth: a path goes back only if the session wrote it last. Writes that
+        // left a path as it was (the user wrote the agent's bytes back) change nothing any
+        // checkpoint or the worktree can show: they count where they changed the path
+        // between two checkpoints, or since the last one.
         let mut last: BTreeMap<Vec<u8>, Writer> = BTreeMap::new();
-        for (path, by) in since.iter().flat_map(|c| &c.writes).chain(&self.pending) {
+        let shown = |from: Option<&Snap>, to: &Snap, path: &Vec<u8>| {
+            from.and_then(|from| from.get(path)) != to.get(path)
+        };
+        for cp in &since {
+            let parent = cp.parent.as_ref().map(|p| &self.model.get(p).tree);
+            for (path, by) in cp.writes.iter().filter(|(p, _)| shown(parent, &cp.tree, p)) {
+                last.insert(path.clone(), *by);
+            }
+        }
+        for (path, by) in
+            (self.pending.iter()).filter(|(p, _)| shown(Some(&tip.tree), &captured.tree, p))
+        {
             last.insert(path.clone(), *by);
         }
         for path in changed(&before, &after) {
@@ -350,21 +374,43 @@ impl Case {
                 last.get(&path)
             );
         }
+        let mut made: Vec<&str> = Vec::new();
         if let Some(safety) = v["safety_checkpoint"].as_str() {
-            // Beside the branch, which stays: what is pending stays pending.
-            let pending = self.pending.clone();
+            // HEAD's branch takes it, then the restore's own checkpoint.
             self.record(safety, &captured, None);
-            self.pending = pending;
+            self.model
+                .branches
+                .insert(self.model.head.clone(), safety.to_string());
             self.check_checkpoint(safety)?;
-        } else {
-            ensure!(
-                self.repo.log_ids(true) == checkpoints,
-                "no safety checkpoint is reported, yet the store has a new one\n{out}"
-            );
+            made.push(safety);
         }
         let written = session_paths_changed(&before, &after);
         self.pending
             .extend(written.into_iter().map(|p| (p, Writer::User)));
+        // Whatever it wrote is saved as a checkpoint of its own.
+        let wrote = !strings(&v["written"]).is_empty() || !strings(&v["deleted"]).is_empty();
+        match v["checkpoint"].as_str() {
+            Some(result) => {
+                ensure!(
+                    wrote,
+                    "restore {rev} --only-session wrote nothing, yet saved {result}\n{out}"
+                );
+                self.record_result(result)?;
+                made.push(result);
+            }
+            None => ensure!(
+                !wrote,
+                "restore {rev} --only-session wrote, but saved no checkpoint\n{out}"
+            ),
+        }
+        // As sets: `log --all` may order the lines of several branches anew.
+        let mut now = self.repo.log_ids(true);
+        now.retain(|id| !made.contains(&id.as_str()));
+        let as_set = |ids: &[String]| ids.iter().cloned().collect::<BTreeSet<String>>();
+        ensure!(
+            as_set(&now) == as_set(&checkpoints),
+            "restore {rev} --only-session made checkpoints it does not report\n{out}"
+        );
         Ok(())
     }
 }
@@ -404,10 +450,12 @@ fn attribute(
             Some(Hook {
                 session: s,
                 step: HookStep::Tool { call, named },
+                prompt,
             }) if *s == session => {
                 let before = Some(Hook {
                     session,
                     step: HookStep::BeforeTool { call: call.clone() },
+                    prompt: *prompt,
                 });
                 let bracketed = parent.is_some_and(|p| p.hook == before);
                 for path in paths {

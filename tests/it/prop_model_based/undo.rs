@@ -56,18 +56,22 @@ fn listed_plan(v: &Value) -> Vec<(String, String, String)> {
         .unwrap_or_default()
 }
 
-/// The model's plan of undoing the change from `theirs` to `base` in a worktree that
-/// holds `ours` (captured) on a disk that holds `disk` (ignored files, directories and
-/// all).
+/// The model's plan of undoing the change from `theirs` to `base`, for the paths
+/// `filter` covers (all, when empty), in a worktree that holds `ours` (captured) on a
+/// disk that holds `disk` (ignored files, directories and all).
 fn plan_revert(
     theirs: &Snap,
     base: &Snap,
     ours: &Capture,
     disk: &Snap,
+    filter: &[Vec<u8>],
 ) -> BTreeMap<Vec<u8>, Planned> {
     let o_tree = &ours.tree;
     let mut plan = BTreeMap::new();
-    for path in changed(theirs, base) {
+    for path in changed(theirs, base)
+        .into_iter()
+        .filter(|p| covers(filter, p))
+    {
         let (t, b, o) = (theirs.get(&path), base.get(&path), o_tree.get(&path));
         let mut below = path.clone();
         below.push(b'/');
@@ -196,18 +200,46 @@ impl Case {
         }
         self.flip(path, content.wrapping_add(1));
         self.save()?;
-        self.revert(&RevertOf::Step { target: None }, false)
+        self.revert(&RevertOf::Step { target: None }, false, &[])
+    }
+
+    /// The paths a revert of the change from `theirs` to `base` is limited to: each of
+    /// `picks` is a path the change touched (an index into them), or its directory, or
+    /// with `usize::MAX` a path no edit makes.
+    fn revert_paths(theirs: &Snap, base: &Snap, picks: &[(usize, bool)]) -> Vec<Vec<u8>> {
+        let touched: Vec<Vec<u8>> = changed(theirs, base).into_iter().collect();
+        let mut paths: Vec<Vec<u8>> = Vec::new();
+        for &(pick, dir) in picks {
+            let path = match pick {
+                usize::MAX => MISSING_PATH.to_vec(),
+                _ if touched.is_empty() => continue,
+                _ => {
+                    let path = touched[pick % touched.len()].clone();
+                    match path.iter().rposition(|&b| b == b'/') {
+                        Some(slash) if dir => path[..slash].to_vec(),
+                        _ => path,
+                    }
+                }
+            };
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        paths
     }
 
     /// The last checkpoint of `SESSIONS[session]`'s turn that starts at `start`: its
-    /// checkpoints in the order they were saved, up to its next prompt.
-    fn turn_end(&self, session: usize, start: &str) -> String {
+    /// checkpoints in the order they were saved, up to its next prompt or one numbered
+    /// for another prompt (whose prompt checkpoint gc removed).
+    pub(super) fn turn_end(&self, session: usize, start: &str) -> String {
         let mut end = start.to_string();
         let from = self.model.cps.iter().position(|c| c.id == start);
+        let number = from.and_then(|i| self.model.cps[i].hook.as_ref().map(|h| h.prompt));
         for cp in self.model.cps.iter().skip(from.map_or(0, |i| i + 1)) {
             match &cp.hook {
                 Some(h) if h.session == session => match h.step {
                     HookStep::Prompt { .. } => break,
+                    _ if Some(h.prompt) != number => break,
                     _ => end = cp.id.clone(),
                 },
                 _ => {}
@@ -255,15 +287,26 @@ impl Case {
         })
     }
 
-    /// `revert` of `what` (with `--no-conflicts` when `strict`), its dry run first: both
+    /// `revert` of `what` (with `--no-conflicts` when `strict`), limited to the paths
+    /// `picks` pick when there are any ([`Case::revert_paths`]), its dry run first: both
     /// exit the same and list the same plan, which is the model's; the worktree then
-    /// holds what the plan says, and nothing else changed; a refusal changes nothing.
-    pub(super) fn revert(&mut self, what: &RevertOf, strict: bool) -> Result<(), Failure> {
+    /// holds what the plan says, and nothing else changed; a refusal changes nothing. A
+    /// revert that wrote and left no conflict is saved as a checkpoint of its own.
+    pub(super) fn revert(
+        &mut self,
+        what: &RevertOf,
+        strict: bool,
+        picks: &[(usize, bool)],
+    ) -> Result<(), Failure> {
         let Some(tip) = self.model.tip().cloned() else {
             return Ok(());
         };
         let Some((rev, change)) = self.undo_of(what, &tip) else {
             return Ok(());
+        };
+        let filter = match &change {
+            Ok((theirs, base)) if !picks.is_empty() => Self::revert_paths(theirs, base, picks),
+            _ => Vec::new(),
         };
         let before = leaves(&self.repo);
         let (captured, disk) = (capture(&self.repo), self.repo.snapshot());
@@ -273,6 +316,10 @@ impl Case {
             args.push(b"--no-conflicts");
         }
         args.push(rev.as_bytes());
+        if !filter.is_empty() {
+            args.push(b"--");
+            args.extend(filter.iter().map(Vec::as_slice));
+        }
         let mut dry_args = args.clone();
         dry_args.insert(1, b"--dry-run");
         let dry = self.run(&dry_args);
@@ -307,13 +354,35 @@ impl Case {
                 return unchanged(&out, &after, self.repo.log_ids(true));
             }
         };
-        let plan = plan_revert(&theirs, &base, &captured, &disk);
+        // A path that matches nothing the change touched fails, as git's pathspecs do.
+        let touched = changed(&theirs, &base);
+        if let Some(unmatched) = filter
+            .iter()
+            .find(|f| !touched.iter().any(|p| covers(std::slice::from_ref(*f), p)))
+        {
+            let wanted = format!(
+                "pathspec '{}' did not match any file that {rev} changed; nothing was changed",
+                String::from_utf8_lossy(unmatched)
+            );
+            ensure!(
+                out.code == 1 && out.stderr.contains(&wanted) && dry.stderr.contains(&wanted),
+                "revert {rev} must fail: {wanted}\n{out}"
+            );
+            return unchanged(&out, &after, self.repo.log_ids(true));
+        }
+        let plan = plan_revert(&theirs, &base, &captured, &disk, &filter);
         let conflicts = plan
             .values()
             .any(|p| matches!(p, Planned::Left | Planned::Markers));
         if strict && conflicts {
+            // A refusal: its own exit status, and the error document of kind "refused".
+            let refused = |out: &Out| {
+                out.code == common::EXIT_REFUSED
+                    && serde_json::from_str::<Value>(&out.stdout)
+                        .is_ok_and(|document| document["kind"] == "refused")
+            };
             ensure!(
-                out.code == 1 && out.stdout.is_empty() && dry.stdout.is_empty()
+                refused(&out) && refused(&dry) && out.stdout == dry.stdout
                     && out.stderr == dry.stderr && out.stderr.contains("would conflict"),
                 "--no-conflicts with conflicts must refuse, dry run and real run alike\n--- dry run ---\n{dry}\n--- revert ---\n{out}"
             );
@@ -383,6 +452,7 @@ impl Case {
             .values()
             .any(|p| matches!(p, Planned::Write(_) | Planned::Delete | Planned::Markers));
         let will_save = captured.tree != tip.tree;
+        let mut made: Vec<&str> = Vec::new();
         match v["safety_checkpoint"].as_str() {
             Some(safety) => {
                 ensure!(
@@ -394,17 +464,40 @@ impl Case {
                     .branches
                     .insert(self.model.head.clone(), safety.to_string());
                 self.check_checkpoint(safety)?;
+                made.push(safety);
             }
-            None => {
-                ensure!(
-                    !(wrote && will_save) && self.repo.log_ids(true) == checkpoints,
-                    "revert {rev}: unsaved changes {will_save}, writes {wrote}, but no safety checkpoint\n{out}"
-                );
-            }
+            None => ensure!(
+                !(wrote && will_save),
+                "revert {rev}: unsaved changes {will_save}, writes {wrote}, but no safety checkpoint\n{out}"
+            ),
         }
         let written = session_paths_changed(&before, &after);
         self.pending
             .extend(written.into_iter().map(|p| (p, Writer::User)));
+        // A revert that wrote and left nothing to resolve is a checkpoint of its own,
+        // HEAD's branch moved to it.
+        match v["checkpoint"].as_str() {
+            Some(result) => {
+                ensure!(
+                    wrote && !conflicts,
+                    "revert {rev} saved {result} (writes {wrote}, conflicts {conflicts})\n{out}"
+                );
+                self.record_result(result)?;
+                made.push(result);
+            }
+            None => ensure!(
+                !wrote || conflicts,
+                "revert {rev} wrote and left no conflict, but saved no checkpoint\n{out}"
+            ),
+        }
+        // As sets: `log --all` may order the lines of several branches anew.
+        let mut now = self.repo.log_ids(true);
+        now.retain(|id| !made.contains(&id.as_str()));
+        let as_set = |ids: &[String]| ids.iter().cloned().collect::<BTreeSet<String>>();
+        ensure!(
+            as_set(&now) == as_set(&checkpoints),
+            "revert {rev} made checkpoints it does not report\n{out}"
+        );
         Ok(())
     }
 }

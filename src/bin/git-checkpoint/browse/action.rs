@@ -2,7 +2,7 @@
 //! question the confirmation dialog asks of it, and what the status line says while it
 //! runs. `store.rs` carries it out.
 
-use git_checkpoint::format::text::{counted, escape_controls};
+use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 /// Something the user asked for that changes the store or the worktree, asked to be
@@ -60,12 +60,29 @@ pub enum Action {
     /// the prompt's checkpoint to its last tool call), keeping everything since, as
     /// `revert` does.
     Revert {
-        /// The revision `revert` is given: a full id, or a range `A..B` of full ids.
+        /// The revision `revert` is given, as the list shows it: a short id, or a range
+        /// `A..B` of short ids. The dialog, the status line and the checkpoint the revert
+        /// saves are named after it. (A short id is unique when the list is read; one
+        /// that a checkpoint saved since made ambiguous is refused, never mistaken.)
         rev: String,
-        /// How the dialog and the status line name it: a short id, or `A..B` of short ids.
-        label: String,
         /// How many tool calls the turn holds, when a turn is reverted.
         turn: Option<usize>,
+    },
+    /// Undo one file's change in a step or a prompt's turn, keeping everything since,
+    /// as `revert <rev> -- <path>` does.
+    RevertFile {
+        /// The revision `revert` is given, as for [`Action::Revert`].
+        rev: String,
+        /// The worktree path.
+        path: Vec<u8>,
+    },
+    /// Undo the newest operation, as `undo` does.
+    Undo {
+        /// Its number in the operation log: the undo is refused if another came since
+        /// the question was asked.
+        number: u64,
+        /// What it did, in a few words.
+        summary: String,
     },
 }
 
@@ -93,12 +110,20 @@ impl Action {
                 "Put back the files session {}'s tool calls changed since checkpoint {short}? Files someone else changed too are left alone; unsaved changes are saved first.",
                 escape_controls(&short_session(session))
             ),
-            Action::Revert { label, turn: None, .. } => format!(
-                "Undo what checkpoint {label} changed, keeping everything since? Unsaved changes are saved first as a checkpoint."
+            Action::Revert { rev, turn: None, .. } => format!(
+                "Undo what checkpoint {rev} changed, keeping everything since? Unsaved changes are saved first as a checkpoint."
             ),
-            Action::Revert { label, turn: Some(n), .. } => format!(
-                "Undo this prompt's turn ({label}: what its {} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
+            Action::Revert { rev, turn: Some(n), .. } => format!(
+                "Undo this prompt's turn ({rev}: what its {} changed), keeping everything since? Unsaved changes are saved first as a checkpoint.",
                 counted(*n, "tool call")
+            ),
+            Action::RevertFile { rev, path, .. } => format!(
+                "Revert {} in {rev}? Its change there is undone, keeping everything since; unsaved changes are saved first as a checkpoint.",
+                escape_controls(&String::from_utf8_lossy(path))
+            ),
+            Action::Undo { number, summary } => format!(
+                "Undo op {number} ({})? The worktree, branches and pins go back to before it; unsaved changes are saved first.",
+                escape_controls(summary)
             ),
         }
     }
@@ -120,7 +145,12 @@ impl Action {
             Action::RestoreSession { short, .. } => {
                 format!("Restoring the session's files from checkpoint {short}…")
             }
-            Action::Revert { label, .. } => format!("Reverting {label}…"),
+            Action::Revert { rev, .. } => format!("Reverting {rev}…"),
+            Action::RevertFile { rev, path, .. } => format!(
+                "Reverting {} in {rev}…",
+                escape_controls(&String::from_utf8_lossy(path))
+            ),
+            Action::Undo { number, .. } => format!("Undoing op {number}…"),
         }
     }
 }

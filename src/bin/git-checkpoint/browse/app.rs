@@ -10,59 +10,7 @@ use ratatui::text::{Line, Text};
 use git_checkpoint::CheckpointId;
 
 use super::action::Action;
-
-/// One checkpoint as the list shows it.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    /// Its id.
-    pub id: CheckpointId,
-    /// Its short id, as `log` shows it.
-    pub short: String,
-    /// When it was made (nanoseconds since the epoch).
-    pub time_ns: i128,
-    /// Its whole message.
-    pub message: String,
-    /// Its metadata (an agent's hooks record `agent`, `session`, `kind`, `prompt`).
-    pub meta: Vec<(String, String)>,
-    /// The labels `log` puts after it (`HEAD -> main`, …).
-    pub labels: Vec<String>,
-    /// Whether it is pinned.
-    pub pinned: bool,
-    /// Its parents among the listed checkpoints.
-    pub graph_parents: Vec<CheckpointId>,
-}
-
-impl Entry {
-    /// The value of metadata `key`.
-    pub fn meta(&self, key: &str) -> Option<&str> {
-        self.meta
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// The two kinds of fold: an agent session's run of checkpoints, and within it one
-/// prompt's (the prompt's checkpoint and the tool calls after it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Level {
-    /// An agent session.
-    Session,
-    /// A prompt and its tool calls.
-    Prompt,
-}
-
-/// A fold: a run of list entries `start..end` (the newest first) shown, when folded, as
-/// its first entry alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Group {
-    /// Which kind.
-    pub level: Level,
-    /// The first entry's index.
-    pub start: usize,
-    /// One past the last entry's index.
-    pub end: usize,
-}
+use super::entries::{groups, settled, Entry, Group, Level};
 
 /// What is on top of the list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,13 +23,25 @@ pub enum Mode {
     Search(String),
     /// A y/n question before an action.
     Confirm(Action),
-    /// The files of the selected checkpoint, to restore one; the highlighted one.
+    /// The files of the selected checkpoint (or folded prompt's turn), to restore or
+    /// revert one; the highlighted one.
     Files {
         /// The changed paths.
         paths: Vec<Vec<u8>>,
         /// The highlighted one.
         selected: usize,
+        /// What the chosen one is for.
+        purpose: FilePurpose,
     },
+}
+
+/// What a file chosen in the list of a checkpoint's files is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilePurpose {
+    /// `f`: restore it from the selected checkpoint.
+    Restore,
+    /// `x`: undo its change in the selected step, or in a folded prompt's turn.
+    Revert,
 }
 
 /// What the terminal loop must do after a key.
@@ -93,8 +53,9 @@ pub enum Effect {
     Quit,
     /// Search for the text from the selection on (messages, metadata, then paths).
     Search(String),
-    /// List the files of the selected checkpoint, for a file restore.
-    PickFile,
+    /// List the files of the selected checkpoint, for a file restore, or of the
+    /// selected step or turn, for a file revert.
+    PickFile(FilePurpose),
     /// Carry out a confirmed action, then read the list again.
     Act(Action),
     /// Read more of the list (all of it, with `all`), then give the same key again:
@@ -106,6 +67,8 @@ pub enum Effect {
     },
     /// Read the list again from the store (checkpoints saved meanwhile).
     Reload,
+    /// Ask to undo the newest operation, named as the operation log has it.
+    AskUndo,
 }
 
 /// What the detail shows for the selected row: one checkpoint's change, or a prompt's
@@ -117,6 +80,16 @@ pub struct Target {
     /// For a turn, its last checkpoint: the changes shown are from `id` to it, as
     /// `show <session>:turn<N>` shows them; else they are against `id`'s first parent.
     pub turn_end: Option<CheckpointId>,
+}
+
+/// A change to revert: one step (a checkpoint against its first parent), or a prompt's
+/// whole turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The revision `revert` is given, as the list shows it (see [`Action::Revert`]).
+    pub rev: String,
+    /// How many tool calls the turn holds, when it is a turn.
+    pub turn: Option<usize>,
 }
 
 /// How far the detail is made.
@@ -480,25 +453,29 @@ impl App {
             Mode::Files {
                 paths,
                 mut selected,
+                purpose,
             } => match key.code {
                 KeyCode::Down | KeyCode::Char('j') => {
                     selected = (selected + 1).min(paths.len().saturating_sub(1));
-                    self.mode = Mode::Files { paths, selected };
+                    self.mode = Mode::Files {
+                        paths,
+                        selected,
+                        purpose,
+                    };
                     Effect::None
                 }
                 KeyCode::Up | KeyCode::Char('k') => {
                     selected = selected.saturating_sub(1);
-                    self.mode = Mode::Files { paths, selected };
+                    self.mode = Mode::Files {
+                        paths,
+                        selected,
+                        purpose,
+                    };
                     Effect::None
                 }
                 KeyCode::Enter => {
-                    if let (Some(entry), Some(path)) = (self.selected_entry(), paths.get(selected))
-                    {
-                        self.mode = Mode::Confirm(Action::RestoreFile {
-                            id: entry.id,
-                            short: entry.short.clone(),
-                            path: path.clone(),
-                        });
+                    if let Some(path) = paths.get(selected) {
+                        self.ask_about_file(purpose, path.clone());
                     }
                     Effect::None
                 }
@@ -536,10 +513,12 @@ impl App {
                     return Effect::Search(text);
                 }
             }
-            KeyCode::Char('f') => return Effect::PickFile,
+            KeyCode::Char('f') => return Effect::PickFile(FilePurpose::Restore),
+            KeyCode::Char('x') => return Effect::PickFile(FilePurpose::Revert),
             KeyCode::Char('R') => return Effect::Reload,
             KeyCode::Char('s') => self.ask_session_restore(),
             KeyCode::Char('u') => self.ask_revert(),
+            KeyCode::Char('U') => return Effect::AskUndo,
             KeyCode::Char(c @ ('r' | 'F' | 'p' | 'd')) => {
                 if let Some(entry) = self.selected_entry() {
                     let (id, short) = (entry.id, entry.short.clone());
@@ -580,28 +559,49 @@ impl App {
     }
 
     /// `u`: asks to revert the selected step, or, on a folded prompt, the prompt's
-    /// whole turn (from the prompt's checkpoint to its last tool call).
+    /// whole turn.
     fn ask_revert(&mut self) {
-        let Some(&index) = self.visible.get(self.selected) else {
-            return;
-        };
+        if let Some(Change { rev, turn }) = self.selected_change() {
+            self.mode = Mode::Confirm(Action::Revert { rev, turn });
+        }
+    }
+
+    /// The change `u` and `x` revert: the selected step, or, on a folded prompt, the
+    /// prompt's whole turn (from the prompt's checkpoint to its last tool call).
+    pub fn selected_change(&self) -> Option<Change> {
+        let &index = self.visible.get(self.selected)?;
         let entry = &self.entries[index];
-        let action = match self.folded_at(index) {
+        Some(match self.folded_at(index) {
             Some(group) if group.level == Level::Prompt => {
                 let prompt = &self.entries[group.end - 1];
-                Action::Revert {
-                    rev: format!("{}..{}", prompt.id.hex(), entry.id.hex()),
-                    label: format!("{}..{}", prompt.short, entry.short),
+                Change {
+                    rev: format!("{}..{}", prompt.short, entry.short),
                     turn: Some(group.end - group.start - 1),
                 }
             }
-            _ => Action::Revert {
-                rev: entry.id.hex(),
-                label: entry.short.clone(),
+            _ => Change {
+                rev: entry.short.clone(),
                 turn: None,
             },
+        })
+    }
+
+    /// Enter in the list of files: asks to restore `path` from the selected checkpoint,
+    /// or to revert its change in the selected step or turn.
+    fn ask_about_file(&mut self, purpose: FilePurpose, path: Vec<u8>) {
+        let action = match purpose {
+            FilePurpose::Restore => self.selected_entry().map(|entry| Action::RestoreFile {
+                id: entry.id,
+                short: entry.short.clone(),
+                path,
+            }),
+            FilePurpose::Revert => self
+                .selected_change()
+                .map(|Change { rev, .. }| Action::RevertFile { rev, path }),
         };
-        self.mode = Mode::Confirm(action);
+        if let Some(action) = action {
+            self.mode = Mode::Confirm(action);
+        }
     }
 
     /// The settled entries in `range`, in the order a search visits them: each one's
@@ -630,61 +630,4 @@ impl App {
     pub fn search_start(&self) -> usize {
         self.visible.get(self.selected).map_or(0, |&i| i + 1)
     }
-}
-
-/// How many of `entries` have final rows: all, unless more are to be read and the last
-/// ones are a session's tool calls whose prompt is not read yet (their prompt's fold
-/// is not known), which wait for the next read.
-fn settled(entries: &[Entry], more: bool) -> usize {
-    let Some(session) = entries
-        .last()
-        .filter(|_| more)
-        .and_then(|e| e.meta("session"))
-    else {
-        return entries.len();
-    };
-    let mut i = entries.len();
-    while i > 0 && entries[i - 1].meta("session") == Some(session) {
-        if entries[i - 1].meta("kind") == Some("prompt") {
-            return i;
-        }
-        i -= 1;
-    }
-    i
-}
-
-/// The folds of `entries`: each run of neighbours from one agent session, and in it
-/// each prompt's checkpoint with the tool calls listed above it (the ones made after
-/// it, up to the next prompt).
-fn groups(entries: &[Entry]) -> Vec<Group> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < entries.len() {
-        let Some(session) = entries[i].meta("session") else {
-            i += 1;
-            continue;
-        };
-        let start = i;
-        while i < entries.len() && entries[i].meta("session") == Some(session) {
-            i += 1;
-        }
-        out.push(Group {
-            level: Level::Session,
-            start,
-            end: i,
-        });
-        // Prompt runs: up to and including each prompt's own checkpoint.
-        let mut run = start;
-        for (j, entry) in entries.iter().enumerate().take(i).skip(start) {
-            if entry.meta("kind") == Some("prompt") {
-                out.push(Group {
-                    level: Level::Prompt,
-                    start: run,
-                    end: j + 1,
-                });
-                run = j + 1;
-            }
-        }
-    }
-    out
 }

@@ -1,12 +1,14 @@
 //! `git checkpoint browse`: a full-screen terminal UI over the checkpoints. It sits
-//! above `commands/` (it reads a checkpoint through `show` and acts through the same
-//! library calls as `restore`, `fork`, `pin` and `drop`); `commands/browse.rs` keeps its
-//! `Args` (the help text) and the checks before the terminal is taken.
+//! above `commands/` (it reads a checkpoint through `show`, acts through the same
+//! library calls as `restore`, `fork`, `pin`, `drop` and `undo`, and reverts through
+//! `revert`'s own answer); `commands/browse.rs` keeps its `Args` (the help text) and
+//! the checks before the terminal is taken.
 //!
 //! - `action.rs`: what the keys that change things ask for, and ask first.
 //! - `app.rs`: the state (the list, its folds, the selection, the dialog open) and what
 //!   each key does to it; no terminal and no store, so the views can be tested on their own.
 //! - `view.rs`: draws the state into a ratatui frame; `rows.rs`, the list's rows.
+//! - `entries.rs`: the list's entries and the folds they make (sessions, prompts).
 //! - `detail.rs`: makes the selected row's record and diff (the same text as `show`'s)
 //!   on a thread of its own, handing them over as they are made, so that a big one
 //!   never holds up a key.
@@ -19,6 +21,7 @@
 pub mod action;
 pub mod app;
 pub mod detail;
+pub mod entries;
 pub mod rows;
 pub mod store;
 pub mod terminal;

@@ -8,12 +8,13 @@ use ansi_to_tui::IntoText;
 use ratatui::text::{Line, Text};
 use ratatui::widgets::ListItem;
 
-use git_checkpoint::format::text::{counted, escape_controls};
 use git_checkpoint::model::session::prompt_text;
+use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 use super::action::short_session;
-use super::app::{App, Entry, Level};
+use super::app::App;
+use super::entries::{Entry, Level};
 use crate::ui::graph;
 use crate::ui::output::{format_labels, paint, relative_time, style};
 

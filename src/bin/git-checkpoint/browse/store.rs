@@ -4,19 +4,23 @@
 
 use std::collections::BTreeSet;
 
-use git_checkpoint::diff::changes_from_parent;
-use git_checkpoint::format::text::{counted, escape_controls};
+use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, PathFilter};
+use git_checkpoint::ops::drop::{self, Dropped};
 use git_checkpoint::ops::gc;
 use git_checkpoint::ops::log_walk::LogWalk;
+use git_checkpoint::ops::op_log::{self, History, UndoOptions};
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
-use git_checkpoint::ops::revert::{revert, ConflictStyle, RevertOptions, Status, Undo};
+use git_checkpoint::ops::revert::{Status, Undo};
 use git_checkpoint::ops::session_restore::{self, SessionRestoreOptions};
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::{counted, escape_controls};
 use git_checkpoint::CheckpointId;
 
 use super::action::{short_session, Action};
-use super::app::Entry;
-use crate::commands::Context;
+use super::entries::Entry;
+use crate::commands::revert::{answer as revert_answer, RevertRequest};
+use crate::commands::{op, Context};
+use crate::ui::answer::{Answer, Front, Part};
 use crate::ui::output::{labels, show_path};
 
 /// The list, read a page at a time in `log --all` order ([`LogWalk`]): the walk keeps
@@ -77,6 +81,26 @@ pub fn changed_paths(context: &Context, id: CheckpointId) -> anyhow::Result<Vec<
         .into_iter()
         .map(|change| change.path)
         .collect())
+}
+
+/// The paths the change `rev` names changed ([`Undo::resolve`]: a step against its
+/// first parent, a range from A to B): the files a file revert offers.
+pub fn change_paths(context: &Context, rev: &str) -> anyhow::Result<Vec<Vec<u8>>> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let trees = read.checked_trees(None)?;
+    // Resolved as the revert resolves it: a first checkpoint has nothing to go back to.
+    let Some((from, to)) = Undo::resolve(&read, rev)?.checkpoints else {
+        return Ok(Vec::new());
+    };
+    let from = checkpoint_root(&read, &trees, from)?;
+    let to = checkpoint_root(&read, &trees, to)?;
+    Ok(
+        diff_trees(&trees, Some(from), Some(to), &PathFilter::default())?
+            .into_iter()
+            .map(|change| change.path)
+            .collect(),
+    )
 }
 
 /// The first of `candidates` (an id, and whether its message or metadata matched
@@ -146,17 +170,60 @@ pub fn act(context: &Context, action: &Action) -> anyhow::Result<String> {
             })
         }
         Action::Drop { id, short } => {
-            let mut store = context.open_store()?;
+            // As `drop` does: recorded in the operation log, kept for `undo`.
+            let store = context.open_store()?;
             let ids = BTreeSet::from([*id]);
             let plan = gc::plan_drop(&store.snapshot()?, &ids, &BTreeSet::new())?;
-            gc::apply(&mut store, &plan, std::time::Instant::now(), |_| true)?;
-            Ok(format!("Dropped checkpoint {short}"))
+            Ok(match drop::drop(&store, &plan)? {
+                Dropped::KeptForUndo => {
+                    format!("Dropped checkpoint {short}; 'git checkpoint undo' brings it back")
+                }
+                Dropped::Deleted => format!(
+                    "Dropped checkpoint {short} for good: a damaged checkpoint cannot be kept for undo"
+                ),
+            })
         }
         Action::RestoreSession { id, short, session } => {
             restore_session(context, *id, short, session)
         }
-        Action::Revert { rev, label, .. } => revert_change(context, rev, label),
+        Action::Revert { rev, .. } => revert_change(context, rev, Vec::new(), rev),
+        Action::RevertFile { rev, path } => {
+            let what = format!("{} in {rev}", escape_controls(&show_path(path)));
+            revert_change(context, rev, vec![path.clone()], &what)
+        }
+        Action::Undo { number, .. } => undo(context, *number),
     }
+}
+
+/// What `U` asks: to undo the operation `undo` would undo now.
+pub fn next_undo(context: &Context) -> anyhow::Result<Action> {
+    let store = context.open_read_store()?;
+    let history = History::read(&store.snapshot()?)?;
+    let entry = history.next_undo()?;
+    Ok(Action::Undo {
+        number: entry.number,
+        summary: entry.op.summary.clone(),
+    })
+}
+
+/// `undo <number>`, as the command runs it but without a progress bar (the terminal is
+/// the UI's), said in one line: `undo`'s lines joined, escaped as the CLI prints them.
+fn undo(context: &Context, number: u64) -> anyhow::Result<String> {
+    let store = context.open_store()?;
+    let options = UndoOptions {
+        settings: context.workspace.settings.clone(),
+        progress: None,
+    };
+    let report = op_log::undo_op(&context.workspace.repo, &store, number, &options)?;
+    let said = op::undo_answer(&store, report)?.said(Front::Cli { colour: false })?;
+    let parts: Vec<String> = (said.0.into_iter())
+        .filter_map(|part| match part {
+            Part::Line(line) => Some(escape_controls(&line).into_owned()),
+            Part::Warning(warning) => Some(format!("warning: {}", escape_controls(&warning))),
+            Part::Raw(_) => None,
+        })
+        .collect();
+    Ok(parts.join("; "))
 }
 
 /// `restore <id> --only-session <session>`, as the command runs it (conflicting paths
@@ -207,18 +274,28 @@ fn restore_session(
     Ok(line)
 }
 
-/// `revert <rev>`, as the command runs it (conflicts written with markers or left),
-/// said in one line.
-fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<String> {
-    let (conflict_style, _) = ConflictStyle::of_repo(&context.workspace.repo)?;
-    let options = RevertOptions {
-        conflict_style,
-        settings: context.workspace.settings.clone(),
-        ..RevertOptions::default()
+/// `revert <rev> [-- <paths>]`, through the answer the command gives (conflicts written
+/// with markers or left), said in one line: what was undone (`label`), how it went, the
+/// checkpoint it was saved as and the one that undoes it.
+fn revert_change(
+    context: &Context,
+    rev: &str,
+    paths: Vec<Vec<u8>>,
+    label: &str,
+) -> anyhow::Result<String> {
+    let request = RevertRequest {
+        rev: rev.to_string(),
+        paths,
+        ..RevertRequest::default()
     };
-    let store = context.open_store()?;
-    let undo = Undo::resolve(&store.snapshot()?, rev)?;
-    let report = revert(&context.workspace.repo, &store, &undo, &options)?;
+    // Quiet: no progress bar, and no note that it waits for the store, drawn over the UI.
+    let quiet = Context {
+        workspace: context.workspace.clone(),
+        quiet: true,
+        json: false,
+    };
+    let answer = revert_answer(&quiet, request)?;
+    let report = &answer.report;
     if report.paths.is_empty() {
         return Ok(format!("Nothing to revert: {label} changed no file"));
     }
@@ -228,8 +305,10 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
         report.with(Status::Conflict).count(),
         report.with(Status::Unchanged).count()
     );
-    if let Some(worktree) = report.worktree {
-        let short = store.snapshot()?.short_id(worktree)?;
+    if let Some((short, _)) = &answer.result {
+        line += &format!("; saved as checkpoint {short}");
+    }
+    if let Some(short) = &answer.worktree {
         line += &match report.safety_checkpoint {
             Some(_) => format!("; unsaved changes saved as {short} (restore it to undo)"),
             None => format!("; the worktree was saved already as {short} (restore it to undo)"),
@@ -243,8 +322,10 @@ fn revert_change(context: &Context, rev: &str, label: &str) -> anyhow::Result<St
             .collect();
         line += &format!("; conflicts: {}", paths.join(", "));
     }
-    if let Some(warning) = report.warnings.first() {
-        line += &format!("; warning: {}", escape_controls(&warning.to_string()));
+    let warning = (answer.warnings.first().cloned())
+        .or_else(|| report.warnings.first().map(ToString::to_string));
+    if let Some(warning) = warning {
+        line += &format!("; warning: {}", escape_controls(&warning));
     }
     Ok(line)
 }
@@ -277,7 +358,7 @@ fn restore_to(
 fn restored(context: &Context, report: &RestoreReport, done: &str) -> anyhow::Result<String> {
     let store = context.open_read_store()?;
     let read = store.snapshot()?;
-    let target = crate::commands::restore::restored(report)?;
+    let target = crate::ui::answer::restore::restored(report)?;
     let mut line = format!(
         "{done} {}: {} written, {} deleted",
         read.short_id(target)?,

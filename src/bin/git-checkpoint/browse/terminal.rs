@@ -10,9 +10,9 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::text::Line;
 use ratatui::DefaultTerminal;
 
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
-use super::app::{App, Detail, Effect, Made, Mode};
+use super::app::{App, Detail, Effect, FilePurpose, Made, Mode};
 use super::detail::{self, Ending, Piece};
 use super::{store, view};
 use crate::commands::Context;
@@ -125,7 +125,8 @@ fn event_loop(
             Effect::None | Effect::More { .. } => {}
             Effect::Quit => return Ok(()),
             Effect::Search(text) => search(reader, app, &text),
-            Effect::PickFile => pick_file(reader, app),
+            Effect::PickFile(purpose) => pick_file(reader, app, purpose),
+            Effect::AskUndo => ask_undo(reader, app),
             Effect::Reload => {
                 reader.quiet(app);
                 if let Err(error) = reload(reader, app) {
@@ -276,16 +277,52 @@ fn search(reader: &mut Reader<'_>, app: &mut App, text: &str) {
     }
 }
 
-fn pick_file(reader: &mut Reader<'_>, app: &mut App) {
-    let Some(id) = app.selected_entry().map(|e| e.id) else {
-        return;
-    };
+/// `U`: asks to undo the operation `undo` would undo now, naming it; says so when
+/// there is none.
+fn ask_undo(reader: &mut Reader<'_>, app: &mut App) {
     reader.quiet(app);
-    match store::changed_paths(reader.context, id) {
-        Ok(paths) if paths.is_empty() => {
-            app.status = "This checkpoint changed no file; r restores the whole tree".to_string()
+    match store::next_undo(reader.context) {
+        Ok(action) => app.mode = Mode::Confirm(action),
+        Err(error) => app.status = failed(&error),
+    }
+}
+
+/// `f` and `x`: lists the files the selected checkpoint changed (for `x`, the selected
+/// step or folded prompt's turn), to choose one.
+fn pick_file(reader: &mut Reader<'_>, app: &mut App, purpose: FilePurpose) {
+    let listed = match purpose {
+        FilePurpose::Restore => {
+            let Some(id) = app.selected_entry().map(|e| e.id) else {
+                return;
+            };
+            reader.quiet(app);
+            store::changed_paths(reader.context, id)
         }
-        Ok(paths) => app.mode = Mode::Files { paths, selected: 0 },
+        FilePurpose::Revert => {
+            let Some(change) = app.selected_change() else {
+                return;
+            };
+            reader.quiet(app);
+            store::change_paths(reader.context, &change.rev)
+        }
+    };
+    match listed {
+        Ok(paths) if paths.is_empty() => {
+            app.status = match purpose {
+                FilePurpose::Restore => {
+                    "This checkpoint changed no file; r restores the whole tree"
+                }
+                FilePurpose::Revert => "This step changed no file: there is nothing to revert",
+            }
+            .to_string()
+        }
+        Ok(paths) => {
+            app.mode = Mode::Files {
+                paths,
+                selected: 0,
+                purpose,
+            }
+        }
         Err(error) => app.status = failed(&error),
     }
 }

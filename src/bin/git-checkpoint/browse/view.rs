@@ -8,9 +8,9 @@ use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap}
 use ratatui::Frame;
 
 use git_checkpoint::clock::rfc3339;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
-use super::app::{App, Made, Mode};
+use super::app::{App, FilePurpose, Made, Mode};
 use super::detail::MAX_LINES;
 use super::rows::{list_items, list_width};
 use crate::ui::output::{relative_time, show_path};
@@ -35,9 +35,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ("f", "restore one of the checkpoint's files"),
     ("s", "restore only the files its session changed since"),
     ("u", "revert the step (on a folded prompt: its turn)"),
+    ("x", "revert one file's change in the step (or turn)"),
     ("F", "fork: a new branch at the checkpoint"),
     ("p", "pin the checkpoint"),
     ("d", "drop the checkpoint"),
+    ("U", "undo the newest operation (git checkpoint undo)"),
     ("?", "this list"),
     ("q, Esc, Ctrl-C", "quit"),
 ];
@@ -66,7 +68,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
         Mode::List | Mode::Search(_) => {}
         Mode::Help => draw_help(frame),
         Mode::Confirm(action) => draw_confirm(frame, &action.question()),
-        Mode::Files { paths, selected } => draw_files(frame, paths, *selected),
+        Mode::Files {
+            paths,
+            selected,
+            purpose,
+        } => draw_files(frame, paths, *selected, *purpose),
     }
 }
 
@@ -137,7 +143,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let line = match &app.mode {
         Mode::Search(text) => format!("/{text}▏  (Enter: find, Esc: cancel)"),
         _ if !app.status.is_empty() => app.status.clone(),
-        _ => "?: keys  r: restore  f: restore a file  s: a session's files  u: revert  /: search  q: quit"
+        _ => "?: keys  r: restore  f: restore a file  s: a session's files  u: revert  x: revert a file  U: undo  /: search  q: quit"
             .to_string(),
     };
     frame.render_widget(Paragraph::new(line), area);
@@ -192,7 +198,7 @@ fn draw_confirm(frame: &mut Frame<'_>, question: &str) {
     );
 }
 
-fn draw_files(frame: &mut Frame<'_>, paths: &[Vec<u8>], selected: usize) {
+fn draw_files(frame: &mut Frame<'_>, paths: &[Vec<u8>], selected: usize, purpose: FilePurpose) {
     let area = centred(frame.area(), 70, paths.len() as u16 + 3);
     let items: Vec<ListItem<'_>> = paths
         .iter()
@@ -202,7 +208,10 @@ fn draw_files(frame: &mut Frame<'_>, paths: &[Vec<u8>], selected: usize) {
     frame.render_widget(Clear, area);
     frame.render_stateful_widget(
         List::new(items)
-            .block(Block::bordered().title(" Restore which file? (Enter: choose, Esc: back) "))
+            .block(Block::bordered().title(match purpose {
+                FilePurpose::Restore => " Restore which file? (Enter: choose, Esc: back) ",
+                FilePurpose::Revert => " Revert which file's change? (Enter: choose, Esc: back) ",
+            }))
             .highlight_style(selected_style()),
         area,
         &mut state,
@@ -218,7 +227,8 @@ mod tests {
 
     use super::*;
     use crate::browse::action::Action;
-    use crate::browse::app::{Detail, Effect, Entry, Level};
+    use crate::browse::app::{Detail, Effect};
+    use crate::browse::entries::{Entry, Level};
     use ansi_to_tui::IntoText;
     use git_checkpoint::CheckpointId;
 
@@ -377,8 +387,7 @@ mod tests {
         press(&mut app, KeyCode::Char('u'));
         insta::assert_snapshot!("confirm_turn", screen(&mut app).backend());
         let turn = Action::Revert {
-            rev: format!("{}..{}", CheckpointId(6).hex(), CheckpointId(8).hex()),
-            label: "c000006..c000008".into(),
+            rev: "c000006..c000008".into(),
             turn: Some(2),
         };
         assert_eq!(press(&mut app, KeyCode::Char('y')), Effect::Act(turn));
@@ -387,8 +396,7 @@ mod tests {
         press(&mut app, KeyCode::Down);
         press(&mut app, KeyCode::Char('u'));
         let step = Action::Revert {
-            rev: CheckpointId(7).hex(),
-            label: "c000007".into(),
+            rev: "c000007".into(),
             turn: None,
         };
         assert_eq!(app.mode, Mode::Confirm(step));
@@ -409,10 +417,14 @@ mod tests {
     #[test]
     fn a_file_restore_asks_which_file_then_to_confirm() {
         let mut app = app(true);
-        assert_eq!(press(&mut app, KeyCode::Char('f')), Effect::PickFile);
+        assert_eq!(
+            press(&mut app, KeyCode::Char('f')),
+            Effect::PickFile(FilePurpose::Restore)
+        );
         app.mode = Mode::Files {
             paths: vec![b"README.md".to_vec(), b"src/parser.rs".to_vec()],
             selected: 0,
+            purpose: FilePurpose::Restore,
         };
         press(&mut app, KeyCode::Down);
         insta::assert_snapshot!("files", screen(&mut app).backend());
@@ -420,6 +432,45 @@ mod tests {
         assert!(
             matches!(&app.mode, Mode::Confirm(Action::RestoreFile { path, .. }) if path == b"src/parser.rs")
         );
+    }
+
+    #[test]
+    fn a_file_revert_asks_which_file_then_to_confirm_naming_the_step_or_turn() {
+        let mut app = app(true);
+        assert_eq!(
+            press(&mut app, KeyCode::Char('x')),
+            Effect::PickFile(FilePurpose::Revert)
+        );
+        app.mode = Mode::Files {
+            paths: vec![b"README.md".to_vec(), b"src/parser.rs".to_vec()],
+            selected: 0,
+            purpose: FilePurpose::Revert,
+        };
+        press(&mut app, KeyCode::Down);
+        insta::assert_snapshot!("revert_files", screen(&mut app).backend());
+        press(&mut app, KeyCode::Enter);
+        insta::assert_snapshot!("confirm_revert_file", screen(&mut app).backend());
+        // The first row stands for a folded prompt's turn: the file's change in all of it.
+        let turn = Action::RevertFile {
+            rev: "c000006..c000008".into(),
+            path: b"src/parser.rs".to_vec(),
+        };
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Effect::Act(turn));
+        // Opened, each row is one step.
+        press(&mut app, KeyCode::Right);
+        press(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Char('x'));
+        app.mode = Mode::Files {
+            paths: vec![b"src/parser.rs".to_vec()],
+            selected: 0,
+            purpose: FilePurpose::Revert,
+        };
+        press(&mut app, KeyCode::Enter);
+        let step = Action::RevertFile {
+            rev: "c000007".into(),
+            path: b"src/parser.rs".to_vec(),
+        };
+        assert_eq!(app.mode, Mode::Confirm(step));
     }
 
     #[test]

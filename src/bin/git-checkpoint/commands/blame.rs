@@ -4,13 +4,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::ui::agent_label::AgentLabels;
+use crate::ui::failure::Failure;
 use crate::ui::json::BlameLineJson;
 use crate::ui::output::{paint, relative_time, style};
 use git_checkpoint::diff::content::ContentReader;
-use git_checkpoint::format::text::{escape_controls, escape_controls_keeping_tabs};
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::ops::blame::{blame, Blame};
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::{escape_controls, escape_controls_keeping_tabs};
 
 use super::{Context, Output};
 
@@ -64,7 +65,9 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
         ([rev], [path]) => (rev.as_str(), path.clone()),
         ([rev, path], []) => (rev.as_str(), PathBuf::from(path)),
         _ => {
-            anyhow::bail!("blame takes one file: 'blame [<rev>] <path>' or 'blame <rev> -- <path>'")
+            return Err(Failure::input(
+                "blame takes one file: 'blame [<rev>] <path>' or 'blame <rev> -- <path>'",
+            ))
         }
     };
     let path = context.workspace.repo.worktree_path(&path)?;

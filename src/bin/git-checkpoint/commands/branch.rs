@@ -1,6 +1,7 @@
 //! `git checkpoint branch`
 
 use git_checkpoint::model::branch::BranchName;
+use git_checkpoint::model::operation::{NewOperation, OpKind};
 use git_checkpoint::model::Head;
 
 use git_checkpoint::storage::StoreRead;
@@ -57,7 +58,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     let store = context.open_store()?;
     if let Some(name) = args.delete {
         let txn = store.transaction()?;
+        let before = txn.view()?;
         let tip = txn.delete_branch(&name)?;
+        let summary = format!("delete branch {name}");
+        txn.record_operation(NewOperation::new(OpKind::BranchDelete, summary, before))?;
         txn.commit()?;
         let short = store.snapshot()?.short_id(tip)?;
         if context.json {
@@ -72,7 +76,10 @@ fn render(context: &Context, args: Args) -> anyhow::Result<Output> {
     }
     if let Some([old, new]) = args.rename.as_deref() {
         let txn = store.transaction()?;
+        let before = txn.view()?;
         let tip = txn.rename_branch(old, &BranchName::new(new)?)?;
+        let summary = format!("rename branch {old} to {new}");
+        txn.record_operation(NewOperation::new(OpKind::BranchRename, summary, before))?;
         txn.commit()?;
         if context.json {
             return Output::json(&BranchRenamedJson {

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::output::colour_wanted;
 
 /// Browse the checkpoints in a full-screen terminal UI.
@@ -13,7 +14,8 @@ use crate::ui::output::colour_wanted;
 /// fold and unfold, / searches messages, metadata and changed paths, r restores the
 /// worktree, f restores one file, s restores only the files the checkpoint's agent
 /// session changed since it (as `restore --only-session`), u reverts the step, or a
-/// folded prompt's whole turn (as `revert`), F forks, p pins, d drops (each asked to be
+/// folded prompt's whole turn (as `revert`), x one file's change in it (as `revert --
+/// <path>`), F forks, p pins, d drops (each asked to be
 /// confirmed; a restore or a revert first saves unsaved changes, as the commands do), R
 /// reads the list again, ? lists the keys, q quits. The list is read a page at a time,
 /// newest first, as far as the screen needs, so a long history opens at once; the diff
@@ -32,10 +34,10 @@ pub struct Args {}
 /// `cli.rs` hands the command to `browse::run`, which calls this first.
 pub fn check(context: &Context, _args: &Args) -> anyhow::Result<bool> {
     if context.json || context.quiet {
-        anyhow::bail!("browse is interactive and takes neither --json nor -q; 'git checkpoint log --graph --all' lists the checkpoints");
+        return Err(Failure::input("browse is interactive and takes neither --json nor -q; 'git checkpoint log --graph --all' lists the checkpoints"));
     }
     if !std::io::stdout().is_terminal() {
-        anyhow::bail!("browse needs a terminal, and stdout is not one; 'git checkpoint log --graph --all' lists the checkpoints");
+        return Err(Failure::input("browse needs a terminal, and stdout is not one; 'git checkpoint log --graph --all' lists the checkpoints"));
     }
     Ok(colour_wanted(true))
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::ui::failure::Failure;
 use crate::ui::json::DiffJson;
 use crate::ui::patch;
 use git_checkpoint::diff::content::{ContentReader, EXPAND_LIMIT};
@@ -110,7 +111,10 @@ pub fn with_changes<T>(
     f: impl FnOnce(&Compared<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     if revs.len() > 2 {
-        anyhow::bail!("diff compares at most two checkpoints, not {}", revs.len());
+        return Err(Failure::input(format!(
+            "diff compares at most two checkpoints, not {}",
+            revs.len()
+        )));
     }
     let filter = PathFilter::new(paths);
     let store = context.open_read_store()?;

@@ -3,9 +3,11 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use git_checkpoint::format::text::escape_controls;
-use git_checkpoint::ops::doctor::{self, Finding, Report, Status};
+use git_checkpoint::doctor::{self, Finding, Report, Status};
+use git_checkpoint::error::ErrorKind;
+use git_checkpoint::text::escape_controls;
 
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, DoctorJson};
 use crate::ui::output::{colour_wanted, paint, style};
 
@@ -63,10 +65,14 @@ pub fn run(start: &Path, quiet: bool, as_json: bool, _args: Args) -> anyhow::Res
             println!("{line}");
         }
     }
+    // The set-up is wrong: each problem names the command that fixes it.
     match report.problems() {
         0 => Ok(()),
-        1 => Err(anyhow::anyhow!("doctor found 1 problem")),
-        n => Err(anyhow::anyhow!("doctor found {n} problems")),
+        1 => Err(Failure::error(ErrorKind::Config, "doctor found 1 problem")),
+        n => Err(Failure::error(
+            ErrorKind::Config,
+            format!("doctor found {n} problems"),
+        )),
     }
 }
 

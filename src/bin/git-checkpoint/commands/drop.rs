@@ -1,14 +1,14 @@
 //! `git checkpoint drop`
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
+use git_checkpoint::ops::drop::Dropped;
 use git_checkpoint::ops::gc::{self, Plan};
 use git_checkpoint::remote::{configured_remotes, has_remote};
 use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::text::counted;
 use git_checkpoint::CheckpointId;
 
 use super::Context;
@@ -16,8 +16,10 @@ use crate::ui::json::{self, DropJson};
 
 /// Remove checkpoints: the ones named, or every checkpoint of an agent session.
 ///
-/// Each checkpoint named goes, with the content only it holds; its children are
-/// re-linked to its parents, as gc does. A branch (or a detached HEAD) whose tip goes
+/// Each checkpoint named goes from the history; its children are re-linked to its
+/// parents, as gc does. Its record and the content only it holds stay for the undo
+/// window (7 days): `git checkpoint undo` brings it all back, and a gc after that
+/// deletes them. A branch (or a detached HEAD) whose tip goes
 /// moves back to its nearest first-parent ancestor that stays. The worktree is never
 /// touched. Pinned checkpoints and the target of an interrupted restore are refused, and
 /// so is a drop that would leave a branch or HEAD without any checkpoint. The tip of a
@@ -46,17 +48,16 @@ pub struct Args {
 
 /// Runs `drop`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let started = Instant::now();
     if args.dry_run {
         let store = context.open_read_store()?;
         let snapshot = store.snapshot()?;
         let plan = plan(context, &snapshot, &args)?;
-        return report(context, &snapshot, &plan, false);
+        return report(context, &snapshot, &plan, None);
     }
-    let mut store = context.open_store()?;
+    let store = context.open_store()?;
     let plan = plan(context, &store.snapshot()?, &args)?;
-    gc::apply(&mut store, &plan, started, |_| true)?;
-    report(context, &store.snapshot()?, &plan, true)
+    let dropped = git_checkpoint::ops::drop::drop(&store, &plan)?;
+    report(context, &store.snapshot()?, &plan, Some(dropped))
 }
 
 /// What the drop removes: the checkpoints named and the session's, with the fetched
@@ -92,23 +93,38 @@ fn damaged(snapshot: &Snapshot, id: CheckpointId) -> bool {
     }
 }
 
-/// Reports what the drop did (`applied`) or would do; `snapshot` reads the store as it
-/// is now, for the short ids of the checkpoints that stay.
+/// Reports what the drop did (`applied`: what became of the checkpoints) or would do
+/// (`None`); `snapshot` reads the store as it is now, for the short ids of the
+/// checkpoints that stay.
 fn report(
     context: &Context,
     snapshot: &Snapshot,
     plan: &Plan,
-    applied: bool,
+    applied: Option<Dropped>,
 ) -> anyhow::Result<()> {
     if context.json {
         return json::print(&DropJson::new(plan, applied));
     }
-    let verb = if applied { "Dropped" } else { "Would drop" };
-    context.say(&format!(
-        "{verb} {}, {} of stored data",
+    let (n, size) = (
         counted(plan.removed.len(), "checkpoint"),
-        human_bytes(plan.removed_bytes)
-    ));
+        human_bytes(plan.removed_bytes),
+    );
+    context.say(&match applied {
+        Some(Dropped::KeptForUndo) => {
+            let (them, their) = match plan.removed.len() {
+                1 => ("it", "its"),
+                _ => ("them", "their"),
+            };
+            format!(
+                "Dropped {n}; 'git checkpoint undo' brings {them} back ({their} {size} of stored data stay until a gc 7 days from now)"
+            )
+        }
+        Some(Dropped::Deleted) => format!(
+            "Dropped {n}, {size} of stored data, for good: a damaged checkpoint cannot be kept for undo"
+        ),
+        None => format!("Would drop {n}, {size} of stored data"),
+    });
+    let applied = applied.is_some();
     super::gc::say_removals(context, &plan.removed, plan.removed.len());
     let moves = if applied { "moved" } else { "would move" };
     for (name, tip) in &plan.moved_branches {

@@ -1,11 +1,13 @@
 //! `git checkpoint fetch`
 
-use git_checkpoint::format::text::counted;
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::remote::fetch::fetch;
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, FetchJson};
 
 /// Fetch checkpoint branches from a git remote and add their checkpoints to the store.
@@ -49,10 +51,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     let refused = || -> anyhow::Result<()> {
         match report.refused.len() {
             0 => Ok(()),
-            n => anyhow::bail!(
-                "refused {} of {remote}, kept as they were (see the warnings above); the others were fetched",
-                counted(n, "branch")
-            ),
+            n => Err(Failure::error(
+                ErrorKind::Remote,
+                format!(
+                    "refused {} of {remote}, kept as they were (see the warnings above); the others were fetched",
+                    counted(n, "branch")
+                ),
+            )),
         }
     };
     let store = context.open_read_store()?;

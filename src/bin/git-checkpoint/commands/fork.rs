@@ -4,8 +4,9 @@ use git_checkpoint::model::branch::BranchName;
 use git_checkpoint::ops::restore::{restore, HeadUpdate, RestoreOptions, RestoreReport};
 use git_checkpoint::storage::{Store, StoreRead};
 
-use super::restore::{restored, say_report, warn, Done};
+use super::restore::restore_shorts;
 use super::Context;
+use crate::ui::answer::restore::{restored, said_restore, Done};
 use crate::ui::json::{self, SwitchJson};
 
 /// Start a new branch at a checkpoint, switch to it and restore it.
@@ -51,17 +52,18 @@ pub(super) fn tell(
     store: &Store,
     report: &RestoreReport,
     branch: &str,
-    what: &str,
+    what: &'static str,
 ) -> anyhow::Result<()> {
+    let target = restored(report)?;
+    let done = Done::Switched {
+        what,
+        branch: branch.to_string(),
+    };
+    let shorts = restore_shorts(&store.snapshot()?, report)?;
+    let said = said_restore(report, target, &shorts, &done, context.front());
+    context.print(&said)?;
     if context.json {
-        let target = restored(report)?;
-        warn(context, report);
-        return json::print(&SwitchJson::new(branch, target, report));
+        json::print(&SwitchJson::new(branch, target, report))?;
     }
-    say_report(
-        context,
-        &store.snapshot()?,
-        report,
-        Done::Switched { what, branch },
-    )
+    Ok(())
 }

@@ -2,13 +2,13 @@
 
 use std::time::Instant;
 
-use crate::ui::output::relative_time;
+use crate::ui::output::{relative_time, signed_bytes};
 use git_checkpoint::format::size::human_bytes;
 use git_checkpoint::format::size::parse_size;
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::retention::GcOptions;
 use git_checkpoint::model::retention::{Policy, Span};
 use git_checkpoint::ops::gc::{self, Outcome, Plan, Removal};
+use git_checkpoint::text::counted;
 
 use git_checkpoint::storage::StoreRead;
 
@@ -20,12 +20,18 @@ use crate::ui::json::{self, GcJson};
 /// Keeps the union of: the newest N (--keep); the newest checkpoint of each of the last N
 /// hours, days, weeks, months or years that have one (--keep-hourly …, with restic's
 /// `forget` meaning: natural calendar periods in local time, weeks Monday to Sunday);
-/// everything made within a duration of the newest checkpoint (--keep-within); every
-/// branch tip, fetched ones (<remote>/<branch>) too; the current checkpoint; pinned
-/// checkpoints (see `pin`). Every other
-/// checkpoint is removed. A kept checkpoint whose parent goes is re-linked to its
-/// nearest kept ancestor. Then the trees and chunks no kept checkpoint reaches are
-/// deleted and the store file is compacted, so the disk space goes back to the system.
+/// everything made within a duration of the newest checkpoint (--keep-within); the N
+/// newest prompts of agent sessions, each whole: every checkpoint of its turn, from the
+/// prompt's to the turn's last, and those on the line between (--keep-prompts); every
+/// checkpoint of the N agent sessions last active (--keep-sessions); every branch tip,
+/// fetched ones (<remote>/<branch>) too; the current checkpoint; pinned checkpoints (see
+/// `pin`); for 7 days after an operation, what undoing it needs, and what a `drop` took
+/// out (see `op log`). Every other checkpoint is removed, except that a prompt's
+/// checkpoint kept for any reason keeps its turn's last one too, so that the turn can
+/// still be shown, diffed and reverted. A kept checkpoint whose parent goes is re-linked
+/// to its nearest kept ancestor. A turn gc removed says so, and when, where it is named.
+/// Then the trees and chunks no kept checkpoint reaches are deleted and the store file is
+/// compacted, so the disk space goes back to the system.
 ///
 /// Without any --keep option no checkpoint is removed: gc only deletes data that nothing
 /// reaches and compacts the file.
@@ -37,12 +43,14 @@ use crate::ui::json::{self, GcJson};
 /// Durations are numbers with y, m (months), w, d or h: 2d, 12h, 1w, 1y6m. Sizes take K,
 /// M, G or T (powers of 1024): 500M, 2G. The same rules in git config
 /// (checkpoint.gc.keep, checkpoint.gc.keepWithin, checkpoint.gc.keepDaily …,
-/// checkpoint.gc.maxSize) make every save run this gc when the rules would remove
-/// something.
+/// checkpoint.gc.keepPrompts, checkpoint.gc.keepSessions, checkpoint.gc.maxSize) make
+/// every save run this gc when the rules would remove something.
 ///
 /// Examples:
 ///
 ///   git checkpoint gc --keep 10
+///
+///   git checkpoint gc --keep-prompts 20 --keep-within 7d
 ///
 ///   git checkpoint gc --keep-within 2d --keep-daily 7 --keep-weekly 4 --dry-run -v
 ///
@@ -70,6 +78,13 @@ pub struct Args {
     /// Keep the newest checkpoint of each of the last N years that have one.
     #[arg(long, value_name = "N")]
     keep_yearly: Option<usize>,
+    /// Keep the N newest prompts of agent sessions whole: each prompt's turn, every
+    /// checkpoint from the prompt's to the turn's last.
+    #[arg(long, value_name = "N")]
+    keep_prompts: Option<usize>,
+    /// Keep every checkpoint of the N agent sessions last active.
+    #[arg(long, value_name = "N")]
+    keep_sessions: Option<usize>,
     /// Then remove the oldest unprotected checkpoints until the live data fits this size.
     #[arg(long, value_name = "size", value_parser = parse_size_arg)]
     max_size: Option<u64>,
@@ -97,6 +112,8 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             monthly: args.keep_monthly,
             yearly: args.keep_yearly,
             within: args.keep_within,
+            prompts: args.keep_prompts,
+            sessions: args.keep_sessions,
         },
         max_size: args.max_size,
     };
@@ -233,41 +250,5 @@ pub(super) fn say_removals(context: &Context, removed: &[Removal], shown: usize)
             "  ... and {} more (-v lists every one)",
             removed.len() - shown
         ));
-    }
-}
-
-/// A size that may be negative (a store file that grew).
-fn signed_bytes(bytes: i64) -> String {
-    if bytes < 0 {
-        format!("-{}", human_bytes(bytes.unsigned_abs()))
-    } else {
-        human_bytes(bytes as u64)
-    }
-}
-
-/// Reports what the automatic gc after a save did. The checkpoint is saved whatever
-/// happened there, so a problem is a warning, never a failed save.
-pub fn report_after_save(context: &Context, auto_gc: &gc::AutoGc) {
-    match auto_gc {
-        gc::AutoGc::Ran {
-            options,
-            plan,
-            outcome,
-        } => context.say(&format!(
-            "gc ({}): removed {}{}",
-            if options.policy.is_empty() {
-                "checkpoint.gc.maxSize".to_string()
-            } else {
-                options.policy.describe()
-            },
-            counted(plan.removed.len(), "checkpoint"),
-            if outcome.freed() > 0 {
-                format!(", {} freed on disk", signed_bytes(outcome.freed()))
-            } else {
-                String::new()
-            }
-        )),
-        gc::AutoGc::Skipped(e) => context.warn(format!("automatic gc skipped: {e}")),
-        gc::AutoGc::Failed(e) => context.warn(format!("automatic gc failed: {e}")),
     }
 }

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use git_checkpoint::agents::{self, exclude, Agent, HookKind, Installed, Scope};
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::doctor::{self, Status};
 use git_checkpoint::git::repo::Repo;
-use git_checkpoint::ops::doctor::{self, Status};
 use git_checkpoint::settings::Settings;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::watch;
 
 /// Save checkpoints around every step of an AI coding agent.
@@ -18,8 +18,10 @@ use git_checkpoint::watch;
 /// prompt can be named), and one after every tool that can change files, whether it
 /// succeeded or failed (PostToolUse and PostToolUseFailure for Edit, Write, MultiEdit,
 /// NotebookEdit, Bash, PowerShell and the tools of git-checkpoint's own MCP server, so
-/// that the agent's revert through MCP is a step too). Because the whole worktree is
-/// saved, edits made
+/// that the agent's revert through MCP is a step too), and one just before each tool that
+/// names no file it changes (PreToolUse for Bash, PowerShell and the MCP tools: with the
+/// one after it, it brackets what the call changed, which `restore --only-session` counts
+/// as the session's). Because the whole worktree is saved, edits made
 /// through shell commands are captured too. Each checkpoint carries agent=claude,
 /// session=<id>, prompt=<number in the session>, event, tool, tool_use_id, failed=true,
 /// path (the file, from the worktree top), transcript and transcript_bytes (the
@@ -28,16 +30,17 @@ use git_checkpoint::watch;
 /// (`git checkpoint sessions` lists sessions). Existing hooks are kept, and
 /// `hooks uninstall claude` removes exactly what install added.
 ///
-/// `hooks install codex` does the same for Codex CLI (UserPromptSubmit, and PostToolUse
-/// for Bash, apply_patch and our MCP tools, in .codex/hooks.json), `hooks install
-/// copilot` for GitHub
-/// Copilot CLI (userPromptSubmitted, postToolUse and postToolUseFailure, in
+/// `hooks install codex` does the same for Codex CLI (UserPromptSubmit, PreToolUse for
+/// Bash and our MCP tools, and PostToolUse for those and apply_patch, in
+/// .codex/hooks.json), `hooks install copilot` for GitHub Copilot CLI
+/// (userPromptSubmitted, PreToolUse, postToolUse and postToolUseFailure, in
 /// .github/hooks/git-checkpoint.json), `hooks install cursor` for Cursor
-/// (beforeSubmitPrompt, afterFileEdit and afterShellExecution, in .cursor/hooks.json),
-/// `hooks install gemini` for Gemini CLI (BeforeAgent, and AfterTool for write_file,
-/// replace, run_shell_command and our MCP tools, in .gemini/settings.json), and `hooks
-/// install cline`
-/// for Cline (UserPromptSubmit and PostToolUse wrapper scripts in .clinerules/hooks/);
+/// (beforeSubmitPrompt, afterFileEdit, before/afterShellExecution and
+/// before/afterMCPExecution, in .cursor/hooks.json), `hooks install gemini` for Gemini
+/// CLI (BeforeAgent, BeforeTool for run_shell_command and our MCP tools, and AfterTool for
+/// those, write_file and replace, in .gemini/settings.json), and `hooks install cline`
+/// for Cline (UserPromptSubmit, PreToolUse and PostToolUse wrapper scripts in
+/// .clinerules/hooks/);
 /// their checkpoints carry agent=codex, copilot, cursor, gemini or cline and the same
 /// keys where the event gives them.
 /// See `hooks install --help` for each agent's files.
@@ -132,7 +135,8 @@ impl clap::ValueEnum for AgentArg {
 /// is the one Gemini CLI started there reads, or with --global into
 /// ~/.gemini/settings.json. Gemini CLI runs project hooks only in a trusted folder.
 ///
-/// For Cline: writes two executable scripts, UserPromptSubmit and PostToolUse, each
+/// For Cline: writes three executable scripts, UserPromptSubmit, PreToolUse and
+/// PostToolUse, each
 /// running `git checkpoint hooks run cline`, into .clinerules/hooks/ at the top of the
 /// worktree (with or without --shared), or with --global into ~/Documents/Cline/Hooks/.
 /// A hook file of yours with one of those names is never replaced: install refuses and

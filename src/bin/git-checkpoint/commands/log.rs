@@ -1,19 +1,24 @@
 //! `git checkpoint log`
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 
 use crate::ui::agent_label::AgentLabels;
+use crate::ui::answer::checkpoints::{CheckpointPage, Listed, LogRow};
+use crate::ui::failure::Failure;
 use crate::ui::graph;
 use crate::ui::json::CheckpointJson;
-use crate::ui::output::{format_labels, format_size_delta, labels, paint, relative_time, style};
+use crate::ui::output::{labels, relative_time};
 use crate::ui::pager::{self, Pager};
 use git_checkpoint::diff::{size_delta, LineDiffs, SizeDelta};
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::model::revision::parse_range;
 use git_checkpoint::model::session::Session;
+use git_checkpoint::model::{Checkpoint, Head};
 use git_checkpoint::ops::log::{self, LogEntry, LogQuery};
-use git_checkpoint::storage::{Snapshot, StoreRead};
+use git_checkpoint::storage::{CheckpointReader, Snapshot, StoreRead, TreeReader};
+use git_checkpoint::CheckpointId;
 
 use super::{Context, Output};
 
@@ -111,9 +116,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         let writer = scope.spawn(move || pager::stream(pager.as_deref(), received));
         let made = render_text(context, args, &lines);
         drop(lines);
-        let written = writer
-            .join()
-            .map_err(|_| anyhow::anyhow!("the thread writing the output failed"))?;
+        let written = writer.join().map_err(|_| {
+            Failure::error(ErrorKind::Internal, "the thread writing the output failed")
+        })?;
         made?;
         Ok(written?)
     })
@@ -180,32 +185,9 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     if entries.is_empty() && !args.filtered() {
         context.explain_empty(&read)?;
     }
-    let pinned = read.pins()?;
-    let head = read.head()?;
-    // Fetched branches label their tips as `<remote>/<branch>`, as git labels
-    // remote-tracking branches.
-    let branches = read.branches_and_fetched()?;
-    // Each side of each diff is bounded by its record (see `expect`); log reads no
-    // content, so it does not add up chunk lengths.
-    let checkpoints = read.checkpoint_reader()?;
-    let reader = read.trees(None)?;
-    let mut diffs = LineDiffs::new(&reader);
-    // Sessions are named by their short ids among all the store's sessions; only read
-    // every record when a listed checkpoint belongs to one.
-    let agents = match entries
-        .iter()
-        .any(|e| e.record.meta.iter().any(|(k, _)| k == "session"))
-    {
-        true => AgentLabels::new(&read.checkpoints()?),
-        false => AgentLabels::new(&[]),
-    };
-    let now = git_checkpoint::clock::now_ns();
-    let ages: Vec<String> = entries
-        .iter()
-        .map(|e| relative_time(e.record.time_ns, now))
-        .collect();
-    let age_width = ages.iter().map(String::len).max().unwrap_or(0);
-    let rows = if args.graph {
+    let trees = read.trees(None)?;
+    let mut rows = Rows::new(&read, &trees, &entries)?;
+    let graph = if args.graph {
         let nodes: Vec<_> = entries
             .iter()
             .map(|e| (e.id, e.graph_parents.clone()))
@@ -214,45 +196,17 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
     } else {
         None
     };
-
+    let age_width = rows.age_width(&entries);
     let colour = context.colour();
-    for (i, (entry, age)) in entries.iter().zip(&ages).enumerate() {
-        // Kept by the save that made it; computed from the trees for checkpoints older
-        // than the summaries, imported ones and ones gc re-parented.
-        let delta: SizeDelta = match checkpoints.summary(entry.id)? {
-            Some(summary) => summary.into(),
-            None => size_delta(&diffs.changes_from_parent(&read, &entry.record)?),
-        };
+    for (i, entry) in entries.iter().enumerate() {
         let mut line = String::new();
-        if let Some(rows) = &rows {
-            line += &rows[i].node.render(colour);
+        if let Some(graph) = &graph {
+            line += &graph[i].node.render(colour);
         }
-        line += &paint(&checkpoints.short_id(entry.id)?, style::ID, colour);
-        line += " ";
-        line += &paint(&format!("{age:>age_width$}"), style::DIM, colour);
-        line += "  ";
-        let mut labels = format_labels(&labels(entry.id, &head, &branches), colour);
-        if pinned.contains(&entry.id) {
-            if !labels.is_empty() {
-                labels += " ";
-            }
-            labels += &paint("[pinned]", style::DIM, colour);
-        }
-        let agent = match agents.label(&entry.record) {
-            Some(label) => paint(&escape_controls(&label), style::META, colour),
-            None => String::new(),
-        };
-        let message = escape_controls(entry.record.message.lines().next().unwrap_or(""));
-        for part in [labels.as_str(), &agent, &message] {
-            if !part.is_empty() {
-                line += part;
-                line += " ";
-            }
-        }
-        line += &paint(&format_size_delta(&delta), style::DIM, colour);
+        line += &rows.row(entry)?.line(age_width, colour);
         line += "\n";
-        if let Some(rows) = &rows {
-            for row in &rows[i].after {
+        if let Some(graph) = &graph {
+            for row in &graph[i].after {
                 line += &row.render(colour);
                 line += "\n";
             }
@@ -263,4 +217,169 @@ fn render_text(context: &Context, args: Args, out: &Sender<Vec<u8>>) -> anyhow::
         git_checkpoint::fault::point("log-line-sent");
     }
     Ok(())
+}
+
+/// What the lines of a listing need beyond each entry, read once while the store is
+/// open: `log`'s lines, and those of the MCP server's `list_checkpoints`.
+pub struct Rows<'r, 'a> {
+    read: &'a Snapshot<'a>,
+    checkpoints: CheckpointReader,
+    diffs: LineDiffs<'r, 'a>,
+    head: Head,
+    branches: Vec<(String, CheckpointId)>,
+    pinned: HashSet<CheckpointId>,
+    agents: AgentLabels,
+    now_ns: i128,
+}
+
+impl<'r, 'a> Rows<'r, 'a> {
+    /// The rows of `entries`, read through `read` and its `trees`.
+    pub fn new(
+        read: &'a Snapshot<'a>,
+        trees: &'r TreeReader<'a>,
+        entries: &[LogEntry],
+    ) -> anyhow::Result<Self> {
+        // Sessions are named by their short ids among all the store's sessions; only
+        // read every record when a listed checkpoint belongs to one.
+        let agents = match entries
+            .iter()
+            .any(|e| e.record.meta.iter().any(|(k, _)| k == "session"))
+        {
+            true => AgentLabels::new(&read.checkpoints()?),
+            false => AgentLabels::new(&[]),
+        };
+        Ok(Rows {
+            read,
+            checkpoints: read.checkpoint_reader()?,
+            // Each side of each diff is bounded by its record (see `expect`); a listing
+            // reads no content, so it does not add up chunk lengths.
+            diffs: LineDiffs::new(trees),
+            head: read.head()?,
+            // Fetched branches label their tips as `<remote>/<branch>`, as git labels
+            // remote-tracking branches.
+            branches: read.branches_and_fetched()?,
+            pinned: read.pins()?,
+            agents,
+            now_ns: git_checkpoint::clock::now_ns(),
+        })
+    }
+
+    /// The width the ages of `entries` are right-aligned to.
+    pub fn age_width(&self, entries: &[LogEntry]) -> usize {
+        (entries.iter())
+            .map(|e| relative_time(e.record.time_ns, self.now_ns).len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The row of `entry`.
+    pub fn row(&mut self, entry: &LogEntry) -> anyhow::Result<LogRow> {
+        // Kept by the save that made it; computed from the trees for checkpoints older
+        // than the summaries, imported ones and ones gc re-parented.
+        let delta: SizeDelta = match self.checkpoints.summary(entry.id)? {
+            Some(summary) => summary.into(),
+            None => size_delta(&self.diffs.changes_from_parent(self.read, &entry.record)?),
+        };
+        Ok(LogRow {
+            short: self.checkpoints.short_id(entry.id)?,
+            age: relative_time(entry.record.time_ns, self.now_ns),
+            labels: labels(entry.id, &self.head, &self.branches),
+            pinned: self.pinned.contains(&entry.id),
+            agent: self.agents.label(&entry.record),
+            message: entry
+                .record
+                .message
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+            delta,
+        })
+    }
+
+    /// The short id of `record`'s session, for a hook checkpoint.
+    pub fn session(&self, record: &Checkpoint) -> Option<String> {
+        self.agents.session(record)
+    }
+}
+
+/// Which checkpoints a page lists: the MCP server's `list_checkpoints`.
+#[derive(Debug, Default)]
+pub struct PageRequest {
+    /// Every checkpoint in the store, not only the current one and its ancestors.
+    pub all: bool,
+    /// Only those of the agent session whose id starts so.
+    pub session: Option<String>,
+    /// Only those of this prompt of the session.
+    pub prompt: Option<u64>,
+    /// Only those whose change against their first parent touched these worktree paths.
+    pub paths: Vec<Vec<u8>>,
+    /// Only those made on this branch.
+    pub branch: Option<String>,
+    /// Only those whose message holds this text, whatever its case.
+    pub grep: Option<String>,
+    /// Skip this many of them.
+    pub offset: usize,
+    /// List at most this many.
+    pub limit: usize,
+    /// Give `log --json`'s whole records as the structured content.
+    pub verbose: bool,
+}
+
+/// A page of the checkpoints `request` picks, newest first, each listed as `log` lists
+/// it: the MCP server's `list_checkpoints`.
+pub fn page(context: &Context, request: PageRequest) -> anyhow::Result<CheckpointPage> {
+    let store = context.open_read_store()?;
+    let read = store.snapshot()?;
+    let mut meta = Vec::new();
+    if let Some(prefix) = &request.session {
+        meta.push((
+            "session".to_string(),
+            Session::find(&read.checkpoints()?, prefix)?,
+        ));
+    }
+    if let Some(prompt) = request.prompt {
+        meta.push(("prompt".to_string(), prompt.to_string()));
+    }
+    let query = LogQuery {
+        all: request.all,
+        // One more than the page, to know whether another follows; the branch is
+        // filtered here, after the query.
+        limit: (request.branch.is_none()).then_some(request.offset + request.limit + 1),
+        meta,
+        paths: request.paths,
+        grep: request.grep,
+        ..LogQuery::default()
+    };
+    let mut matching = log::log(&read, &query)?.into_iter().filter(|entry| {
+        (request.branch.as_ref()).is_none_or(|branch| entry.record.branch.as_ref() == Some(branch))
+    });
+    let entries: Vec<LogEntry> = matching
+        .by_ref()
+        .skip(request.offset)
+        .take(request.limit)
+        .collect();
+    let more = matching.next().is_some();
+    let trees = read.trees(None)?;
+    let mut rows = Rows::new(&read, &trees, &entries)?;
+    let current = read.current()?;
+    let next_offset = more.then_some(request.offset + entries.len());
+    let listed = entries
+        .into_iter()
+        .map(|entry| {
+            Ok(Listed {
+                row: rows.row(&entry)?,
+                session: rows.session(&entry.record),
+                current: current == Some(entry.id),
+                id: entry.id,
+                record: entry.record,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(CheckpointPage {
+        listed,
+        next_offset,
+        verbose: request.verbose,
+        has_store: true,
+    })
 }

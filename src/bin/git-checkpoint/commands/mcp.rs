@@ -39,8 +39,8 @@ pub struct Args {
     /// Register the server with an agent, or remove it (without one: serve).
     #[command(subcommand)]
     pub action: Option<Action>,
-    /// Offer only the tools that change nothing: list_checkpoints, list_sessions, show
-    /// and diff.
+    /// Offer only what changes nothing: list_checkpoints, list_sessions, show and diff,
+    /// and restore and revert for their dry runs.
     #[arg(long)]
     pub read_only: bool,
 }

@@ -20,9 +20,11 @@ pub mod hooks;
 pub mod install_man;
 pub mod log;
 pub mod mcp;
+pub mod op;
 pub mod pin;
 pub mod pull;
 pub mod push;
+pub mod redo;
 pub mod restore;
 pub mod revert;
 pub mod save;
@@ -31,6 +33,7 @@ pub mod show;
 pub mod stats;
 pub mod status;
 pub mod switch;
+pub mod undo;
 pub mod unpin;
 pub mod verify;
 pub mod watch;
@@ -38,13 +41,17 @@ pub mod watch;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::doctor::store::interrupted_restore;
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::model::Head;
-use git_checkpoint::ops::doctor::store::interrupted_restore;
 use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::progress::Progress;
 use git_checkpoint::storage::{ReadStore, Snapshot, Store};
+use git_checkpoint::text::escape_controls;
+use git_checkpoint::CheckpointId;
 
+use crate::ui::answer::{Answer, Front, Part, Said, Shorts};
+use crate::ui::failure::Failure;
 use crate::ui::pager::Pager;
 use crate::ui::progress_bar::TerminalBar;
 use crate::ui::{json, output};
@@ -133,15 +140,27 @@ impl Context {
 
     /// Warns if a restore was interrupted, and returns the short id it was restoring.
     pub fn warn_interrupted_restore(&self, snapshot: &Snapshot) -> anyhow::Result<Option<String>> {
-        let prefix = &self.workspace.repo.prefix;
-        let Some(restore) = interrupted_restore(snapshot, prefix)? else {
+        let Some((target, warning)) = self.interrupted_restore(snapshot)? else {
             return Ok(None);
         };
-        self.warn(format!(
-            "a restore to {} was interrupted; to finish it, run: {}",
-            restore.target, restore.command
-        ));
-        Ok(Some(restore.target))
+        self.warn(warning);
+        Ok(Some(target))
+    }
+
+    /// The short id a restore was restoring when it was interrupted, and the warning
+    /// that says how to finish it; `None` when none was.
+    pub fn interrupted_restore(
+        &self,
+        snapshot: &Snapshot,
+    ) -> anyhow::Result<Option<(String, String)>> {
+        let prefix = &self.workspace.repo.prefix;
+        Ok(interrupted_restore(snapshot, prefix)?.map(|restore| {
+            let warning = format!(
+                "a restore to {} was interrupted; to finish it, run: {}",
+                restore.target, restore.command
+            );
+            (restore.target, warning)
+        }))
     }
 
     /// Says on stderr, for a person, why a listing came out empty and what to run: a
@@ -193,7 +212,7 @@ impl Context {
         let (text, paged) = match output {
             Output::Nothing => return Ok(()),
             Output::Json(text) => {
-                println!("{text}");
+                json::print_text(&text);
                 return Ok(());
             }
             Output::Lines(lines) => {
@@ -221,6 +240,77 @@ impl Context {
             println!("{}", escape_controls(line));
         }
     }
+
+    /// The front end this context prints to: the command line, coloured as
+    /// [`Context::colour`] says.
+    pub fn front(&self) -> Front {
+        Front::Cli {
+            colour: self.colour(),
+        }
+    }
+
+    /// Tells `answer` as the command line says it: its JSON document with `--json`, its
+    /// lines otherwise (warnings on stderr either way); then fails as it failed.
+    pub fn tell(&self, answer: &impl Answer) -> anyhow::Result<()> {
+        let front = self.front();
+        let said = answer.said(front)?;
+        if self.json {
+            for part in &said.0 {
+                if let Part::Warning(warning) = part {
+                    self.warn(warning);
+                }
+            }
+            json::print(&answer.json())?;
+        } else {
+            self.print(&said)?;
+        }
+        match answer.failure(front) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Prints what an answer says: lines to stdout ([`Context::say`]), warnings to
+    /// stderr ([`Context::warn`]), raw parts (a diff) to stdout as they are; nothing but
+    /// warnings with `--json`, nothing at all with `-q`.
+    pub fn print(&self, said: &Said) -> anyhow::Result<()> {
+        for part in &said.0 {
+            match part {
+                Part::Line(line) => self.say(line),
+                Part::Warning(warning) => self.warn(warning),
+                Part::Raw(bytes) if !self.quiet && !self.json => {
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(bytes)?;
+                    out.flush()?;
+                }
+                Part::Raw(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The short ids of `ids`, read from `read` while the store is open, for an answer to
+/// name them by.
+pub fn shorts(
+    read: &Snapshot,
+    ids: impl IntoIterator<Item = CheckpointId>,
+) -> anyhow::Result<Shorts> {
+    let mut shorts = Shorts::default();
+    for id in ids {
+        shorts.0.insert(id, read.short_id(id)?);
+    }
+    Ok(shorts)
+}
+
+/// The short id and the message of the checkpoint a command saved its result as (a
+/// revert's, a session restore's), read from `read` while the store is open.
+pub fn saved_as(
+    read: &Snapshot,
+    id: Option<CheckpointId>,
+) -> anyhow::Result<Option<(String, String)>> {
+    let Some(id) = id else { return Ok(None) };
+    Ok(Some((read.short_id(id)?, read.checkpoint(id)?.message)))
 }
 
 /// What a read command shows, made while it has the store open and written by
@@ -248,57 +338,180 @@ impl Output {
 
 /// `error` with what to do about it on the same line, when the likely cause is known
 /// (a store this user may not write, a revision that looks right but names nothing
-/// here): the cause first, then the advice.
+/// here): the cause first, then the advice. The error keeps its kind.
 pub fn with_hint(context: &Context, error: anyhow::Error) -> anyhow::Error {
     let hint = store_access_hint(context, &error);
     match hint.or_else(|| unknown_revision_hint(context, &error)) {
-        Some(hint) => anyhow::anyhow!("{error:#}; {hint}"),
+        Some(hint) => hinted(error, hint),
         None => error,
     }
 }
 
-/// The one line the CLI prints for `error`, with what to do about it when its kind
-/// says, and the exit status: 128 outside a worktree, as git does; 101 for a bug of
-/// ours, as for a panic; 1 for every other error (docs/design.md invariant 7). An error
-/// the library did not make (clap's, the binary's own) has no kind and exits 1. The
-/// MCP server answers a failed tool call with the same line.
-pub fn error_line(error: &anyhow::Error) -> (String, i32) {
-    let lib_error = error.downcast_ref::<git_checkpoint::Error>();
-    // git's own wording already starts with "fatal:".
-    if let Some(git_checkpoint::Error::NotAWorktree(msg)) = lib_error {
-        return (
-            git_checkpoint::format::text::escape_controls_keeping_lines(msg).into_owned(),
-            128,
-        );
+/// `error`, said with `hint` after it (`<error>; <hint>`), of the same kind.
+pub fn hinted(error: anyhow::Error, hint: impl Into<String>) -> anyhow::Error {
+    Hinted {
+        error,
+        hint: hint.into(),
     }
-    let kind = lib_error.map(git_checkpoint::Error::kind);
-    let hint = match kind {
-        Some(git_checkpoint::error::ErrorKind::Damaged) => format!("; {RUN_VERIFY}"),
-        Some(git_checkpoint::error::ErrorKind::Internal) => format!("; {REPORT_IT}"),
+    .into()
+}
+
+/// An error with advice after it.
+#[derive(Debug)]
+struct Hinted {
+    /// The error.
+    error: anyhow::Error,
+    /// What to do about it.
+    hint: String,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}; {}", self.error, self.hint)
+    }
+}
+
+// No `source`: the message already holds the error's, which `{:#}` would repeat.
+impl std::error::Error for Hinted {}
+
+/// The exit status of a `Busy` error: sysexits' `EX_TEMPFAIL`, "try again later".
+pub const EXIT_BUSY: i32 = 75;
+/// The exit status of a `Refused` error: sysexits' `EX_NOPERM`, "not permitted".
+pub const EXIT_REFUSED: i32 = 77;
+
+/// How the front ends report a failure: its kind, its message and its exit status
+/// ([`error_line`]).
+pub struct ErrorLine {
+    /// What it is about.
+    pub kind: ErrorKind,
+    /// The message as the CLI prints it after `error: `, escaped, with what to do about
+    /// it when its kind says (git's own `fatal: …` for a directory outside a worktree).
+    pub message: String,
+    /// Whether `message` is git's own line (outside a worktree), which the CLI prints
+    /// as it is.
+    pub from_git: bool,
+    /// The exit status.
+    pub status: i32,
+}
+
+impl ErrorLine {
+    /// The one line `front` shows: the CLI's `error: <message>` (git's line as git
+    /// prints it); for a model, one sentence without git's `fatal:`.
+    pub fn line(&self, front: Front) -> String {
+        match (self.from_git, front) {
+            (true, Front::Cli { .. }) => self.message.clone(),
+            (true, Front::Mcp) => format!("error: {}", without_git_prefixes(&self.message)),
+            (false, _) => format!("error: {}", self.message),
+        }
+    }
+
+    /// The error document: `--json`'s on failure, an MCP tool error's structured
+    /// content.
+    pub fn json(&self) -> json::ErrorJson {
+        json::ErrorJson {
+            error: match self.from_git {
+                true => without_git_prefixes(&self.message),
+                false => self.message.clone(),
+            },
+            kind: self.kind.name(),
+        }
+    }
+}
+
+/// git's message as one sentence: its `fatal: ` (or `error: `) prefix gone and its
+/// lines joined.
+fn without_git_prefixes(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(|line| {
+            let line = line.trim();
+            ["fatal: ", "error: "]
+                .iter()
+                .find_map(|prefix| line.strip_prefix(prefix))
+                .unwrap_or(line)
+        })
+        .filter(|line| !line.is_empty())
+        .collect();
+    lines.join("; ")
+}
+
+/// The kind of `error`: the library's error's, or the binary's own ([`Failure`]); a
+/// failed read or write is `Io`; anything else cannot happen, `Internal`.
+pub fn error_kind(error: &anyhow::Error) -> ErrorKind {
+    if let Some(hinted) = error.downcast_ref::<Hinted>() {
+        return error_kind(&hinted.error);
+    }
+    let kind = error.chain().find_map(|cause| {
+        cause
+            .downcast_ref::<git_checkpoint::Error>()
+            .map(git_checkpoint::Error::kind)
+            .or_else(|| cause.downcast_ref::<Failure>().map(|failure| failure.kind))
+            .or_else(|| cause.is::<std::io::Error>().then_some(ErrorKind::Io))
+    });
+    kind.unwrap_or(ErrorKind::Internal)
+}
+
+/// The library's error behind `error`, if it is one.
+fn library_error(error: &anyhow::Error) -> Option<&git_checkpoint::Error> {
+    match error.downcast_ref::<Hinted>() {
+        Some(hinted) => library_error(&hinted.error),
+        None => error.downcast_ref::<git_checkpoint::Error>(),
+    }
+}
+
+/// The one line a front end prints for `error` (docs/design.md invariant 7): its message
+/// with what to do about it when its kind says, and the exit status: 128 outside a
+/// worktree, as git does; 101 for a bug of ours, as for a panic; 75 when the store
+/// stayed busy (try again); 77 when the command refused; 1 for every other error. The
+/// CLI prints it on stderr (and its document with `--json`); the MCP server answers a
+/// failed tool call with it.
+pub fn error_line(error: &anyhow::Error) -> ErrorLine {
+    let kind = error_kind(error);
+    // git's own wording already starts with "fatal:".
+    if let Some(git_checkpoint::Error::NotAWorktree(msg)) = library_error(error) {
+        return ErrorLine {
+            kind,
+            message: git_checkpoint::text::escape_controls_keeping_lines(msg).into_owned(),
+            from_git: true,
+            status: 128,
+        };
+    }
+    let hint = match library_error(error).map(git_checkpoint::Error::kind) {
+        Some(ErrorKind::Damaged) => format!("; {RUN_VERIFY}"),
+        Some(ErrorKind::Internal) => format!("; {REPORT_IT}"),
         _ => String::new(),
     };
     // An error may quote a revision, a name or a message as it was given.
-    let mut line = format!(
-        "error: {}{hint}",
-        git_checkpoint::format::text::escape_controls_keeping_lines(&format!("{error:#}"))
+    let mut message = format!(
+        "{}{hint}",
+        git_checkpoint::text::escape_controls_keeping_lines(&format!("{error:#}"))
     );
     // What an ambiguous revision matches, one line each, to pick from, as git lists
     // the candidates of an ambiguous object name.
-    if let Some(git_checkpoint::Error::AmbiguousRevision { candidates, .. }) = lib_error {
+    if let Some(git_checkpoint::Error::AmbiguousRevision { candidates, .. }) = library_error(error)
+    {
         for candidate in candidates {
-            line += &format!(
+            let hint = format!(
                 "\nhint:   {}  {}  {}",
                 escape_controls(&candidate.name),
                 rfc3339_seconds(candidate.time_ns),
                 escape_controls(&candidate.about)
             );
+            message += hint.trim_end();
         }
     }
-    let code = match kind {
-        Some(git_checkpoint::error::ErrorKind::Internal) => 101,
+    let status = match kind {
+        ErrorKind::Internal => 101,
+        ErrorKind::Busy => EXIT_BUSY,
+        ErrorKind::Refused => EXIT_REFUSED,
         _ => 1,
     };
-    (line, code)
+    ErrorLine {
+        kind,
+        message,
+        from_git: false,
+        status,
+    }
 }
 
 /// A time as RFC 3339 in UTC to the second (`2026-11-26T20:20:19Z`), as a line that

@@ -1,11 +1,10 @@
 //! `git checkpoint pin`
 
 use git_checkpoint::ops::gc;
-
 use git_checkpoint::storage::StoreRead;
 
 use super::Context;
-use crate::ui::json::{self, PinJson};
+use crate::ui::answer::pin::PinAnswer;
 
 /// Pin a checkpoint: gc never removes it, whatever the policy or size budget.
 ///
@@ -25,20 +24,13 @@ pub struct Args {
 
 /// Runs `pin`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
+    context.tell(&answer(context, &args.rev)?)
+}
+
+/// Pins `rev`: `pin`'s answer, and the MCP server's.
+pub fn answer(context: &Context, rev: &str) -> anyhow::Result<PinAnswer> {
     let store = context.open_store()?;
-    let (id, changed) = gc::pin(&store, &args.rev)?;
-    if context.json {
-        return json::print(&PinJson {
-            id: id.hex(),
-            pinned: true,
-            changed,
-        });
-    }
+    let (id, changed) = gc::pin(&store, rev)?;
     let short = store.snapshot()?.short_id(id)?;
-    context.say(&if changed {
-        format!("Pinned checkpoint {short}: gc will keep it")
-    } else {
-        format!("Checkpoint {short} was already pinned")
-    });
-    Ok(())
+    Ok(PinAnswer { id, short, changed })
 }

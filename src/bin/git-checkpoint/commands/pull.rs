@@ -1,12 +1,13 @@
 //! `git checkpoint pull`
 
-use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::pull::{pull, PullStatus};
 use git_checkpoint::remote::remote_name;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 
-use super::restore::{say_report, Done};
+use super::restore::restore_shorts;
 use super::Context;
+use crate::ui::answer::restore::{restored, said_restore, Done};
 use crate::ui::json::{self, PullJson};
 
 /// Fetch a checkpoint branch from a git remote and fast-forward the local branch to it.
@@ -46,7 +47,9 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     )?;
     if context.json {
         if let Some(restore) = &report.restore {
-            super::restore::warn(context, restore);
+            for warning in &restore.warnings {
+                context.warn(warning);
+            }
         }
         return json::print(&PullJson::new(&remote, &report));
     }
@@ -73,7 +76,12 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         }
     };
     match &report.restore {
-        Some(restore) => say_report(context, &read, restore, Done::Pulled(&line)),
+        Some(restore) => {
+            let shorts = restore_shorts(&read, restore)?;
+            let done = Done::Pulled(line);
+            let said = said_restore(restore, restored(restore)?, &shorts, &done, context.front());
+            context.print(&said)
+        }
         None => {
             context.say(&line);
             Ok(())

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use git_checkpoint::format::text::counted;
 use git_checkpoint::remote::push::{dry_run, push, push_remote, PushOptions};
 use git_checkpoint::remote::remote_ref;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::text::counted;
 
 use super::Context;
 use crate::ui::json::{self, PushJson};

@@ -1,17 +1,12 @@
 //! `git checkpoint revert`
 
-use git_checkpoint::diff::content::Content;
-use git_checkpoint::diff::Change;
-use git_checkpoint::model::tree::Node;
-use git_checkpoint::ops::revert::{
-    dry_run, revert, ConflictStyle, PathReport, RevertOptions, RevertReport, Status, Undo, Written,
-};
+use std::path::PathBuf;
+
+use git_checkpoint::ops::revert::{dry_run, revert, ConflictStyle, RevertOptions, Undo};
 use git_checkpoint::storage::StoreRead;
-use git_checkpoint::Error;
 
 use super::Context;
-use crate::ui::json::{self, RevertJson};
-use crate::ui::output::show_path;
+use crate::ui::answer::revert::RevertAnswer;
 
 /// Undo what a checkpoint changed, keeping everything since.
 ///
@@ -26,7 +21,9 @@ use crate::ui::output::show_path;
 /// from the content. Paths the checkpoint did not change are never touched.
 ///
 /// The worktree is saved first as a checkpoint of its own, so every revert can be undone
-/// with `git checkpoint restore <that checkpoint>`. Before anything is written, the
+/// with `git checkpoint restore <that checkpoint>`; the reverted worktree is then saved
+/// as a checkpoint too ("revert of <rev> (N files)", HEAD's branch moved to it), unless
+/// conflicts are left to resolve (then save once they are). Before anything is written, the
 /// whole revert is checked (directories writable, room, names): one the worktree
 /// cannot take is refused with nothing changed; one that fails part-way says so and
 /// names that restore. Exit status 1 when anything conflicts (each conflict is listed);
@@ -36,6 +33,10 @@ use crate::ui::output::show_path;
 /// `<session>:<tool-call-id>`), or a range `A..B`: undo everything from A to B (an empty
 /// side is `@`).
 ///
+/// With paths, only the change to those files (or to what is below those directories)
+/// is undone; each must match a path the change touched, as git's pathspecs must, or
+/// the revert fails and nothing is changed.
+///
 /// Examples:
 ///
 ///   git checkpoint revert 5f1c:toolu_01A
@@ -43,6 +44,8 @@ use crate::ui::output::show_path;
 ///   git checkpoint revert 3fa9c1e --dry-run
 ///
 ///   git checkpoint revert 3fa9c1e..8b0d2aa --no-conflicts
+///
+///   git checkpoint revert 5f1c:turn2 -- src/parser.rs
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The checkpoint whose change to undo, or a range A..B.
@@ -53,155 +56,78 @@ pub struct Args {
     /// Change nothing if any path would conflict.
     #[arg(long)]
     no_conflicts: bool,
+    /// Undo the change to these files or directories only (relative to the current
+    /// directory).
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<PathBuf>,
+}
+
+/// What a revert is asked for, from the command line or the MCP server's `revert`.
+#[derive(Debug, Default)]
+pub struct RevertRequest {
+    /// The checkpoint whose change to undo, or a range A..B.
+    pub rev: String,
+    /// Say what would change, and change nothing.
+    pub dry_run: bool,
+    /// Change nothing if any path would conflict.
+    pub no_conflicts: bool,
+    /// Undo the change to these paths only (from the worktree's top; a directory stands
+    /// for what is below it); none: to every path it touched.
+    pub paths: Vec<Vec<u8>>,
 }
 
 /// Runs `revert`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let (conflict_style, style_warning) = ConflictStyle::of_repo(&context.workspace.repo)?;
-    if let Some(warning) = style_warning {
-        context.warn(warning);
-    }
-    let options = RevertOptions {
+    let request = RevertRequest {
+        rev: args.rev,
         dry_run: args.dry_run,
         no_conflicts: args.no_conflicts,
+        paths: context.workspace.repo.worktree_paths(&args.paths)?,
+    };
+    context.tell(&answer(context, request)?)
+}
+
+/// Reverts as `request` asks (a dry run changes nothing, the store file included: it
+/// opens it read-only): `revert`'s answer, and the MCP server's.
+pub fn answer(context: &Context, request: RevertRequest) -> anyhow::Result<RevertAnswer> {
+    let repo = &context.workspace.repo;
+    let (conflict_style, style_warning) = ConflictStyle::of_repo(repo)?;
+    let options = RevertOptions {
+        dry_run: request.dry_run,
+        no_conflicts: request.no_conflicts,
         conflict_style,
         settings: context.workspace.settings.clone(),
         progress: context.progress(),
     };
-    // A dry run changes nothing, the store file included: it opens it read-only.
-    let (report, short) = if args.dry_run {
+    let (report, undo, store) = if request.dry_run {
         let store = context.open_read_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
-        let report = dry_run(&context.workspace.repo, &store, &undo, &options)?;
-        (report, None)
+        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?.limited_to(request.paths);
+        (dry_run(repo, &store, &undo, &options)?, undo, None)
     } else {
         let store = context.open_store()?;
-        let undo = Undo::resolve(&store.snapshot()?, &args.rev)?;
-        let report = revert(&context.workspace.repo, &store, &undo, &options)?;
-        let short = match report.worktree {
-            Some(id) => Some(store.snapshot()?.short_id(id)?),
-            None => None,
-        };
-        (report, short)
+        let undo = Undo::resolve(&store.snapshot()?, &request.rev)?.limited_to(request.paths);
+        let report = revert(repo, &store, &undo, &options)?;
+        (report, undo, Some(store))
     };
-    say(context, &args.rev, &report, short, conflict_style)?;
-    let conflicts = report.conflicts();
-    if conflicts.is_empty() {
-        return Ok(());
-    }
-    // A dry run exits as the real run would: 1 when it would leave conflicts.
-    Err(match report.dry_run {
-        true => Error::RevertWouldConflict { paths: conflicts },
-        false => Error::RevertConflicts { paths: conflicts },
-    }
-    .into())
-}
-
-/// Reports what the revert did, or would do.
-fn say(
-    context: &Context,
-    rev: &str,
-    report: &RevertReport,
-    safety: Option<String>,
-    style: ConflictStyle,
-) -> anyhow::Result<()> {
-    for warning in &report.warnings {
-        context.warn(warning);
-    }
-    if context.json {
-        return json::print(&RevertJson::new(rev, report, style));
-    }
-    if report.dry_run {
-        if report.would_save {
-            context.say("Would first save unsaved changes as a checkpoint");
+    // The checkpoints a real revert made, by short id, read while its store is open.
+    let (worktree, result) = match &store {
+        Some(store) => {
+            let snapshot = store.snapshot()?;
+            let worktree = match report.worktree {
+                Some(id) => Some(snapshot.short_id(id)?),
+                None => None,
+            };
+            (worktree, super::saved_as(&snapshot, report.checkpoint)?)
         }
-        let mut out = Vec::new();
-        for entry in &report.paths {
-            write_diff(&mut out, entry, context.colour())?;
-        }
-        if !context.quiet {
-            use std::io::Write;
-            std::io::stdout().write_all(&out)?;
-        }
-    }
-    match (safety, report.safety_checkpoint) {
-        (Some(short), Some(_)) => context.say(&format!(
-            "Saved unsaved changes as checkpoint {short} (undo the revert with: git checkpoint restore {short})"
-        )),
-        (Some(short), None) => context.say(&format!(
-            "The worktree was saved already as checkpoint {short} (undo the revert with: git checkpoint restore {short})"
-        )),
-        _ => {}
-    }
-    if report.paths.is_empty() {
-        context.say(&format!("Nothing to revert: {rev} changed no file"));
-        return Ok(());
-    }
-    let verb = if report.dry_run {
-        "Would revert"
-    } else {
-        "Reverted"
+        None => (None, None),
     };
-    context.say(&format!(
-        "{verb} {rev}: {} applied, {} conflicting, {} unchanged",
-        report.with(Status::Applied).count(),
-        report.with(Status::Conflict).count(),
-        report.with(Status::Unchanged).count()
-    ));
-    for entry in &report.paths {
-        let why = entry
-            .why
-            .as_deref()
-            .map(|why| format!(" ({why})"))
-            .unwrap_or_default();
-        context.say(&format!(
-            "  {:<9} {}{why}",
-            entry.status.name(),
-            show_path(&entry.path)
-        ));
-    }
-    Ok(())
-}
-
-/// Writes the diff from the worktree to what the revert makes of `entry`, as `diff`
-/// shows changes.
-fn write_diff(out: &mut Vec<u8>, entry: &PathReport, colour: bool) -> anyhow::Result<()> {
-    let deleted = entry.status == Status::Applied && entry.result.is_none();
-    if entry.result.is_none() && !deleted {
-        return Ok(());
-    }
-    let new = entry.result.as_ref().map(|result| match result {
-        // Chunks are not needed to show a node: only its kind and mode.
-        Written::File {
-            bytes,
-            mode: Some(mode),
-            ..
-        } => Node::FileWithMode {
-            size: bytes.len() as u64,
-            mode: *mode,
-            chunks: Vec::new(),
-        },
-        Written::File {
-            bytes, executable, ..
-        } => Node::File {
-            size: bytes.len() as u64,
-            executable: *executable,
-            chunks: Vec::new(),
-        },
-        Written::Symlink(target) => Node::Symlink {
-            target: target.clone(),
-        },
-    });
-    let new_content = match &entry.result {
-        Some(Written::File { bytes, .. }) => Content::Bytes(bytes.clone()),
-        Some(Written::Symlink(target)) => Content::Bytes(target.clone()),
-        None => Content::Absent,
-    };
-    let change = Change {
-        path: entry.path.clone(),
-        old: entry.ours.clone(),
-        new,
-    };
-    crate::ui::patch::write_patch(out, &change, &entry.ours_content, &new_content, colour)?;
-    Ok(())
+    Ok(RevertAnswer {
+        rev: request.rev,
+        described: undo.described(),
+        report,
+        style: conflict_style,
+        warnings: style_warning.into_iter().collect(),
+        worktree,
+        result,
+    })
 }

@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 
-use crate::ui::json::{self, CheckpointJson, UnchangedJson};
-use git_checkpoint::format::size::human_bytes;
+use crate::ui::answer::save::{SaveAnswer, Saved};
+use crate::ui::answer::Front;
 use git_checkpoint::ops::save::{save_then_gc_if_changed, SaveOptions, SaveOutcome};
-
 use git_checkpoint::storage::StoreRead;
 
 use super::Context;
@@ -56,9 +55,25 @@ pub(super) fn parse_meta(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// What a save is asked for, from the command line or the MCP server's `save`.
+#[derive(Debug, Default)]
+pub struct SaveRequest {
+    /// The checkpoint message.
+    pub message: String,
+    /// Metadata to record.
+    pub meta: Vec<(String, String)>,
+    /// Files to attach.
+    pub attach: Vec<PathBuf>,
+    /// Make a checkpoint even if nothing changed.
+    pub allow_empty: bool,
+    /// Leave out files that cannot be read instead of failing.
+    pub skip_unreadable: bool,
+}
+
 /// `error` with the way past it when it is a file of the worktree this user cannot read
-/// (root's, from a container or `sudo`): `--skip-unreadable` leaves such files out.
-fn with_skip_hint(context: &Context, error: git_checkpoint::Error) -> anyhow::Error {
+/// (root's, from a container or `sudo`): leaving such files out, which `front` asks for
+/// as `--skip-unreadable` or `skip_unreadable=true`.
+fn with_skip_hint(context: &Context, error: git_checkpoint::Error, front: Front) -> anyhow::Error {
     let repo = &context.workspace.repo;
     let unreadable_file = match &error {
         git_checkpoint::Error::Io { path, error } => {
@@ -70,9 +85,12 @@ fn with_skip_hint(context: &Context, error: git_checkpoint::Error) -> anyhow::Er
         _ => false,
     };
     match unreadable_file {
-        true => anyhow::anyhow!(
-            "{error}; save with --skip-unreadable to leave such files out (recorded on the \
-             checkpoint, and left alone by restore)"
+        true => super::hinted(
+            error.into(),
+            format!(
+                "save with {} to leave such files out (recorded on the checkpoint, and left alone by restore)",
+                front.option("skip_unreadable")
+            ),
         ),
         false => error.into(),
     }
@@ -80,15 +98,26 @@ fn with_skip_hint(context: &Context, error: git_checkpoint::Error) -> anyhow::Er
 
 /// Runs `save`.
 pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
-    let options = SaveOptions {
+    let request = SaveRequest {
         message: args.message,
         meta: args.meta,
+        attach: args.attach,
         allow_empty: args.allow_empty,
         skip_unreadable: args.skip_unreadable,
-        settings: context.workspace.settings.clone(),
+    };
+    context.tell(&answer(context, request, context.front())?)
+}
+
+/// Saves the worktree as `request` asks, then runs the automatic gc: `save`'s answer,
+/// and the MCP server's; a failure says how `front` gets past it.
+pub fn answer(context: &Context, request: SaveRequest, front: Front) -> anyhow::Result<SaveAnswer> {
+    let options = SaveOptions {
+        meta: request.meta,
+        allow_empty: request.allow_empty,
+        skip_unreadable: request.skip_unreadable,
         progress: context.progress(),
-        attach: args.attach,
-        ..SaveOptions::default()
+        attach: request.attach,
+        ..context.workspace.save_options(request.message)
     };
     // Read-only until something is found changed: a save that changes nothing leaves
     // the store file as it was.
@@ -98,44 +127,28 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
         || context.open_store(),
         &options,
     )
-    .map_err(|error| with_skip_hint(context, error))?;
-    for warning in &report.warnings {
-        context.warn(warning);
-    }
+    .map_err(|error| with_skip_hint(context, error, front))?;
     let read = store.snapshot()?;
-    context.warn_interrupted_restore(&read)?;
-    match report.outcome {
-        SaveOutcome::Saved { id, checkpoint } => {
-            let short = read.short_id(id)?;
-            if context.json {
-                json::print(&CheckpointJson::new(id, short, &checkpoint))?;
-            } else {
-                let branch = checkpoint
-                    .branch
-                    .as_deref()
-                    .map(|b| format!(" on {b}"))
-                    .unwrap_or_default();
-                let files = match checkpoint.files {
-                    1 => "1 file".to_string(),
-                    n => format!("{n} files"),
-                };
-                context.say(&format!(
-                    "Saved checkpoint {short}{branch} ({files}, {})",
-                    human_bytes(checkpoint.bytes)
-                ));
-            }
-        }
-        SaveOutcome::Unchanged { current } => {
-            if context.json {
-                json::print(&UnchangedJson::new(current))?;
-            } else {
-                let short = read.short_id(current)?;
-                context.say(&format!("Nothing changed since checkpoint {short}"));
-            }
-        }
-    }
-    if let Some(auto_gc) = &report.gc {
-        super::gc::report_after_save(context, auto_gc);
-    }
-    Ok(())
+    let mut warnings: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    warnings.extend(
+        context
+            .interrupted_restore(&read)?
+            .map(|(_, warning)| warning),
+    );
+    let saved = match report.outcome {
+        SaveOutcome::Saved { id, checkpoint } => Saved::Made {
+            id,
+            short: read.short_id(id)?,
+            checkpoint,
+        },
+        SaveOutcome::Unchanged { current } => Saved::Unchanged {
+            current,
+            short: read.short_id(current)?,
+        },
+    };
+    Ok(SaveAnswer {
+        saved,
+        warnings,
+        gc: report.gc,
+    })
 }

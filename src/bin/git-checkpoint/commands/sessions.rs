@@ -1,12 +1,12 @@
 //! `git checkpoint sessions`
 
-use crate::ui::output::{duration, relative_time};
-use git_checkpoint::format::text::counted;
 use git_checkpoint::model::session::Session;
+use git_checkpoint::model::Checkpoint;
 use git_checkpoint::storage::StoreRead;
+use git_checkpoint::CheckpointId;
 
 use super::Context;
-use crate::ui::json::{self, SessionJson};
+use crate::ui::answer::sessions::{SessionPage, SessionsAnswer};
 
 /// List the AI agent sessions the hooks saved checkpoints for.
 ///
@@ -41,38 +41,40 @@ pub fn run(context: &Context, _args: Args) -> anyhow::Result<()> {
         }
         records
     };
-    let sessions = Session::all(&records);
-    if sessions.is_empty() && !records.is_empty() && !context.quiet && !context.json {
+    let answer = answer(&records);
+    if answer.sessions.is_empty() && !records.is_empty() && !context.quiet && !context.json {
         eprintln!(
             "no agent sessions yet: 'git checkpoint hooks install <agent>' saves around every step of claude, codex, gemini, cursor, copilot or cline"
         );
     }
-    if context.json {
-        let list: Vec<_> = sessions
-            .iter()
-            .map(|s| SessionJson::new(s, s.short_id(&sessions)))
-            .collect();
-        return json::print(&list);
+    context.tell(&answer)
+}
+
+/// The agent sessions `records` (every checkpoint of a store) name, the most recently
+/// active first: `sessions`' answer.
+pub fn answer(records: &[(CheckpointId, Checkpoint)]) -> SessionsAnswer {
+    listed(&Session::all(records), usize::MAX)
+}
+
+/// The first `limit` of those sessions, and how many there are: the MCP server's
+/// `list_sessions`; `has_store` says whether the worktree has a store at all.
+pub fn page(records: &[(CheckpointId, Checkpoint)], limit: usize, has_store: bool) -> SessionPage {
+    let all = Session::all(records);
+    SessionPage {
+        listed: listed(&all, limit),
+        total: all.len(),
+        has_store,
     }
-    let now = git_checkpoint::clock::now_ns();
-    for s in &sessions {
-        // A session saved within a second (one checkpoint, say) spans no time worth
-        // a word.
-        let span = s.last_ns - s.first_ns;
-        let over = match span >= 1_000_000_000 {
-            true => format!(", over {}", duration(span)),
-            false => String::new(),
-        };
-        let line = format!(
-            "{:<7} {}  {}, {}{over}, last {}  {}",
-            s.agent,
-            s.short_id(&sessions),
-            counted(s.prompts, "prompt"),
-            counted(s.checkpoints, "checkpoint"),
-            relative_time(s.last_ns, now),
-            s.first_prompt.as_deref().unwrap_or(""),
-        );
-        context.say(line.trim_end());
+}
+
+/// The first `limit` of `all`, each with its short id among them all.
+fn listed(all: &[Session], limit: usize) -> SessionsAnswer {
+    let sessions = (all.iter())
+        .take(limit)
+        .map(|session| (session.clone(), session.short_id(all).to_string()))
+        .collect();
+    SessionsAnswer {
+        sessions,
+        now_ns: git_checkpoint::clock::now_ns(),
     }
-    Ok(())
 }

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::ui::answer::show::ShowAnswer;
 use crate::ui::json::{CheckpointJson, ShowJson};
 use crate::ui::output::{format_labels, labels, paint, relative_time, short_commit, style};
 use crate::ui::patch;
@@ -9,7 +10,7 @@ use git_checkpoint::clock::rfc3339;
 use git_checkpoint::diff::content::{ContentReader, EXPAND_LIMIT};
 use git_checkpoint::diff::{changes_from_parent, checkpoint_root, diff_trees, Change, PathFilter};
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::escape_controls;
+use git_checkpoint::text::escape_controls;
 
 use git_checkpoint::model::Checkpoint;
 use git_checkpoint::storage::{ReadStore, Snapshot, StoreRead, Turn};
@@ -150,6 +151,19 @@ fn read_shown<T>(
     })
 }
 
+/// `show --stat`'s text, uncoloured, and `show --json`'s document of `rev`: the MCP
+/// server's `show`.
+pub fn answer(context: &Context, rev: &str) -> anyhow::Result<ShowAnswer> {
+    with_checkpoint(context, rev, |shown| {
+        let mut text = Vec::new();
+        write_shown(&mut text, patch::Format::Stat, false, shown)?;
+        Ok(ShowAnswer {
+            text,
+            document: shown.json()?,
+        })
+    })
+}
+
 /// Everything `show` prints, the diff included, made while the store is open.
 fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output> {
     let format = args.format.format();
@@ -160,7 +174,7 @@ fn render(context: &Context, args: Args, colour: bool) -> anyhow::Result<Output>
 
 /// `show`'s output, in `format` and coloured if `colour`, of what [`with_checkpoint`]
 /// read.
-pub fn render_shown(
+fn render_shown(
     context: &Context,
     format: patch::Format,
     colour: bool,

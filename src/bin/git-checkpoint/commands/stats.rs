@@ -2,8 +2,8 @@
 
 use crate::ui::output::relative_time;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::{counted, escape_controls};
 use git_checkpoint::storage::stats;
+use git_checkpoint::text::{counted, escape_controls};
 
 use git_checkpoint::storage::StoreRead;
 

@@ -1,9 +1,11 @@
 //! `git checkpoint verify`
 
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::counted;
+use git_checkpoint::text::counted;
 
 use super::Context;
+use crate::ui::failure::Failure;
 use crate::ui::json::{self, VerifyJson};
 
 /// Check the store for damage.
@@ -96,10 +98,13 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         // Not the library's `Corrupt`: this is verify's own verdict, and the hint a
         // damaged store's error gets (run verify) would send the user back here.
-        Err(anyhow::anyhow!(
-            "the store is damaged: {} found, {} affected",
-            counted(report.problems.len(), "problem"),
-            counted(report.affected.len(), "checkpoint")
+        Err(Failure::error(
+            ErrorKind::Damaged,
+            format!(
+                "the store is damaged: {} found, {} affected",
+                counted(report.problems.len(), "problem"),
+                counted(report.affected.len(), "checkpoint")
+            ),
         ))
     }
 }

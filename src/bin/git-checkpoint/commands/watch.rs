@@ -4,7 +4,8 @@ use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
+use git_checkpoint::error::ErrorKind;
 use git_checkpoint::ops::save::{save_then_gc, SaveOptions, SaveOutcome};
 use git_checkpoint::ops::workspace::Workspace;
 use git_checkpoint::settings::DEFAULT_COMPRESSION;
@@ -12,6 +13,7 @@ use git_checkpoint::watch::{self, client, daemon};
 
 use super::save::parse_meta;
 use super::Context;
+use crate::ui::failure::Failure;
 
 /// Watch the worktree so that a save need not walk it.
 ///
@@ -112,13 +114,11 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<()> {
             settings.compression = Ok(DEFAULT_COMPRESSION).into();
         }
         let options = SaveOptions {
-            message: args.message.clone(),
             meta: args.meta.clone(),
             // A file this user cannot read is left out (recorded, and warned of in the
             // log) rather than stopping every save after quiet time.
             skip_unreadable: true,
-            settings,
-            ..SaveOptions::default()
+            ..SaveOptions::new(args.message.clone(), settings)
         };
         daemon::Quiet {
             after,
@@ -177,7 +177,9 @@ fn quiet_save(workspace: &Workspace, options: &SaveOptions) {
 fn start_daemon(context: &Context) -> anyhow::Result<()> {
     let repo = &context.workspace.repo;
     if let Some(pid) = client::running(repo) {
-        bail!("a watcher is already running on this worktree (pid {pid})");
+        return Err(Failure::input(format!(
+            "a watcher is already running on this worktree (pid {pid})"
+        )));
     }
     let log = watch::create_log(repo)?;
     let args: Vec<OsString> = std::env::args_os()
@@ -197,10 +199,16 @@ fn start_daemon(context: &Context) -> anyhow::Result<()> {
         }
         if let Some(status) = child.try_wait()? {
             let log = watch::read_log(repo, 64 << 10);
-            bail!("the watcher stopped ({status}): {}", log.trim());
+            return Err(Failure::error(
+                ErrorKind::Io,
+                format!("the watcher stopped ({status}): {}", log.trim()),
+            ));
         }
         if Instant::now() > deadline {
-            bail!("the watcher did not answer within 30 seconds");
+            return Err(Failure::error(
+                ErrorKind::Io,
+                "the watcher did not answer within 30 seconds",
+            ));
         }
         std::thread::sleep(Duration::from_millis(10));
     }

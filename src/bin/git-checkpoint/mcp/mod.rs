@@ -3,28 +3,31 @@
 //!
 //! This is the only async part of the binary: a tokio runtime is built for this
 //! command alone. Each tool call runs on a blocking thread through the same functions
-//! the CLI commands use (`tools`, `reading`, `writing`, `body`), on a worktree its
-//! `scope` allows, and opens the store for that call only, so an idle server never keeps
-//! a hook or another command waiting. stdout carries the protocol and nothing else; logs
-//! go to stderr.
+//! the CLI commands use (each tool in `tools/` asks its command for the answer the
+//! command prints), on a worktree its `scope` allows, and opens the store for that call
+//! only, so an idle server never keeps a hook or another command waiting. stdout carries
+//! the protocol and nothing else; logs go to stderr.
 
-mod body;
-mod reading;
 mod scope;
 mod tools;
-mod writing;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use std::borrow::Cow;
 
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientNotification, ClientRequest,
+    ContentBlock, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, Service, ServiceExt};
+
+use git_checkpoint::error::ErrorKind;
 use scope::Scope;
+
+use crate::ui::failure::Failure;
 
 /// How long a tool call waits for the client's answer to `roots/list` before it falls
 /// back to the server's working directory: a client that announces roots but never
@@ -46,10 +49,20 @@ pub struct Server {
 impl Server {
     /// The tools this server offers.
     fn tools(&self) -> Vec<rmcp::model::Tool> {
-        tools::definitions()
-            .into_iter()
-            .filter(|tool| !self.read_only || tools::is_reading(&tool.name))
+        tools::all()
+            .iter()
+            .filter(|tool| tool.offered(self.read_only))
+            .map(|tool| (tool.definition)(self.read_only))
             .collect()
+    }
+
+    /// The names of the tools this server offers, as a sentence lists them.
+    fn tool_names(&self) -> String {
+        let names: Vec<&str> = (tools::all().iter())
+            .filter(|tool| tool.offered(self.read_only))
+            .map(|tool| tool.name)
+            .collect();
+        names.join(", ")
     }
 
     /// Where a call may work: from `-C`, else the client's first root (a `file://`
@@ -117,15 +130,23 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if self.get_tool(&name).is_none() {
-            let why = match self.read_only && tools::definitions().iter().any(|t| t.name == name) {
-                true => format!("tool '{name}' is not offered: the server runs with --read-only"),
-                false => format!("no tool named '{name}'"),
+            let why = match self.read_only && tools::all().iter().any(|t| t.name == name) {
+                true => format!(
+                    "tool '{name}' is not offered: the server runs with --read-only; it offers {}",
+                    self.tool_names()
+                ),
+                false => format!(
+                    "no tool named '{name}'; the tools are {}",
+                    self.tool_names()
+                ),
             };
             return Err(McpError::invalid_params(why, None));
         }
         let arguments = request.arguments.unwrap_or_default();
         let scope = self.scope(&context).await;
-        let call = tokio::task::spawn_blocking(move || tools::call(&name, arguments, &scope));
+        let read_only = self.read_only;
+        let call =
+            tokio::task::spawn_blocking(move || tools::call(&name, arguments, &scope, read_only));
         let result = match call.await {
             Ok(result) => result,
             // The panic was logged on stderr by the hook `serve` installs; the server
@@ -154,6 +175,50 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
 }
 
+/// The server as the protocol sees it: [`Server`], whose JSON-RPC "method not found"
+/// says which method and what the server does offer (rmcp's names only the method).
+#[derive(Clone)]
+struct Answering(Server);
+
+/// The methods a client may call: what a "method not found" points to.
+const METHODS: &str = "initialize, ping, tools/list and tools/call";
+
+impl Service<RoleServer> for Answering {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let answer = self.0.handle_request(request, context).await;
+        answer.map_err(|mut error| {
+            if error.code == ErrorCode::METHOD_NOT_FOUND {
+                error.message = Cow::Owned(format!(
+                    "method '{}' not found: this server offers tools only ({METHODS}); its tools are {}",
+                    error.message,
+                    self.0.tool_names()
+                ));
+            }
+            error
+        })
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.0.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        Service::<RoleServer>::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Service::<RoleServer>::supported_protocol_versions(&self.0)
+    }
+}
+
 /// A line on stderr, the server's only log.
 fn log(line: &str) {
     eprintln!("git-checkpoint mcp: {line}");
@@ -165,10 +230,10 @@ pub fn serve(directory: Option<&Path>, read_only: bool) -> anyhow::Result<()> {
     // is logged and the call answers with an error (the binary's own hook exits).
     std::panic::set_hook(Box::new(|info| log(&format!("internal error: {info}"))));
     let protocol = protocol_stdout()?;
-    let server = Server {
+    let server = Answering(Server {
         directory: directory.map(Path::to_path_buf),
         read_only,
-    };
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -177,11 +242,15 @@ pub fn serve(directory: Option<&Path>, read_only: bool) -> anyhow::Result<()> {
         let running = server
             .serve((tokio::io::stdin(), output))
             .await
-            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| anyhow::anyhow!("the MCP session ended with an error: {e}"))?;
+            .map_err(|e| {
+                Failure::error(ErrorKind::Io, format!("the MCP session did not start: {e}"))
+            })?;
+        running.waiting().await.map_err(|e| {
+            Failure::error(
+                ErrorKind::Io,
+                format!("the MCP session ended with an error: {e}"),
+            )
+        })?;
         anyhow::Ok(())
     })
 }
@@ -190,7 +259,7 @@ pub fn serve(directory: Option<&Path>, read_only: bool) -> anyhow::Result<()> {
 /// nothing printed by mistake on the way (a `println!` deep in shared code) can corrupt
 /// the JSON-RPC stream.
 fn protocol_stdout() -> anyhow::Result<std::fs::File> {
-    let protocol = rustix::io::dup(std::io::stdout())?;
-    rustix::stdio::dup2_stdout(std::io::stderr())?;
+    let protocol = rustix::io::dup(std::io::stdout()).map_err(std::io::Error::from)?;
+    rustix::stdio::dup2_stdout(std::io::stderr()).map_err(std::io::Error::from)?;
     Ok(std::fs::File::from(protocol))
 }

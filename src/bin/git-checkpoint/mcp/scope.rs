@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use git_checkpoint::git::repo::Repo;
 
+use crate::ui::failure::Failure;
+
 /// Where the calls of one request may work.
 #[derive(Clone, Debug)]
 pub struct Scope {
@@ -36,10 +38,10 @@ impl Scope {
         let directory = self.base.join(asked);
         let refused = || {
             let places: Vec<String> = allowed.iter().map(|p| p.display().to_string()).collect();
-            anyhow::anyhow!(
+            Failure::refused(format!(
                 "repo '{asked}' is outside what this server may work on: {} (the worktree it was started for and the client's roots)",
                 places.join(", ")
-            )
+            ))
         };
         // Looked at before the worktree is sought, so that a refusal says nothing of
         // what lies outside.
@@ -77,16 +79,18 @@ impl Scope {
 }
 
 /// The worktree around `directory`, with paths taken from its top (a model names paths
-/// from the top, wherever the server runs); outside one, an error that says how to
-/// start the server.
+/// from the top, wherever the server runs); outside one, git's error with where it
+/// looked and how to start the server.
 fn discover(directory: &Path) -> anyhow::Result<Repo> {
     let mut repo = Repo::discover(directory).map_err(|error| match error {
-        git_checkpoint::Error::NotAWorktree(message) => anyhow::anyhow!(
-            "{} (looked in {}; start the server inside the worktree or with -C <worktree>, or declare the worktree as one of the client's roots)",
-            message.trim_end(),
-            directory.display()
-        ),
-        error => error.into(),
+        git_checkpoint::Error::NotAWorktree(message) => {
+            git_checkpoint::Error::NotAWorktree(format!(
+                "{} (looked in {}; start the server inside the worktree or with -C <worktree>, or declare the worktree as one of the client's roots)",
+                message.trim_end(),
+                directory.display()
+            ))
+        }
+        error => error,
     })?;
     repo.prefix.clear();
     Ok(repo)

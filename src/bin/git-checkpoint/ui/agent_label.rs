@@ -25,22 +25,32 @@ impl AgentLabels {
         AgentLabels { short }
     }
 
+    /// The short id of the session of a hook checkpoint; `None` for any other.
+    pub fn session(&self, record: &Checkpoint) -> Option<String> {
+        let session = meta(record, "session")?;
+        Some(
+            self.short
+                .get(session)
+                .map_or(session, String::as_str)
+                .to_string(),
+        )
+    }
+
     /// `<agent> <session>:prompt<N>` (or without the prompt, before the session's first
     /// one) for a hook checkpoint; `None` for any other.
     pub fn label(&self, record: &Checkpoint) -> Option<String> {
-        let meta = |key: &str| {
-            record
-                .meta
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
-        let session = meta("session")?;
-        let agent = meta("agent").unwrap_or("agent");
-        let short = self.short.get(session).map_or(session, String::as_str);
-        Some(match meta("prompt") {
+        let short = self.session(record)?;
+        let agent = meta(record, "agent").unwrap_or("agent");
+        Some(match meta(record, "prompt") {
             Some(n) => format!("{agent} {short}:prompt{n}"),
             None => format!("{agent} {short}"),
         })
     }
+}
+
+/// The value of `key` in `record`'s metadata.
+fn meta<'a>(record: &'a Checkpoint, key: &str) -> Option<&'a str> {
+    (record.meta.iter())
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }

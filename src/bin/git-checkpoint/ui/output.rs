@@ -3,13 +3,22 @@
 
 use git_checkpoint::diff::SizeDelta;
 use git_checkpoint::format::size::human_bytes;
-use git_checkpoint::format::text::escape_controls;
 use git_checkpoint::model::Head;
+use git_checkpoint::text::escape_controls;
 use git_checkpoint::CheckpointId;
 
 /// A worktree path for messages and JSON: lossy UTF-8.
 pub fn show_path(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
+}
+
+/// A size that may be negative (a store file that grew).
+pub fn signed_bytes(bytes: i64) -> String {
+    if bytes < 0 {
+        format!("-{}", human_bytes(bytes.unsigned_abs()))
+    } else {
+        human_bytes(bytes as u64)
+    }
 }
 
 /// A git commit id as people read it: its first 12 digits.

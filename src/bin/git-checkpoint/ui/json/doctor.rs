@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use git_checkpoint::ops::doctor::{Finding, Report};
+use git_checkpoint::doctor::{Finding, Report};
 
 /// `doctor`.
 #[derive(Debug, Serialize)]

@@ -9,6 +9,9 @@
 
 mod blame;
 mod doctor;
+mod error;
+mod operations;
+mod pages;
 mod records;
 mod remote;
 mod upkeep;
@@ -16,10 +19,15 @@ mod worktree;
 
 pub use blame::*;
 pub use doctor::*;
+pub use error::*;
+pub use operations::*;
+pub use pages::*;
 pub use records::*;
 pub use remote::*;
 pub use upkeep::*;
 pub use worktree::*;
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -27,10 +35,25 @@ use git_checkpoint::CheckpointId;
 
 use crate::ui::output::show_path;
 
+/// Whether this process printed its JSON document already: a command that fails after
+/// printing its report (`verify`, a revert with conflicts) prints no error document.
+static PRINTED: AtomicBool = AtomicBool::new(false);
+
 /// Prints `value` as the one JSON document on stdout.
 pub fn print(value: &impl Serialize) -> anyhow::Result<()> {
-    println!("{}", text(value)?);
+    print_text(&text(value)?);
     Ok(())
+}
+
+/// Prints a document made by [`text`] on stdout.
+pub fn print_text(document: &str) {
+    println!("{document}");
+    PRINTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether a document was printed ([`print`]).
+pub fn printed() -> bool {
+    PRINTED.load(Ordering::Relaxed)
 }
 
 /// `value` as the document `print` writes, for output made before it is written.

@@ -12,7 +12,7 @@ use super::hexes;
 use crate::ui::output::show_path;
 
 /// A checkpoint: `save`, each entry of `log`, and the start of `show`.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct CheckpointJson {
     /// Full id.
     pub id: String,
@@ -46,7 +46,7 @@ pub struct CheckpointJson {
 }
 
 /// A file a save skipped.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct SkippedJson {
     /// Its worktree path.
     pub path: String,
@@ -57,7 +57,7 @@ pub struct SkippedJson {
 }
 
 /// An attachment of a checkpoint.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AttachmentJson {
     /// The name it was attached under.
     pub name: String,
@@ -132,6 +132,16 @@ impl UnchangedJson {
     }
 }
 
+/// `save`: the checkpoint made, or what says nothing was.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum SaveJson {
+    /// A checkpoint was made.
+    Saved(Box<CheckpointJson>),
+    /// Nothing changed.
+    Unchanged(UnchangedJson),
+}
+
 /// How `diff` and `show` describe one changed file, and what `--stat` counts.
 #[derive(Clone, Debug, Serialize)]
 pub struct FileSummary {
@@ -160,7 +170,7 @@ pub struct FileSummary {
 }
 
 /// `show`: the checkpoint's fields, then its changes against its first parent.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ShowJson {
     /// The checkpoint, its fields at the top level.
     #[serde(flatten)]

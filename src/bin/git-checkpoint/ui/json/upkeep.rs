@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use git_checkpoint::clock::rfc3339;
+use git_checkpoint::ops::drop::Dropped;
 use git_checkpoint::ops::gc::{Outcome, Plan};
 use git_checkpoint::storage::stats::{CheckpointStats, Stats};
 use git_checkpoint::storage::verify;
@@ -28,6 +29,9 @@ pub struct DropJson {
     pub forgotten_fetched: Vec<String>,
     /// Stored bytes of everything that goes.
     pub stored_bytes_removed: u64,
+    /// Whether the checkpoints are kept for `undo` until a gc after the undo window
+    /// (false for a dry run, and for a drop of a damaged checkpoint, which goes for good).
+    pub kept_for_undo: bool,
 }
 
 /// A checkpoint `drop` removes.
@@ -51,10 +55,12 @@ pub struct MovedBranchJson {
 }
 
 impl DropJson {
-    /// The JSON view of a drop's plan; `applied` is false for a dry run.
-    pub fn new(plan: &Plan, applied: bool) -> Self {
+    /// The JSON view of a drop's plan; `applied` (what became of the checkpoints) is
+    /// `None` for a dry run.
+    pub fn new(plan: &Plan, applied: Option<Dropped>) -> Self {
         DropJson {
-            dry_run: !applied,
+            dry_run: applied.is_none(),
+            kept_for_undo: applied == Some(Dropped::KeptForUndo),
             removed: plan
                 .removed
                 .iter()

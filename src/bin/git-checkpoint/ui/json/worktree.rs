@@ -29,6 +29,9 @@ pub struct RestoreJson {
     pub dry_run: bool,
     /// Paths left as they are (too large or unreadable when saved, or never restored).
     pub untouched: Vec<String>,
+    /// The checkpoint to restore to undo the restore (the safety checkpoint, or the one
+    /// that held the worktree already), when something was written.
+    pub worktree_checkpoint: Option<String>,
 }
 
 impl RestoreJson {
@@ -42,8 +45,19 @@ impl RestoreJson {
             deleted: paths(&report.deleted),
             dry_run: report.dry_run,
             untouched: paths(&report.untouched),
+            worktree_checkpoint: report.worktree.map(CheckpointId::hex),
         }
     }
+}
+
+/// `restore`'s document: a whole or path-limited restore's, or `--only-session`'s.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum RestoreCommandJson {
+    /// The worktree, or some paths, restored.
+    Whole(RestoreJson),
+    /// Only a session's files put back.
+    Session(SessionRestoreJson),
 }
 
 /// `restore --only-session`.
@@ -63,6 +77,8 @@ pub struct SessionRestoreJson {
     /// The checkpoint to restore to undo the restore (the safety checkpoint, or the one
     /// that held the worktree already), when something was written.
     pub worktree_checkpoint: Option<String>,
+    /// The checkpoint the restore saved its result as, when something was written.
+    pub checkpoint: Option<String>,
     /// With `--dry-run`: whether a real run would save unsaved changes first.
     pub would_save: bool,
     /// Paths written (or that would be).
@@ -153,6 +169,7 @@ impl SessionRestoreJson {
             conflicts,
             safety_checkpoint: restored.safety_checkpoint.map(CheckpointId::hex),
             worktree_checkpoint: restored.worktree.map(CheckpointId::hex),
+            checkpoint: report.checkpoint.map(CheckpointId::hex),
             would_save: restored.would_save,
             written: paths(&restored.written),
             deleted: paths(&restored.deleted),
@@ -171,6 +188,9 @@ pub struct RevertJson {
     pub safety_checkpoint: Option<String>,
     /// The checkpoint to restore to undo the revert.
     pub worktree_checkpoint: Option<String>,
+    /// The checkpoint the revert saved its result as (not with conflicts, nor in a dry
+    /// run).
+    pub checkpoint: Option<String>,
     /// With `--dry-run`: whether a real run would save unsaved changes first.
     pub would_save: bool,
     /// Whether nothing was changed.
@@ -209,6 +229,7 @@ impl RevertJson {
             revision: rev.to_string(),
             safety_checkpoint: report.safety_checkpoint.map(CheckpointId::hex),
             worktree_checkpoint: report.worktree.map(CheckpointId::hex),
+            checkpoint: report.checkpoint.map(CheckpointId::hex),
             would_save: report.would_save,
             dry_run: report.dry_run,
             conflict_style: style.name(),

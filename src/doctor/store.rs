@@ -12,10 +12,10 @@ use std::os::unix::fs::MetadataExt;
 use super::{Check, Finding, Status};
 use crate::format::path::{quote_path, relative_to, shell_word};
 use crate::format::size::human_bytes;
-use crate::format::text::list_names;
 use crate::model::{Checkpoint, SkipReason, SkippedFile};
 use crate::ops::workspace::Workspace;
 use crate::storage::{Snapshot, StoreRead};
+use crate::text::list_names;
 use crate::Result;
 
 /// How many files a finding names; the others are counted.
