@@ -5,7 +5,8 @@
 
 use super::after_look::LookedScan;
 use super::readers::ScanMode;
-use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanRequest};
+use super::scan::{complete, ReadLimit, Scan, ScanEnd, ScanRequest};
+use super::strategy::scan_store;
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
 use crate::progress::Progress;

@@ -34,6 +34,7 @@ mod read;
 mod readers;
 mod scan;
 mod stat_match;
+mod strategy;
 mod stream;
 mod warning;
 mod watched;
@@ -59,7 +60,8 @@ pub use look::{look, look_by_walking};
 use look::{look_before_saving, save_mode, watched_unchanged, Looked};
 pub use readers::ScanMode;
 pub use scan::Scan;
-use scan::{complete, scan_store, ScanRequest};
+use scan::{complete, ScanRequest};
+use strategy::scan_store;
 pub use warning::Warning;
 
 /// What a save should record. Made with [`SaveOptions::new`] (or a workspace's

@@ -324,9 +324,8 @@ pub(super) type Files = Vec<(Vec<u8>, Node)>;
 /// The files and symlinks the scan captured, by path, and the stat cache changes; the
 /// problems met go to `warnings` and `skipped`. Each captured file's path came from its
 /// walk entry with its scan; the files are made in the buffer of `scanned` (a collect
-/// that reuses its allocation), so that a big tree is not held twice. A scan that may
-/// hand its walk back keeps the rest of each entry, and [`Scan::into_walked`] puts the
-/// paths back. Files read and settled go to `cache`, when the scan records them.
+/// that reuses its allocation), so that a big tree is not held twice. Files read and
+/// settled go to `cache`, when the scan records them.
 fn gather(
     entries: &[walk::WalkEntry],
     scanned: Vec<(Vec<u8>, Scanned)>,

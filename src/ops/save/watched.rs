@@ -286,7 +286,7 @@ pub(super) enum Listing {
     /// The watcher vouches for everything but the paths `partial` replaces: `walk` holds
     /// what a walk finds at and below them, the entries go into the base.
     Partial {
-        walk: Walk,
+        walk: Box<Walk>,
         watched: Watched,
         partial: Partial,
     },
@@ -381,7 +381,7 @@ pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -
                 replaced,
                 linked,
             }) => Listing::Partial {
-                walk: found,
+                walk: Box::new(found),
                 watched: Watched { linked, ..watched },
                 partial: Partial {
                     base: usable.current.tree,
