@@ -7,6 +7,9 @@
 pub trait Progress: Send + Sync + std::fmt::Debug {
     /// A stage begins: `files` files holding `bytes` bytes in all are to be gone through.
     fn begin(&self, stage: &str, files: u64, bytes: u64);
+    /// More files turned up for the stage under way, `files` holding `bytes` bytes: a
+    /// save finds its files as it goes, and never counts them all first.
+    fn more(&self, files: u64, bytes: u64);
     /// One more file of the stage is done; it held `bytes` bytes.
     fn file_done(&self, bytes: u64);
     /// The stage is over.

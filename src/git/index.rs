@@ -6,6 +6,7 @@
 //! Only what this module knows for certain is read: index versions 2 to 4 without a
 //! split or sparse index. Anything else is [`Unsupported`], and the caller asks git.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The index holds something this reader does not handle; ask git instead.
@@ -23,18 +24,34 @@ const MODE_TYPE_MASK: u32 = 0o170000;
 
 /// The paths the index at `path` holds, in index order (sorted by bytes), with a conflict's
 /// stages listed once each. A missing index holds nothing. `hash_len` is the object
-/// name length: 20 for SHA-1 repositories, 32 for SHA-256.
+/// name length: 20 for SHA-1 repositories, 32 for SHA-256. The file is read as it is
+/// parsed, never whole: at a million files it is some 90 MB, which a save would hold
+/// beside the paths (docs/design.md, "Save", memory).
 pub fn tracked_paths(path: &Path, hash_len: usize) -> Result<Vec<Vec<u8>>, Unsupported> {
-    let data = match std::fs::read(path) {
-        Ok(data) => data,
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(_) => return Err(Unsupported),
     };
-    parse(&data, hash_len).ok_or(Unsupported)
+    let len = file.metadata().map_err(|_| Unsupported)?.len();
+    let len = usize::try_from(len).map_err(|_| Unsupported)?;
+    parse_from(BufReader::with_capacity(64 << 10, file), len, hash_len).ok_or(Unsupported)
 }
 
+/// [`parse_from`] of an index held in memory.
+#[cfg(test)]
 fn parse(data: &[u8], hash_len: usize) -> Option<Vec<Vec<u8>>> {
-    let mut at = Cursor { data, pos: 0 };
+    parse_from(data, data.len(), hash_len)
+}
+
+/// The paths of the index that `reader` reads, `len` bytes in all.
+fn parse_from(reader: impl BufRead, len: usize, hash_len: usize) -> Option<Vec<Vec<u8>>> {
+    let mut at = Cursor {
+        reader,
+        pos: 0,
+        len,
+        scratch: Vec::new(),
+    };
     if at.take(4)? != b"DIRC" {
         return None;
     }
@@ -45,7 +62,7 @@ fn parse(data: &[u8], hash_len: usize) -> Option<Vec<Vec<u8>>> {
     let count = at.u32()? as usize;
     // The count is the file's word: reserve no more entries than its bytes can hold.
     let smallest_entry = STAT_BYTES + hash_len + 2 + 1;
-    let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count.min(data.len() / smallest_entry));
+    let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count.min(len / smallest_entry));
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at.pos;
@@ -83,27 +100,52 @@ fn parse(data: &[u8], hash_len: usize) -> Option<Vec<Vec<u8>>> {
     }
     // Extensions, up to the trailing checksum. A split index keeps most entries in
     // another file (`link`); a sparse index collapses directories (`sdir`).
-    while data.len() - at.pos > hash_len {
+    while len.checked_sub(at.pos)? > hash_len {
         let signature = at.take(4)?;
         if signature == b"link" || signature == b"sdir" {
             return None;
         }
         let size = at.u32()? as usize;
-        at.take(size)?;
+        at.skip(size)?;
     }
     Some(paths)
 }
 
-struct Cursor<'a> {
-    data: &'a [u8],
+/// Reads an index front to back, holding only the field being read.
+struct Cursor<R> {
+    reader: R,
+    /// Bytes read so far.
     pos: usize,
+    /// Bytes in the index: nothing past them is read, so that a length the file states
+    /// never sizes a buffer beyond the file.
+    len: usize,
+    /// The field last read.
+    scratch: Vec<u8>,
 }
 
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let bytes = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+impl<R: BufRead> Cursor<R> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if n > self.len.checked_sub(self.pos)? {
+            return None;
+        }
+        self.scratch.resize(n, 0);
+        self.reader.read_exact(&mut self.scratch).ok()?;
         self.pos += n;
-        Some(bytes)
+        Some(&self.scratch)
+    }
+
+    /// Passes over the next `n` bytes (an extension's body), holding none of them.
+    fn skip(&mut self, n: usize) -> Option<()> {
+        if n > self.len.checked_sub(self.pos)? {
+            return None;
+        }
+        let skipped = std::io::copy(&mut (&mut self.reader).take(n as u64), &mut std::io::sink());
+        if skipped.ok()? != n as u64 {
+            return None;
+        }
+        self.pos += n;
+        Some(())
     }
 
     fn u16(&mut self) -> Option<u16> {
@@ -129,11 +171,19 @@ impl<'a> Cursor<'a> {
         Some(value)
     }
 
-    fn until_nul(&mut self) -> Option<&'a [u8]> {
-        let rest = self.data.get(self.pos..)?;
-        let len = rest.iter().position(|&b| b == 0)?;
-        self.pos += len + 1;
-        Some(&rest[..len])
+    /// The bytes up to the next NUL, which is read and left out.
+    fn until_nul(&mut self) -> Option<&[u8]> {
+        let rest = self.len.checked_sub(self.pos)?;
+        self.scratch.clear();
+        let read = (&mut self.reader)
+            .take(rest as u64)
+            .read_until(0, &mut self.scratch)
+            .ok()?;
+        if self.scratch.pop() != Some(0) {
+            return None;
+        }
+        self.pos += read;
+        Some(&self.scratch)
     }
 }
 
@@ -173,9 +223,12 @@ mod tests {
     #[test]
     fn varint_matches_git() {
         // git encodes 128 as 0x80 0x00 and 16511 as 0xff 0x7f.
+        let data: &[u8] = &[0x80, 0x00, 0xff, 0x7f, 0x05];
         let mut c = Cursor {
-            data: &[0x80, 0x00, 0xff, 0x7f, 0x05],
+            reader: data,
             pos: 0,
+            len: data.len(),
+            scratch: Vec::new(),
         };
         assert_eq!(c.varint(), Some(128));
         assert_eq!(c.varint(), Some(16511));

@@ -14,11 +14,10 @@
 //!
 //! [`RACY_MARGIN_NS`]: super::stat_cache::RACY_MARGIN_NS
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::stat_cache::FileStat;
+use crate::Result;
 
 /// What a walk kept of one directory's entries (`.git` and ignored entries left out).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,9 +88,18 @@ pub fn rule_settled(stat: Option<&FileStat>, clock_ns: i64) -> bool {
     stat.is_none_or(|stat| stat.is_settled(clock_ns))
 }
 
-/// The listings a walk may trust, by worktree directory path (the top is the empty
-/// path).
-pub type DirCache = HashMap<Vec<u8>, DirListing>;
+/// The listings earlier walks recorded, by worktree directory path (the top is the empty
+/// path), looked up one directory at a time as a walk comes to it: a walk never holds
+/// the whole cache, which names every file of the worktree (docs/design.md, "Save",
+/// memory). Shared by the walk's threads.
+pub trait DirListings: Sync {
+    /// The listing recorded for `dir`, if one is and it decodes (one that does not is
+    /// only a missed shortcut: the directory is listed again).
+    fn get(&self, dir: &[u8]) -> Option<DirListing>;
+
+    /// Calls `each` with every directory a listing is recorded for.
+    fn each_dir(&self, each: &mut dyn FnMut(&[u8])) -> Result<()>;
+}
 
 /// The changes to the directory cache one walk found.
 #[derive(Clone, Debug, Default)]

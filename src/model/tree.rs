@@ -10,7 +10,9 @@ use crate::format::chunk::{ChunkParams, Hasher};
 use crate::format::codec;
 use crate::{ChunkId, Error, Result, TreeId};
 
+mod builder;
 mod splice;
+pub use builder::{MadeTree, TreeBuilder};
 pub use splice::{splice, Spliced};
 
 /// What a name in a directory is.
@@ -135,68 +137,40 @@ pub struct Totals {
 pub type PendingTrees = HashMap<TreeId, Vec<u8>>;
 
 /// Builds the trees for a flat list of `(path, node)` (paths relative to the root,
-/// `/`-separated, sorted by bytes, no `Dir` nodes) and returns the root tree id.
-/// Every tree goes into `pending`; the caller stores the ones the store lacks.
-/// The list is used up: each entry's path and node are moved into its tree (no copy
-/// per file, docs/performance.md), and what is left in `files` is of no use.
+/// `/`-separated, sorted by bytes, no `Dir` nodes) and returns the root tree id; a list
+/// out of order is an [`Error::Internal`]. Every tree goes into `pending`; the caller
+/// stores the ones the store lacks. The list is used up: each entry's path and node are
+/// moved into its tree (no copy per file, docs/performance.md), and what is left in
+/// `files` is of no use.
 pub fn build(
     hasher: &Hasher,
     files: &mut [(Vec<u8>, Node)],
     pending: &mut PendingTrees,
-) -> (TreeId, Totals) {
-    let mut totals = Totals::default();
-    let root = build_dir(hasher, files, 0, pending, &mut totals);
-    (root, totals)
+) -> Result<(TreeId, Totals)> {
+    build_dir(hasher, files, 0, pending)
 }
 
+/// [`build`] of `files` that all lie below one directory, whose path with its slash is
+/// the first `prefix_len` bytes of each.
 fn build_dir(
     hasher: &Hasher,
     files: &mut [(Vec<u8>, Node)],
     prefix_len: usize,
     pending: &mut PendingTrees,
-    totals: &mut Totals,
-) -> TreeId {
-    let mut entries = Vec::new();
-    let mut i = 0;
-    while i < files.len() {
-        match files[i].0[prefix_len..].iter().position(|&b| b == b'/') {
-            None => {
-                let (path, node) = &mut files[i];
-                if let Node::File { size, .. } | Node::FileWithMode { size, .. } = node {
-                    totals.bytes += *size;
-                }
-                totals.files += 1;
-                // The entry is read no more: its path becomes the name in place, its
-                // node moves (an empty symlink, which allocates nothing, left behind).
-                let mut name = std::mem::take(path);
-                name.drain(..prefix_len);
-                let node = std::mem::replace(node, Node::Symlink { target: Vec::new() });
-                entries.push(Entry { name, node });
-                i += 1;
-            }
-            Some(slash) => {
-                // Sorted input keeps every path under `name/` in one contiguous run.
-                let dir_len = prefix_len + slash + 1;
-                let dir_prefix = &files[i].0[..dir_len];
-                let end = i + files[i..]
-                    .iter()
-                    .position(|(p, _)| !p.starts_with(dir_prefix))
-                    .unwrap_or(files.len() - i);
-                let name = files[i].0[prefix_len..dir_len - 1].to_vec();
-                let child = build_dir(hasher, &mut files[i..end], dir_len, pending, totals);
-                entries.push(Entry {
-                    name,
-                    node: Node::Dir { tree: child },
-                });
-                i = end;
-            }
-        }
+) -> Result<(TreeId, Totals)> {
+    let mut builder = TreeBuilder::new(hasher);
+    let mut made = |_: &[u8], id: TreeId, encoded: Vec<u8>| {
+        pending.entry(id).or_insert(encoded);
+        Ok(())
+    };
+    for (path, node) in files {
+        let mut path = std::mem::take(path);
+        path.drain(..prefix_len);
+        // An empty symlink, which allocates nothing, is left behind.
+        let node = std::mem::replace(node, Node::Symlink { target: Vec::new() });
+        builder.push(path, node, &mut made)?;
     }
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    let encoded = codec::encode(&Tree { entries });
-    let id = hasher.tree_id(&encoded);
-    pending.entry(id).or_insert(encoded);
-    id
+    builder.finish(&mut made)
 }
 
 /// Keeps in `pending` only the trees reachable from `root` through trees of `pending`
@@ -442,7 +416,7 @@ mod tests {
             (path("c/y"), file(2)),
         ];
         let mut pending = PendingTrees::new();
-        let (root, _) = build(&hasher, &mut files.clone(), &mut pending);
+        let (root, _) = build(&hasher, &mut files.clone(), &mut pending).unwrap();
         // root, a/ = b/, c/
         assert_eq!(pending.len(), 3);
         let read = |pending: &PendingTrees, id: TreeId| -> Result<Tree> {
@@ -471,7 +445,9 @@ mod tests {
             (path("c/y"), file(3)),
         ];
         assert_eq!(
-            build(&hasher, &mut new_files.clone(), &mut expected).0,
+            build(&hasher, &mut new_files.clone(), &mut expected)
+                .unwrap()
+                .0,
             spliced.root
         );
         assert_eq!(pending, expected);
@@ -517,7 +493,7 @@ mod tests {
             (b"b/x".to_vec(), file(3)),
         ];
         let mut pending = PendingTrees::new();
-        let (root, totals) = build(&hasher, &mut files.clone(), &mut pending);
+        let (root, totals) = build(&hasher, &mut files.clone(), &mut pending).unwrap();
         assert_eq!(totals.files, 5);
         // root + one shared tree for a/ and b/
         assert_eq!(pending.len(), 2);
@@ -557,7 +533,7 @@ mod tests {
             (b"c".to_vec(), node(b"c")),
         ];
         let mut pending = PendingTrees::new();
-        build(&hasher, &mut files.clone(), &mut pending);
+        build(&hasher, &mut files.clone(), &mut pending).unwrap();
         for bytes in pending.values() {
             let tree: Tree = codec::decode(bytes, "tree").unwrap();
             assert_eq!(tree_problem(&tree, &params), None, "{tree:?}");

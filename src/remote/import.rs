@@ -195,7 +195,7 @@ impl Writer<'_> {
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut pending = PendingTrees::new();
-        let (root, totals) = tree::build(self.hasher, &mut files, &mut pending);
+        let (root, totals) = tree::build(self.hasher, &mut files, &mut pending)?;
         let like = match commit.parents.first() {
             Some(&parent) => Some(txn.checkpoint(parent)?.tree),
             None => None,

@@ -13,7 +13,7 @@ use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
-use crate::model::dir_cache::{DirCache, DirListing};
+use crate::model::dir_cache::{DirListing, DirListings};
 use crate::model::stat_cache::CacheEntry;
 use crate::model::{Checkpoint, Head, PendingTrees};
 use crate::{CheckpointId, ChunkId, Result, TreeId};
@@ -253,32 +253,24 @@ impl<'s> Snapshot<'s> {
         Ok(out)
     }
 
-    /// The directory cache: every listing that decodes (one that does not is only a
-    /// missed shortcut: that directory is listed again). Empty in a store no save has
-    /// written a listing to.
-    pub fn dir_cache(&self) -> Result<DirCache> {
-        let mut cache = DirCache::new();
-        if let Some(table) = self.optional(DIR_CACHE)? {
-            for item in table.iter()? {
-                let (path, value) = item?;
-                if let Ok(listing) = codec::decode::<DirListing>(value.value(), "directory listing")
-                {
-                    cache.insert(path.value().to_vec(), listing);
-                }
-            }
-        }
-        Ok(cache)
+    /// The directory cache, read one listing at a time ([`DirListings`]). Empty in a
+    /// store no save has written a listing to.
+    pub fn dir_cache(&self) -> Result<StoredDirCache> {
+        Ok(StoredDirCache {
+            table: self.optional(DIR_CACHE)?,
+        })
     }
 
-    /// Calls `each` with every stat-cache entry, in path order; an entry is decoded only
-    /// when asked ([`CachedEntry::decode`]).
-    pub fn for_each_cached(&self, mut each: impl FnMut(&[u8], CachedEntry<'_>)) -> Result<()> {
-        for item in self.txn.open_table(STAT_CACHE)?.iter()? {
-            let (path, value) = item?;
-            crate::trace::CACHE_ENTRIES_READ.add(1);
-            each(path.value(), CachedEntry(value.value()));
-        }
-        Ok(())
+    /// The stat cache read in path order, as a walk in the same order asks for each
+    /// path's entry ([`StatCacheCursor`]): one pass over the table, holding nothing of it.
+    pub fn stat_cache_cursor(&self) -> Result<StatCacheCursor> {
+        Ok(StatCacheCursor {
+            entries: self
+                .txn
+                .open_table(STAT_CACHE)?
+                .range::<&[u8]>(..)?
+                .peekable(),
+        })
     }
 
     /// Calls `each` with the stat-cache entry of `path` and those of every path below
@@ -342,6 +334,86 @@ impl CheckpointReader {
             Some(table) => records::summary(table, id),
             None => Ok(None),
         }
+    }
+}
+
+/// The directory cache as a snapshot holds it ([`Snapshot::dir_cache`]): each listing
+/// read and decoded when a walk asks for it.
+pub struct StoredDirCache {
+    /// Absent in stores no save has written a listing to.
+    table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+}
+
+impl DirListings for StoredDirCache {
+    fn get(&self, dir: &[u8]) -> Option<DirListing> {
+        let value = self.table.as_ref()?.get(dir).ok()??;
+        codec::decode(value.value(), "directory listing").ok()
+    }
+
+    fn each_dir(&self, each: &mut dyn FnMut(&[u8])) -> Result<()> {
+        if let Some(table) = &self.table {
+            for item in table.iter()? {
+                let (path, _) = item?;
+                each(path.value());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The stat cache read in path-byte order alongside a walk in the same order
+/// ([`Snapshot::stat_cache_cursor`]).
+pub struct StatCacheCursor {
+    entries: std::iter::Peekable<redb::Range<'static, &'static [u8], &'static [u8]>>,
+}
+
+impl StatCacheCursor {
+    /// The entry of `path` (which must sort after every path asked for before), if it
+    /// has one; `passed` gets each cached path sorted before it, which the walk did not
+    /// find. An entry that does not decode is `Ok(None)`: only a missed shortcut.
+    pub fn entry(
+        &mut self,
+        path: &[u8],
+        passed: &mut dyn FnMut(&[u8]),
+    ) -> Result<Option<CacheEntry>> {
+        loop {
+            let key_order = match self.entries.peek() {
+                None => return Ok(None),
+                Some(Err(_)) => {
+                    return match self.entries.next() {
+                        Some(Err(e)) => Err(e.into()),
+                        _ => Ok(None),
+                    }
+                }
+                Some(Ok((key, _))) => key.value().cmp(path),
+            };
+            match key_order {
+                std::cmp::Ordering::Greater => return Ok(None),
+                std::cmp::Ordering::Less => {
+                    if let Some(Ok((key, _))) = self.entries.next() {
+                        crate::trace::CACHE_ENTRIES_READ.add(1);
+                        passed(key.value());
+                    }
+                }
+                std::cmp::Ordering::Equal => {
+                    let Some(Ok((_, value))) = self.entries.next() else {
+                        return Ok(None);
+                    };
+                    crate::trace::CACHE_ENTRIES_READ.add(1);
+                    return Ok(CachedEntry(value.value()).decode().ok());
+                }
+            }
+        }
+    }
+
+    /// Passes every cached path not asked for yet to `passed`.
+    pub fn rest(&mut self, passed: &mut dyn FnMut(&[u8])) -> Result<()> {
+        for item in self.entries.by_ref() {
+            let (key, _) = item?;
+            crate::trace::CACHE_ENTRIES_READ.add(1);
+            passed(key.value());
+        }
+        Ok(())
     }
 }
 

@@ -14,7 +14,7 @@ use super::tree_reader::{TreeReader, TreeTable};
 use crate::format::chunk::Hasher;
 use crate::format::codec;
 use crate::model::branch::BranchName;
-use crate::model::dir_cache::DirCacheUpdates;
+use crate::model::dir_cache::{DirCacheUpdates, DirListing};
 use crate::model::operation::Invocation;
 use crate::model::retention::GcRemoval;
 use crate::model::session::numbered_prompt;
@@ -346,6 +346,40 @@ impl<'s> Transaction<'s> {
         Ok(out)
     }
 
+    /// Writes one batch of a save as it arrives: new chunks into packs (as
+    /// [`Transaction::pack_chunks`]), and the trees and cache records that come with
+    /// them, every table held open for the batch ([`BatchSink`]).
+    pub fn write_batch<T>(
+        &self,
+        packer: &mut Packer,
+        add: impl FnOnce(&mut BatchSink<'_, '_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut index = self.txn.open_table(CHUNKS)?;
+        let mut packs = self.txn.open_table(PACKS)?;
+        let mut trees = self.txn.open_table(TREES)?;
+        let mut stat_cache = self.txn.open_table(STAT_CACHE)?;
+        let mut dir_cache = self.txn.open_table(DIR_CACHE)?;
+        let writer = match &mut packer.0 {
+            Some(writer) => writer,
+            None => packer.0.insert(PackWriter::new(&packs)?),
+        };
+        let mut sink = BatchSink {
+            chunks: ChunkSink {
+                index: &mut index,
+                packs: &mut packs,
+                writer,
+            },
+            trees: &mut trees,
+            stat_cache: &mut stat_cache,
+            dir_cache: &mut dir_cache,
+            hasher: self.hasher,
+        };
+        let out = add(&mut sink)?;
+        let chunks = sink.chunks;
+        chunks.writer.finish(chunks.index, chunks.packs)?;
+        Ok(out)
+    }
+
     /// Gives checkpoint `id` new parents (gc re-parents around removed checkpoints; the
     /// id stays, docs/design.md "Ids").
     ///
@@ -453,6 +487,63 @@ impl ChunkSink<'_, '_> {
     /// and indexes its chunks, all in this transaction (docs/design.md invariant 15).
     pub fn add_sealed(&mut self, block: SealedBlock) -> Result<()> {
         self.writer.add_sealed(self.index, self.packs, block)
+    }
+}
+
+/// Takes a save's batch into one transaction ([`Transaction::write_batch`]): new chunks,
+/// the trees the store lacks, and stat and directory cache records.
+pub struct BatchSink<'a, 't> {
+    chunks: ChunkSink<'a, 't>,
+    trees: &'a mut redb::Table<'t, u128, &'static [u8]>,
+    stat_cache: &'a mut redb::Table<'t, &'static [u8], &'static [u8]>,
+    dir_cache: &'a mut redb::Table<'t, &'static [u8], &'static [u8]>,
+    hasher: &'a Hasher,
+}
+
+impl<'a, 't> BatchSink<'a, 't> {
+    /// The chunks of the batch.
+    pub fn chunks(&mut self) -> &mut ChunkSink<'a, 't> {
+        &mut self.chunks
+    }
+
+    /// Stores tree `id` (its canonical record `encoded`) unless the store has it; `like`
+    /// is the tree at the same path in the parent checkpoint, which it is stored as a
+    /// delta of when that is much smaller (as [`Transaction::add_trees`] stores trees).
+    /// Returns the bytes stored.
+    pub fn add_tree(&mut self, id: TreeId, encoded: &[u8], like: Option<TreeId>) -> Result<usize> {
+        if self.trees.get(id.0)?.is_some() {
+            return Ok(0);
+        }
+        let stored = tree_codec::stored_form(&*self.trees, self.hasher, encoded, like)?;
+        self.trees.insert(id.0, stored.as_slice())?;
+        Ok(stored.len())
+    }
+
+    /// Whether every chunk of `chunks` is in the store, with what this transaction added.
+    pub fn has_chunks(&self, chunks: &[ChunkId]) -> Result<bool> {
+        for &id in chunks {
+            if !self.chunks.contains(id)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Records in the stat cache that `path`, with metadata `stat`, holds `chunks`, which
+    /// must be in the store already (see [`BatchSink::has_chunks`]): a batch commits on
+    /// its own, and a stat cache entry is trusted as soon as it is committed.
+    pub fn put_cached(&mut self, path: &[u8], stat: &FileStat, chunks: &[ChunkId]) -> Result<()> {
+        let entry = CacheEntryRef { stat, chunks };
+        self.stat_cache
+            .insert(path, codec::encode(&entry).as_slice())?;
+        Ok(())
+    }
+
+    /// Records the listing of directory `dir` in the directory cache.
+    pub fn put_listing(&mut self, dir: &[u8], listing: &DirListing) -> Result<()> {
+        self.dir_cache
+            .insert(dir, codec::encode(listing).as_slice())?;
+        Ok(())
     }
 }
 

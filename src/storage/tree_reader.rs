@@ -161,6 +161,18 @@ impl<'a> TreeReader<'a> {
         Ok(tree)
     }
 
+    /// Whether tree `id` is among the trees built in memory or stored (stored as
+    /// anything: nothing is read or checked).
+    pub fn contains(&self, id: TreeId) -> Result<bool> {
+        if self.pending.is_some_and(|p| p.contains_key(&id)) {
+            return Ok(true);
+        }
+        Ok(match &self.table {
+            TreeTable::Read(table) => table.get(id.0)?.is_some(),
+            TreeTable::Write(table) => table.get(id.0)?.is_some(),
+        })
+    }
+
     /// Tree `id` reached as a subdirectory: checked as [`TreeReader::get`] does, and
     /// not empty (saves only record directories that hold files, so a walk that enters
     /// a changed directory always finds a change in it).

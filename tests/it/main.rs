@@ -80,6 +80,7 @@ mod cmd_revert_safety;
 mod cmd_revert_saves;
 mod cmd_save;
 mod cmd_save_after_look;
+mod cmd_save_memory;
 mod cmd_save_unchanged;
 mod cmd_sessions;
 mod cmd_show_diff_turns;

@@ -143,13 +143,14 @@ impl Splicer<'_> {
                 } else {
                     // Only the new files below one replaced path: copied, since
                     // `build_dir` uses up what it is given.
-                    let id = build_dir(
+                    let (id, totals) = build_dir(
                         self.hasher,
                         &mut files_below.to_vec(),
                         path.len() + 1,
                         self.pending,
-                        &mut self.added,
-                    );
+                    )?;
+                    self.added.files += totals.files;
+                    self.added.bytes += totals.bytes;
                     Some(Node::Dir { tree: id })
                 }
             } else {
@@ -244,7 +245,7 @@ mod tests {
         let mut flat: Vec<(Vec<u8>, Node)> =
             files.iter().map(|(p, n)| (p.clone(), n.clone())).collect();
         let mut pending = PendingTrees::new();
-        let (root, totals) = build(hasher, &mut flat, &mut pending);
+        let (root, totals) = build(hasher, &mut flat, &mut pending).unwrap();
         (root, totals, pending)
     }
 
@@ -361,7 +362,7 @@ mod tests {
     fn a_file_no_replaced_path_covers_is_refused() {
         let hasher = Hasher::new([4; 32], ChunkParams::default());
         let mut stored = PendingTrees::new();
-        let (base, _) = build(&hasher, &mut [(b"a".to_vec(), test_file(1))], &mut stored);
+        let (base, _) = build(&hasher, &mut [(b"a".to_vec(), test_file(1))], &mut stored).unwrap();
         let mut read = |id: TreeId| -> Result<Tree> { codec::decode(&stored[&id], "tree") };
         let err = splice(
             &hasher,

@@ -11,8 +11,9 @@
 //! read again as they now are (docs/design.md invariant 20).
 
 use super::readers::{read_and_gather, FileRules, Files, Reading};
-use super::scan::{complete, scan_store, Handing, Scan, ScanRequest};
+use super::scan::{complete, Handing, Scan, ScanRequest};
 use super::stat_match::Cached;
+use super::strategy::scan_store;
 use super::watched::Watched;
 use super::Warning;
 use crate::git::repo::Repo;

@@ -5,7 +5,8 @@
 
 use super::after_look::LookedScan;
 use super::readers::ScanMode;
-use super::scan::{complete, scan_store, ReadLimit, Scan, ScanEnd, ScanRequest, Walked};
+use super::scan::{complete, ReadLimit, Scan, ScanEnd, ScanRequest};
+use super::strategy::scan_store;
 use super::{watched, SaveOptions, SaveOutcome, SaveReport};
 use crate::git::repo::Repo;
 use crate::progress::Progress;
@@ -19,17 +20,9 @@ use crate::Result;
 pub(super) enum Looked {
     /// Nothing changed: the save's report.
     Unchanged(SaveReport),
-    /// Something changed, or may have: what the look found, for the save to go on from.
-    Changed(Option<Handed>),
-}
-
-/// What a save's look hands its write path.
-pub(super) enum Handed {
-    /// The look stopped before reading (more to read than it reads itself): its walk.
-    Walked(Box<Walked>),
-    /// The look scanned the worktree: its findings, so that the write path reads again
-    /// only what the look read ([`super::after_look`]).
-    Scanned(Box<LookedScan>),
+    /// Something changed, or may have: what the look found, for the save to go on from
+    /// (`None`: the write path looks afresh).
+    Changed(Option<Box<LookedScan>>),
 }
 
 /// Files and bytes a save that holds the store read-only reads itself to decide that
@@ -63,7 +56,7 @@ pub(super) fn look_before_saving(
     };
     let scan = match scan_store(repo, read, request)? {
         ScanEnd::Scanned(scan) => scan,
-        ScanEnd::TooMuchToRead(walked) => return Ok(Looked::Changed(Some(Handed::Walked(walked)))),
+        ScanEnd::TooMuchToRead => return Ok(Looked::Changed(None)),
     };
     let current = {
         let _span = crate::trace::span("compare with the current checkpoint");
@@ -86,9 +79,7 @@ pub(super) fn look_before_saving(
             skipped: scan.skipped,
             gc: None,
         }),
-        None => {
-            Looked::Changed(LookedScan::of(*scan).map(|looked| Handed::Scanned(Box::new(looked))))
-        }
+        None => Looked::Changed(LookedScan::of(*scan).map(Box::new)),
     })
 }
 
@@ -141,10 +132,9 @@ pub fn look_by_walking<'s>(
     store: &'s impl StoreRead,
     progress: Option<&dyn Progress>,
 ) -> Result<Scan<'s>> {
-    let walked = Walked::by_walking(repo, store)?;
     let request = ScanRequest {
         progress,
-        walked: Some(walked),
+        walk: true,
         ..ScanRequest::new(ScanMode::HashOnly, settings)
     };
     complete(scan_store(repo, store, request)?)

@@ -34,8 +34,11 @@ mod read;
 mod readers;
 mod scan;
 mod stat_match;
+mod strategy;
+mod stream;
 mod warning;
 mod watched;
+mod window;
 mod writer;
 
 use std::path::PathBuf;
@@ -51,12 +54,14 @@ use crate::settings::Settings;
 use crate::storage::{OpenedStore, ReadStore, Store, StoreRead, Transaction};
 use crate::{CheckpointId, Result};
 
+use after_look::LookedScan;
 pub(crate) use content::store_content;
 pub use look::{look, look_by_walking};
-use look::{look_before_saving, save_mode, watched_unchanged, Handed, Looked};
+use look::{look_before_saving, save_mode, watched_unchanged, Looked};
 pub use readers::ScanMode;
-use scan::{complete, scan_store, ScanRequest};
-pub use scan::{Scan, Walked};
+pub use scan::Scan;
+use scan::{complete, ScanRequest};
+use strategy::scan_store;
 pub use warning::Warning;
 
 /// What a save should record. Made with [`SaveOptions::new`] (or a workspace's
@@ -263,33 +268,26 @@ pub fn record_unsaved_result(store: &Store, operation: NewOperation) -> Result<(
 /// Saves the worktree as a child of the current checkpoint and moves HEAD's branch to it,
 /// unless nothing changed and `allow_empty` is off.
 pub fn save(repo: &Repo, store: &Store, options: &SaveOptions) -> Result<SaveReport> {
-    if options.walk {
-        let walked = Walked::by_walking(repo, store)?;
-        return save_walked(repo, store, options, Some(Handed::Walked(Box::new(walked))));
-    }
-    if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
-        return Ok(report);
+    if !options.walk {
+        if let Some(report) = watched_unchanged(repo, &store.snapshot()?, options)? {
+            return Ok(report);
+        }
     }
     save_walked(repo, store, options, None)
 }
 
-/// [`save`], going on from `handed` when a walk or a read-only look was made already.
+/// [`save`], going on from what a read-only look found, when one was made.
 fn save_walked(
     repo: &Repo,
     store: &Store,
     options: &SaveOptions,
-    handed: Option<Handed>,
+    looked: Option<Box<LookedScan>>,
 ) -> Result<SaveReport> {
     let attachments = content::read_attachments(options)?;
-    let (walked, looked) = match handed {
-        Some(Handed::Walked(walked)) => (Some(*walked), None),
-        Some(Handed::Scanned(looked)) => (None, Some(looked)),
-        None => (None, None),
-    };
     let request = ScanRequest {
         writer: Some(store),
         progress: options.progress.as_deref(),
-        walked,
+        walk: options.walk,
         ..ScanRequest::new(save_mode(options)?, &options.settings)
     };
     let mut scan = match looked {
@@ -430,18 +428,18 @@ pub fn save_then_gc_if_changed(
     options: &SaveOptions,
 ) -> Result<(SaveReport, OpenedStore)> {
     let look = !options.allow_empty && !options.has_attachments() && repo.store_path().exists();
-    let walked = if look {
+    let looked = if look {
         let read = open_read()?;
         match look_before_saving(repo, &read, options)? {
             Looked::Unchanged(report) => return Ok((report, OpenedStore::Read(read))),
-            Looked::Changed(walked) => walked,
+            Looked::Changed(looked) => looked,
         }
     } else {
         None
     };
     crate::fault::point("save-looked");
     let mut store = open_for_writing()?;
-    let mut report = save_walked(repo, &store, options, walked)?;
+    let mut report = save_walked(repo, &store, options, looked)?;
     if matches!(report.outcome, SaveOutcome::Saved { .. }) {
         report.gc = gc::after_save(&options.settings, &mut store);
     }

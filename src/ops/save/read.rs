@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use super::content::READ_WHOLE_LIMIT;
 use super::stat_match::Cached;
@@ -96,6 +96,40 @@ impl Scanned {
     }
 }
 
+/// How many chunk ids [`SentChunks`] keeps in each of its two generations.
+const SENT_REMEMBERED: usize = 1 << 16;
+
+/// The chunks a scan sent to the writer lately, so that a chunk that recurs (a file
+/// copied, a licence in every package) is compressed and sent once. Bounded: two
+/// generations of [`SENT_REMEMBERED`] ids, the older dropped when the newer fills, so
+/// that a save of a million new files does not hold a million ids (docs/design.md,
+/// "Save", memory). A chunk that recurs after more new chunks than that is compressed
+/// again, and the writer, which finds it in the store by then, stores it once; in a solid
+/// block, its bytes are stored a second time.
+#[derive(Default)]
+pub(super) struct SentChunks {
+    /// The newer generation, then the older.
+    generations: Mutex<(HashSet<ChunkId>, HashSet<ChunkId>)>,
+}
+
+impl SentChunks {
+    /// Whether `id` is sent now for the first time as far as this remembers; it is
+    /// remembered from now on.
+    pub(super) fn first_sending(&self, id: ChunkId) -> bool {
+        let Ok(mut generations) = self.generations.lock() else {
+            return true;
+        };
+        let (newer, older) = &mut *generations;
+        if older.contains(&id) || !newer.insert(id) {
+            return false;
+        }
+        if newer.len() >= SENT_REMEMBERED {
+            *older = std::mem::take(newer);
+        }
+        true
+    }
+}
+
 /// What every reader thread of a scan shares: where the files are, how to name and
 /// find chunks, and where new ones go.
 pub(super) struct ScanContext<'a> {
@@ -105,16 +139,17 @@ pub(super) struct ScanContext<'a> {
     pub(super) hasher: &'a Hasher,
     /// The chunks the store holds (a chunk it has is never sent again).
     pub(super) chunks: &'a ReadChunks,
-    /// The chunks already sent to the writer by this scan (or put in `block`).
-    pub(super) sent: &'a Mutex<HashSet<ChunkId>>,
+    /// The chunks this scan sent to the writer (or put in `block`) lately.
+    pub(super) sent: &'a SentChunks,
     /// The open solid block every reader adds small new chunks to; the one whose chunk
     /// does not fit takes it, compresses it outside the lock and sends it. The last one
     /// is sent by [`ScanContext::send_last_block`].
     pub(super) block: &'a Mutex<OpenBlock>,
     /// Where new chunks go and their zstd level; `None` when the scan stores nothing.
     pub(super) tx: Option<(ChunkSender, i32)>,
-    /// The filesystem's clock when the scan began, to judge whether a file is settled.
-    pub(super) clock_ns: i64,
+    /// The filesystem's clock, read before the scan read any file, to judge whether a
+    /// file is settled; unset (nothing is settled) while no file was to be read.
+    pub(super) clock_ns: OnceLock<i64>,
     /// Leave out unreadable files (recorded as skipped) instead of failing.
     pub(super) skip_unreadable: bool,
     /// `checkpoint.keepPermissions`: record every permission bit, not only git's one.
@@ -183,7 +218,7 @@ impl ScanContext<'_> {
                 std::thread::sleep(std::time::Duration::from_millis(5 * attempt as u64));
                 continue;
             }
-            let settled = stat.is_settled(self.clock_ns);
+            let settled = stat.is_settled(self.clock_ns.get().copied().unwrap_or(i64::MIN));
             if !settled && first_read.as_ref() != Some(&chunk_ids) {
                 first_read = Some(chunk_ids);
                 continue;
@@ -279,7 +314,7 @@ impl ScanContext<'_> {
         };
         let level = *level;
         let known = self.chunks.contains(id)?;
-        let fresh = !known && self.sent.lock().map(|mut s| s.insert(id)).unwrap_or(true);
+        let fresh = !known && self.sent.first_sending(id);
         if !fresh {
             return Ok(id);
         }

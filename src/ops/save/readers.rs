@@ -6,14 +6,13 @@
 //! the worktree ([`super::scan`]) and the write path after a save's look
 //! ([`super::after_look`]) both read through it.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::read::{CacheChange, ScanContext, Scanned};
+use super::read::{CacheChange, ScanContext, Scanned, SentChunks};
 use super::stat_match::Cached;
-use super::writer::{write_chunks, ToWrite};
+use super::writer::{write_chunks, ChunkSender, ToWrite};
 use super::Warning;
 use crate::format::size::human_bytes;
 use crate::git::repo::Repo;
@@ -21,10 +20,10 @@ use crate::model::tree::Node;
 use crate::model::SkippedFile;
 use crate::progress::Progress;
 use crate::settings::{Settings, DEFAULT_MAX_FILE_SIZE};
-use crate::storage::pack::OpenBlock;
+use crate::storage::pack::{OpenBlock, ReadChunks};
 use crate::storage::{CacheWriter, Snapshot, Store, StoreRead, Transaction};
 use crate::worktree::walk;
-use crate::{ChunkId, Error, Result};
+use crate::{Error, Result};
 
 /// Whether a scan stores what it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,46 +87,30 @@ pub(super) fn read_and_gather<'s, S: StoreRead>(
         progress,
         to_read,
     } = how;
-    // The clock is needed only to judge files read now. A look at a store it may not
-    // write (another user's, a read-only copy) has no clock: then no file counts as
-    // settled, and each changed one is read twice.
-    let clock_ns = if to_read == 0 {
-        i64::MIN
-    } else {
-        let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
-        needed(mode, clock, i64::MIN, None, warnings)?
+    let clock_ns = match to_read {
+        0 => i64::MIN,
+        _ => read_clock(repo, mode, warnings)?,
     };
     let chunks = read.chunks()?;
-    let sent: Mutex<HashSet<ChunkId>> = Mutex::new(HashSet::new());
+    let sent = SentChunks::default();
     let block = Mutex::new(OpenBlock::default());
     // 64 chunks or sealed blocks of at most about 256 KiB each: the readers wait for
     // the writer rather than hold more.
     let (tx, rx) = crossbeam_channel::bounded::<ToWrite>(64);
-    let context = ScanContext {
-        root: &repo.root,
-        hasher: store.hasher(),
-        chunks: &chunks,
-        sent: &sent,
-        block: &block,
-        // Without a writer no sender exists, so the writer sees the channel closed at once.
-        tx: match (mode, writer) {
-            (ScanMode::Store { level, .. }, Some(_)) => Some((tx, level)),
-            _ => {
-                drop(tx);
-                None
-            }
+    let context = scan_context(
+        repo,
+        store.hasher(),
+        Shared {
+            chunks: &chunks,
+            sent: &sent,
+            block: &block,
         },
-        clock_ns,
-        keep_permissions: rules.keep_permissions,
-        // A scan that stores nothing only looks; what it cannot read it reports as
-        // skipped, and restore then leaves it alone.
-        skip_unreadable: match mode {
-            ScanMode::Store {
-                skip_unreadable, ..
-            } => skip_unreadable,
-            ScanMode::HashOnly => true,
-        },
-    };
+        // Without a writer no sender is kept, so the writer sees the channel closed at once.
+        writer.is_some().then_some(tx),
+        mode,
+        rules,
+    );
+    context.clock_ns.get_or_init(|| clock_ns);
     let readers = Readers {
         context,
         writer,
@@ -152,6 +135,55 @@ pub(super) fn read_and_gather<'s, S: StoreRead>(
     let (files, cache_updates) = gather(entries, scanned, cache.as_mut(), warnings, skipped)?;
     drop(cache);
     Ok((files, cache_updates, written))
+}
+
+/// The filesystem's clock, which judges whether a file read now is settled. A look at a
+/// store it may not write (another user's, a read-only copy) has no clock: then no file
+/// counts as settled, and each changed one is read twice.
+pub(super) fn read_clock(repo: &Repo, mode: ScanMode, warnings: &mut Vec<Warning>) -> Result<i64> {
+    let clock = crate::worktree::filesystem_clock(&repo.checkpoint_dir());
+    needed(mode, clock, i64::MIN, None, warnings)
+}
+
+/// What the readers of one scan share besides the context's settings: the chunks the
+/// store holds, those sent lately, the open solid block.
+pub(super) struct Shared<'a> {
+    pub(super) chunks: &'a ReadChunks,
+    pub(super) sent: &'a SentChunks,
+    pub(super) block: &'a Mutex<OpenBlock>,
+}
+
+/// The context the readers of a scan in `mode` share, sending new chunks on `tx` (none:
+/// the scan stores nothing); its clock is set once a file is to be read.
+pub(super) fn scan_context<'a>(
+    repo: &'a Repo,
+    hasher: &'a crate::format::chunk::Hasher,
+    shared: Shared<'a>,
+    tx: Option<ChunkSender>,
+    mode: ScanMode,
+    rules: &FileRules,
+) -> ScanContext<'a> {
+    ScanContext {
+        root: &repo.root,
+        hasher,
+        chunks: shared.chunks,
+        sent: shared.sent,
+        block: shared.block,
+        tx: match (mode, tx) {
+            (ScanMode::Store { level, .. }, Some(tx)) => Some((tx, level)),
+            _ => None,
+        },
+        clock_ns: OnceLock::new(),
+        keep_permissions: rules.keep_permissions,
+        // A scan that stores nothing only looks; what it cannot read it reports as
+        // skipped, and restore then leaves it alone.
+        skip_unreadable: match mode {
+            ScanMode::Store {
+                skip_unreadable, ..
+            } => skip_unreadable,
+            ScanMode::HashOnly => true,
+        },
+    }
 }
 
 /// The settings that decide what a scan captures, read once per scan.
@@ -228,7 +260,7 @@ impl<'s> Readers<'_, 's> {
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| match writer {
                 Some(writer) => write_chunks(writer, rx),
-                None => Ok(None),
+                None => Ok((None, Default::default())),
             });
             // Collected in place, in walk order: a `Result` collect would gather pieces
             // and copy them once more, doubling the peak on a big tree. Errors are kept
@@ -273,7 +305,7 @@ impl<'s> Readers<'_, 's> {
                 .join()
                 .unwrap_or_else(|_| Err(Error::Internal("the chunk writer panicked".into())));
             // A failed writer (a full disk, say) is why the scan stopped too, if it did.
-            let written = written?;
+            let written = written?.0;
             last_block?;
             let failed = failed
                 .into_inner()
@@ -292,9 +324,8 @@ pub(super) type Files = Vec<(Vec<u8>, Node)>;
 /// The files and symlinks the scan captured, by path, and the stat cache changes; the
 /// problems met go to `warnings` and `skipped`. Each captured file's path came from its
 /// walk entry with its scan; the files are made in the buffer of `scanned` (a collect
-/// that reuses its allocation), so that a big tree is not held twice. A scan that may
-/// hand its walk back keeps the rest of each entry, and [`Scan::into_walked`] puts the
-/// paths back. Files read and settled go to `cache`, when the scan records them.
+/// that reuses its allocation), so that a big tree is not held twice. Files read and
+/// settled go to `cache`, when the scan records them.
 fn gather(
     entries: &[walk::WalkEntry],
     scanned: Vec<(Vec<u8>, Scanned)>,

@@ -22,8 +22,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use super::stat_match::{Cached, StatCacheMatch};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
@@ -66,6 +64,12 @@ struct Base {
 const MAX_BASE_BYTES: u64 = 1 << 20;
 
 impl Watched {
+    /// The same token, recording `linked`, the files the save found with more than one
+    /// link.
+    pub(super) fn with_linked(self, linked: Vec<Vec<u8>>) -> Watched {
+        Watched { linked, ..self }
+    }
+
     /// Records that the worktree as of this token is `tree` plus the files `left_out`
     /// (the save's skipped files): the next save asks for the paths changed since.
     /// Called only after the save's commit, so the recorded tree is in the store; a
@@ -273,15 +277,19 @@ pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Check
     })
 }
 
-/// What a scan starts from: the worktree's entries (all of them after a walk; with a
-/// watcher, only those at or below the changed paths), and what the save records.
-pub(super) struct Listing {
-    /// The entries found.
-    pub(super) walk: Walk,
-    /// The token to record once the save has committed, when a watcher answered.
-    pub(super) watched: Option<Watched>,
-    /// When the watcher vouches for everything else: the base the entries go into.
-    pub(super) partial: Option<Partial>,
+/// What a scan starts from when a watcher may answer.
+pub(super) enum Listing {
+    /// A walk of the whole worktree; `Some` token, when a watcher answered (stale, or
+    /// with a base it cannot vouch from), to record with the files the walk finds with
+    /// more than one link once the save has committed.
+    Walk(Option<Watched>),
+    /// The watcher vouches for everything but the paths `partial` replaces: `walk` holds
+    /// what a walk finds at and below them, the entries go into the base.
+    Partial {
+        walk: Box<Walk>,
+        watched: Watched,
+        partial: Partial,
+    },
 }
 
 /// The worktree as a watcher vouches for it: the base tree, but for the paths
@@ -348,112 +356,45 @@ impl Partial {
     }
 }
 
-impl Listing {
-    fn walked(walk: Walk, watched: Option<Watched>) -> Listing {
-        Listing {
-            walk,
-            watched,
-            partial: None,
-        }
-    }
-}
-
-/// The worktree's entries for a save or a look: through the watcher when one answers
-/// and the recorded base can be trusted, else by a walk.
+/// Where a save or a look finds the worktree's entries: through the watcher when one
+/// answers and the recorded base can be trusted, else by a walk.
 pub(super) fn walk(repo: &Repo, read: &Snapshot<'_>, leftovers_possible: bool) -> Result<Listing> {
     // Leftovers of an interrupted restore are recognised only by a walk.
     if leftovers_possible {
-        return Ok(Listing::walked(full_walk(repo, true)?, None));
+        return Ok(Listing::Walk(None));
     }
     let Some(asked) = ask(repo, read)? else {
-        return Ok(Listing::walked(full_walk(repo, false)?, None));
+        return Ok(Listing::Walk(None));
     };
-    let mut watched = asked.watched;
+    let watched = asked.watched;
     let Some(usable) = asked.usable else {
-        return walked_for(repo, watched);
+        return Ok(Listing::Walk(Some(watched)));
     };
     let _span = crate::trace::span("watch");
     // Files a save left out are not in its tree; a walk would find them again.
     let mut left_out = usable.left_out;
     left_out.extend(usable.current.skipped.iter().map(|s| s.path.clone()));
-    match refreshed(repo, &usable.paths, &left_out, &usable.linked)? {
-        Some(Refreshed {
-            found,
-            replaced,
-            linked,
-        }) => Ok(Listing {
-            walk: found,
-            watched: Some(Watched { linked, ..watched }),
-            partial: Some(Partial {
-                base: usable.current.tree,
-                base_totals: Totals {
-                    files: usable.current.files,
-                    bytes: usable.current.bytes,
-                },
+    Ok(
+        match refreshed(repo, &usable.paths, &left_out, &usable.linked)? {
+            Some(Refreshed {
+                found,
                 replaced,
-            }),
-        }),
-        None => {
-            watched.linked = Vec::new();
-            walked_for(repo, watched)
-        }
-    }
-}
-
-/// A walk of the whole worktree for a save that records `watched` once it commits, with
-/// the files found with more than one link.
-fn walked_for(repo: &Repo, mut watched: Watched) -> Result<Listing> {
-    let walk = full_walk(repo, false)?;
-    watched.linked = {
-        let _span = crate::trace::span("watch: files with more than one link");
-        linked_files(&repo.root, &walk.entries)
-    };
-    Ok(Listing::walked(walk, Some(watched)))
-}
-
-/// The files of `entries` (sorted by path) with more than one link: one `lstat` each,
-/// relative to its directory, opened once for the files of a run that share it (the
-/// walk's own stats do not keep the link count).
-fn linked_files(root: &Path, entries: &[WalkEntry]) -> Vec<Vec<u8>> {
-    use rustix::fs::{AtFlags, Mode};
-    let files: Vec<&WalkEntry> = (entries.iter())
-        .filter(|entry| entry.kind == Kind::File)
-        .collect();
-    files
-        .par_chunks(512)
-        .flat_map_iter(|chunk| {
-            let mut open: Option<(&[u8], rustix::fd::OwnedFd)> = None;
-            let mut linked = Vec::new();
-            for entry in chunk {
-                let (dir, name) = match entry.path.iter().rposition(|&b| b == b'/') {
-                    Some(slash) => (&entry.path[..slash], &entry.path[slash + 1..]),
-                    None => (&[][..], entry.path.as_slice()),
-                };
-                if open.as_ref().is_none_or(|(held, _)| *held != dir) {
-                    let full = root.join(OsStr::from_bytes(dir));
-                    let flags = crate::worktree::platform::lookup_dir_flags();
-                    open = rustix::fs::open(&full, flags, Mode::empty())
-                        .ok()
-                        .map(|fd| (dir, fd));
-                }
-                let links = match &open {
-                    Some((_, fd)) => rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                        .map(|st| st.st_nlink)
-                        .unwrap_or(1),
-                    None => 1,
-                };
-                if links > 1 {
-                    linked.push(entry.path.clone());
-                }
-            }
-            linked
-        })
-        .collect()
-}
-
-fn full_walk(repo: &Repo, leftovers_possible: bool) -> Result<Walk> {
-    let _span = crate::trace::span("walk");
-    walk::walk(repo, leftovers_possible)
+                linked,
+            }) => Listing::Partial {
+                walk: Box::new(found),
+                watched: Watched { linked, ..watched },
+                partial: Partial {
+                    base: usable.current.tree,
+                    base_totals: Totals {
+                        files: usable.current.files,
+                        bytes: usable.current.bytes,
+                    },
+                    replaced,
+                },
+            },
+            None => Listing::Walk(Some(watched)),
+        },
+    )
 }
 
 /// What [`refreshed`] found.

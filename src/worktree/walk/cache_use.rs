@@ -1,6 +1,6 @@
 //! How a walk uses the directory cache ([`crate::model::dir_cache`]): the filesystem's
 //! clock and the excludes files' fingerprint read before anything is listed, and what
-//! the walk took from the cache, listed afresh and may record.
+//! the walk took from the cache or listed afresh and may record.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -8,13 +8,13 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
 use crate::git::repo::Repo;
-use crate::model::dir_cache::{rule_settled, rules_fingerprint, DirCache, DirListing};
+use crate::model::dir_cache::{rule_settled, rules_fingerprint, DirListings};
 use crate::model::stat_cache::{FileStat, RACY_MARGIN_NS};
 
 /// How a walk uses the directory cache ([`crate::model::dir_cache`]).
 pub(super) struct CacheUse<'a> {
     /// The listings recorded by earlier walks.
-    pub(super) listings: &'a DirCache,
+    pub(super) listings: &'a dyn DirListings,
     /// The filesystem's clock, read before anything was listed: a listing made now is
     /// written only if settled by it. `None`: none is written.
     pub(super) clock_ns: Option<i64>,
@@ -22,10 +22,9 @@ pub(super) struct CacheUse<'a> {
     pub(super) top_rules: u128,
     /// Whether the excludes files are settled by the clock.
     pub(super) top_rules_settled: bool,
-    /// Directories whose recorded listing this walk used, or listed afresh and settled.
+    /// Directories whose recorded listing this walk used, or listed afresh and settled
+    /// (one path a directory: the walk holds nothing per file of the cache).
     pub(super) kept: Mutex<Vec<Vec<u8>>>,
-    /// Listings made by this walk that may be written.
-    pub(super) put: Mutex<Vec<(Vec<u8>, DirListing)>>,
     /// How many directories the walk took from their recorded listing.
     pub(super) used: AtomicUsize,
     /// How many it listed.
@@ -36,7 +35,7 @@ impl<'a> CacheUse<'a> {
     /// The cache state of a walk: the clock, then the excludes files' fingerprint.
     pub(super) fn new(
         repo: &Repo,
-        listings: &'a DirCache,
+        listings: &'a dyn DirListings,
         excludes_files: &[Option<PathBuf>],
     ) -> Self {
         let eager = dir_cache_hook().as_deref() == Some("eager");
@@ -69,7 +68,6 @@ impl<'a> CacheUse<'a> {
             top_rules: fingerprint,
             top_rules_settled: settled,
             kept: Mutex::new(Vec::new()),
-            put: Mutex::new(Vec::new()),
             used: AtomicUsize::new(0),
             listed: AtomicUsize::new(0),
         }

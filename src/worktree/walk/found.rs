@@ -23,6 +23,9 @@ pub struct WalkEntry {
     pub kind: Kind,
     /// Its metadata, from `lstat`.
     pub stat: FileStat,
+    /// Whether it had more than one name (hard links) when walked: a write through
+    /// another name raises no event for this one (docs/design.md, "The watcher").
+    pub many_links: bool,
 }
 
 /// What the walk found.
@@ -36,7 +39,7 @@ pub struct Walk {
     pub leftovers: Vec<Vec<u8>>,
     /// Directories that are linked worktrees of the same repository, not entered.
     pub linked_worktrees: Vec<Vec<u8>>,
-    /// What a walk with the directory cache ([`walk_cached`](super::walk_cached)) found to
+    /// What a walk with the directory cache ([`walk_into`](super::walk_into)) found to
     /// write to it.
     pub dir_cache: DirCacheUpdates,
 }
@@ -56,18 +59,21 @@ pub(super) fn classify(
     leftovers_possible: bool,
     into: &mut Walk,
 ) {
+    use std::os::unix::fs::MetadataExt;
     classify_stat(
         path,
         FileStat::from_metadata(meta),
+        meta.nlink(),
         leftovers_possible,
         into,
     );
 }
 
-/// [`classify`] of a path whose metadata is `stat`.
+/// [`classify`] of a path whose metadata is `stat`, with `links` names.
 pub(super) fn classify_stat(
     path: Vec<u8>,
     stat: FileStat,
+    links: u64,
     leftovers_possible: bool,
     into: &mut Walk,
 ) {
@@ -86,7 +92,12 @@ pub(super) fn classify_stat(
         }
         _ => return,
     };
-    into.entries.push(WalkEntry { path, kind, stat });
+    into.entries.push(WalkEntry {
+        path,
+        kind,
+        stat,
+        many_links: links > 1,
+    });
 }
 
 /// The kind of file `stat` describes.

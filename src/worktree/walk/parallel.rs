@@ -1,11 +1,11 @@
-//! The parallel traversal of the worktree, one task per directory: a directory is
-//! listed (or taken from its recorded listing, [`super::cache_use`]), its entries
-//! matched against the ignore rules in force there ([`super::rules`]), its files and
-//! symlinks `lstat`ed through its open descriptor, and a task spawned for each
-//! subdirectory to walk.
+//! One directory of a walk ([`list_dir`]): listed (or taken from its recorded listing,
+//! [`super::cache_use`]), its entries matched against the ignore rules in force there
+//! ([`super::rules`]), its files and symlinks `lstat`ed through its open descriptor, and
+//! its subdirectories named, each with the rules in force there, for the walk to go on
+//! into: in path order ([`super::ordered`]), or as rayon tasks ([`walk_dir`], the walk of
+//! a watcher's changed paths).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -17,10 +17,10 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::cache_use::CacheUse;
 use super::found::{classify_stat, file_type, Walk};
-use super::rules::{is_ignored, read_excludes, DirRules, LazyRules, Rules};
+use super::rules::{is_ignored, read_excludes, DirRules, Rules};
 use crate::git::repo::{AgentFiles, Repo};
 use crate::model::dir_cache::{
-    may_record, DirCache, DirCacheUpdates, DirListing, ListedEntry, ListedKind,
+    may_record, DirCacheUpdates, DirListing, DirListings, ListedEntry, ListedKind,
 };
 use crate::model::stat_cache::FileStat;
 use crate::worktree::exempt::{is_watch_cookie, GitDirs, LinkedWorktrees};
@@ -49,7 +49,7 @@ pub(super) struct WalkState<'a> {
     /// the walk did not look.
     pub(super) ignored_any: AtomicBool,
     /// The directory cache this walk uses and renews, if it does.
-    cache: Option<CacheUse<'a>>,
+    pub(super) cache: Option<CacheUse<'a>>,
     /// The worktree's filesystem ignores Unicode normalization: names are taken in NFC
     /// ([`precomposed`]).
     precompose: bool,
@@ -63,26 +63,27 @@ impl WalkState<'_> {
     }
 }
 
-/// Walks the worktree in parallel, one task per directory: `readdir` gives each entry's
-/// type, and only files and symlinks are `lstat`ed, relative to their directory's open
-/// descriptor. Ignored directories are not entered, as in git, so a rule inside one
-/// cannot re-include. With `cache`, a directory whose recorded listing still holds is not
-/// listed (see [`walk_cached`](super::walk_cached)).
-pub(super) fn walk_tree(
-    repo: &Repo,
-    leftovers_possible: bool,
-    tracked: &[Vec<u8>],
-    git_dirs: &GitDirs,
-    cache: Option<&DirCache>,
-) -> Result<Walk> {
-    let state = WalkState::new(repo, leftovers_possible, tracked, git_dirs, cache)?;
-    let top = DirRules {
-        rules: LazyRules::None,
-        fingerprint: state.cache.as_ref().map_or(0, |c| c.top_rules),
-        settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
-    };
-    rayon::scope(|scope| walk_dir(scope, &state, Vec::new(), top));
-    state.into_walk()
+/// What listing one directory found ([`list_dir`]).
+pub(super) struct Listed {
+    /// Its files and symlinks, sorted by path; its special files and leftovers; itself,
+    /// in `linked_worktrees`, when it is a linked worktree (then nothing else).
+    pub(super) batch: Walk,
+    /// Its subdirectories to walk into, each with the rules in force there.
+    pub(super) subdirs: Vec<(Vec<u8>, DirRules)>,
+    /// The listing to record in the directory cache: made afresh by a walk that uses the
+    /// cache, and settled.
+    pub(super) record: Option<DirListing>,
+}
+
+impl Listed {
+    /// A directory with nothing in it to walk (deleted while the walk ran).
+    pub(super) fn empty() -> Listed {
+        Listed {
+            batch: Walk::default(),
+            subdirs: Vec::new(),
+            record: None,
+        }
+    }
 }
 
 impl<'a> WalkState<'a> {
@@ -94,7 +95,7 @@ impl<'a> WalkState<'a> {
         leftovers_possible: bool,
         tracked: &'a [Vec<u8>],
         git_dirs: &'a GitDirs,
-        cache: Option<&'a DirCache>,
+        cache: Option<&'a dyn DirListings>,
     ) -> Result<WalkState<'a>> {
         let root = repo.root.as_path();
         let info_exclude = repo.common_dir.join("info").join("exclude");
@@ -106,13 +107,7 @@ impl<'a> WalkState<'a> {
         Ok(WalkState {
             root,
             excludes,
-            // About one entry per tracked file: the batches of every directory land in
-            // room reserved once, not in a list grown (and its pages touched) again and
-            // again while the walk's threads wait for its lock.
-            found: Mutex::new(Walk {
-                entries: Vec::with_capacity(tracked.len() + tracked.len() / 16),
-                ..Walk::default()
-            }),
+            found: Mutex::new(Walk::default()),
             failed: Mutex::new(None),
             leftovers_possible,
             linked: LinkedWorktrees::of(repo),
@@ -125,14 +120,19 @@ impl<'a> WalkState<'a> {
         })
     }
 
-    /// What the walk found, or the first error it met; with the directory cache, the
-    /// listings to write and those to forget (every recorded one the walk neither used
-    /// nor renewed: gone, changed and not settled, or no longer walked into).
+    /// What [`walk_dir`] tasks found, or the first error they met.
     pub(super) fn into_walk(self) -> Result<Walk> {
         if let Some(error) = self.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(error);
         }
-        let mut found = self.found.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(self.found.into_inner().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The directory cache changes besides the listings handed on as they were made:
+    /// every recorded listing this walk neither used nor renewed is removed (gone,
+    /// changed and not settled, or no longer walked into). Nothing when the walk uses no
+    /// cache, or could read no clock (then it records nothing either).
+    pub(super) fn dir_cache_removals(&self) -> Result<DirCacheUpdates> {
         if let Some(cache) = &self.cache {
             crate::trace::note(format_args!(
                 "walk: {} directories from the directory cache, {} listed, {} .gitignore files read",
@@ -141,23 +141,21 @@ impl<'a> WalkState<'a> {
                 crate::trace::IGNORE_FILES_READ.get()
             ));
         }
-        if let Some(cache) = self.cache.filter(|c| c.clock_ns.is_some()) {
-            let kept: HashSet<Vec<u8>> = cache
-                .kept
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .into_iter()
-                .collect();
-            let mut remove: Vec<Vec<u8>> = (cache.listings.keys())
-                .filter(|dir| !kept.contains(*dir))
-                .cloned()
-                .collect();
-            remove.sort_unstable();
-            let mut put = cache.put.into_inner().unwrap_or_else(|e| e.into_inner());
-            put.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            found.dir_cache = DirCacheUpdates { put, remove };
-        }
-        Ok(found)
+        let Some(cache) = self.cache.as_ref().filter(|c| c.clock_ns.is_some()) else {
+            return Ok(DirCacheUpdates::default());
+        };
+        let mut kept = std::mem::take(&mut *cache.kept.lock().unwrap_or_else(|e| e.into_inner()));
+        kept.sort_unstable();
+        let mut remove = Vec::new();
+        cache.listings.each_dir(&mut |dir| {
+            if kept.binary_search_by(|k| k.as_slice().cmp(dir)).is_err() {
+                remove.push(dir.to_vec());
+            }
+        })?;
+        Ok(DirCacheUpdates {
+            put: Vec::new(),
+            remove,
+        })
     }
 }
 
@@ -221,8 +219,14 @@ fn precomposed(dir: BorrowedFd<'_>, name: &[u8]) -> Vec<u8> {
 
 /// `lstat` of `name` in the directory open as `dir`.
 fn stat_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<FileStat> {
+    Ok(stat_with_links_at(dir, name)?.0)
+}
+
+/// [`stat_at`], with the number of links to the file.
+fn stat_with_links_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<(FileStat, u64)> {
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    Ok(file_stat(&st))
+    #[allow(clippy::unnecessary_cast)] // the field's type differs between systems
+    Ok((file_stat(&st), st.st_nlink as u64))
 }
 
 /// `dir` and `name` joined by a slash (just `name` at the top).
@@ -236,22 +240,26 @@ fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
     rel
 }
 
+/// Walks the directory `dir` and, as rayon tasks, every directory below it, into the
+/// walk state's findings (a directory deleted meanwhile is simply not there).
 pub(super) fn walk_dir<'s>(
     scope: &rayon::Scope<'s>,
     state: &'s WalkState<'s>,
     dir: Vec<u8>,
     rules: DirRules,
 ) {
-    match list_dir(scope, state, &dir, rules) {
-        Ok(batch) => {
+    match list_dir(state, &dir, rules) {
+        Ok(listed) => {
+            for (rel, rules) in listed.subdirs {
+                scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
+            }
+            let batch = listed.batch;
             let mut found = state.found.lock().unwrap_or_else(|e| e.into_inner());
             found.entries.extend(batch.entries);
             found.special.extend(batch.special);
             found.leftovers.extend(batch.leftovers);
             found.linked_worktrees.extend(batch.linked_worktrees);
         }
-        // A directory deleted while the walk runs is simply not part of the checkpoint.
-        Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
             state
                 .failed
@@ -262,14 +270,25 @@ pub(super) fn walk_dir<'s>(
     }
 }
 
-/// One directory's files into a batch, spawning a task for each subdirectory to walk:
-/// from its recorded listing when that still holds, else listed.
-fn list_dir<'s>(
-    scope: &rayon::Scope<'s>,
-    state: &'s WalkState<'s>,
-    dir: &[u8],
-    parent: DirRules,
-) -> Result<Walk> {
+/// One directory's files and subdirectories: from its recorded listing when that still
+/// holds, else listed. A directory deleted while the walk runs is simply not part of the
+/// checkpoint: it lists as empty.
+pub(super) fn list_dir(state: &WalkState<'_>, dir: &[u8], parent: DirRules) -> Result<Listed> {
+    let mut listed = match open_and_list(state, dir, parent) {
+        Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Listed::empty())
+        }
+        other => other?,
+    };
+    // Listed in the order the directory gave: the walk goes on in path order.
+    listed
+        .batch
+        .entries
+        .sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(listed)
+}
+
+fn open_and_list(state: &WalkState<'_>, dir: &[u8], parent: DirRules) -> Result<Listed> {
     let full = state.root.join(OsStr::from_bytes(dir));
     let io = |e: rustix::io::Errno| Error::io(&full, e.into());
     let fd = rustix::fs::open(
@@ -285,26 +304,25 @@ fn list_dir<'s>(
     };
     if let (Some(cache), Some(stat)) = (&state.cache, &dir_stat) {
         if let Some(listing) = cache.listings.get(dir).filter(|l| l.stat == *stat) {
-            if let Some(batch) = from_listing(scope, state, dir, fd.as_fd(), listing, &parent)? {
-                return Ok(batch);
+            if let Some(listed) = from_listing(state, dir, fd.as_fd(), &listing, &parent)? {
+                return Ok(listed);
             }
         }
     }
-    read_dir(scope, state, dir, fd, dir_stat, parent)
+    read_dir(state, dir, fd, dir_stat, parent)
 }
 
 /// The directory `dir` (open as `fd`, its metadata that of `listing`) as its recorded
 /// `listing` says, when that still holds: the same ignore rules above it and in it, every
 /// entry kept for being tracked still tracked, and every other entry still there and
-/// still not a directory. `None` when it does not hold; nothing is spawned then.
-fn from_listing<'s>(
-    scope: &rayon::Scope<'s>,
-    state: &'s WalkState<'s>,
+/// still not a directory. `None` when it does not hold.
+fn from_listing(
+    state: &WalkState<'_>,
     dir: &[u8],
     fd: BorrowedFd<'_>,
     listing: &DirListing,
     parent: &DirRules,
-) -> Result<Option<Walk>> {
+) -> Result<Option<Listed>> {
     let Some(cache) = &state.cache else {
         return Ok(None);
     };
@@ -339,9 +357,9 @@ fn from_listing<'s>(
         if state.agent_files.contains(&rel) {
             continue;
         }
-        match stat_at(fd, &entry.name) {
-            Ok(stat) if file_type(&stat) != rustix::fs::FileType::Directory => {
-                classify_stat(rel, stat, state.leftovers_possible, &mut batch)
+        match stat_with_links_at(fd, &entry.name) {
+            Ok((stat, links)) if file_type(&stat) != rustix::fs::FileType::Directory => {
+                classify_stat(rel, stat, links, state.leftovers_possible, &mut batch)
             }
             // Gone or now a directory: the listing is out of date after all.
             Ok(_) => return Ok(None),
@@ -355,30 +373,29 @@ fn from_listing<'s>(
         let prefix = if dir.is_empty() { 0 } else { dir.len() + 1 };
         here.rules = here.rules.with_gitignore(full, prefix);
     }
-    for rel in subdirs {
-        let rules = here.clone();
-        scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
-    }
+    let subdirs = subdirs.into_iter().map(|rel| (rel, here.clone())).collect();
     cache
         .kept
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(dir.to_vec());
     cache.used.fetch_add(1, Ordering::Relaxed);
-    Ok(Some(batch))
+    Ok(Some(Listed {
+        batch,
+        subdirs,
+        record: None,
+    }))
 }
 
 /// Lists one directory (open as `fd`, its metadata `dir_stat` when the walk uses the
-/// directory cache) into a batch, spawning a task for each subdirectory to walk; with the
-/// cache, records the listing when it is settled.
-fn read_dir<'s>(
-    scope: &rayon::Scope<'s>,
-    state: &'s WalkState<'s>,
+/// directory cache); with the cache, the listing to record when it is settled.
+fn read_dir(
+    state: &WalkState<'_>,
     dir: &[u8],
     fd: OwnedFd,
     dir_stat: Option<FileStat>,
     parent: DirRules,
-) -> Result<Walk> {
+) -> Result<Listed> {
     let full = state.root.join(OsStr::from_bytes(dir));
     let io = |e: rustix::io::Errno| Error::io(&full, e.into());
     if let Some(cache) = &state.cache {
@@ -416,9 +433,12 @@ fn read_dir<'s>(
     crate::fault::point("walk-listed");
     // The top is the worktree being walked, which may itself be a linked one.
     if has_git_file && !dir.is_empty() && state.linked.is_linked(&full) {
-        return Ok(Walk {
-            linked_worktrees: vec![dir.to_vec()],
-            ..Walk::default()
+        return Ok(Listed {
+            batch: Walk {
+                linked_worktrees: vec![dir.to_vec()],
+                ..Walk::default()
+            },
+            ..Listed::empty()
         });
     }
     let fd = listed.fd().map_err(io)?;
@@ -446,12 +466,13 @@ fn read_dir<'s>(
         (state.cache.is_some() && !has_git_file && has_gitignore == gitignore.is_some())
             .then(Vec::new);
     let mut batch = Walk::default();
+    let mut subdirs = Vec::new();
     for (name, file_type) in entries {
         let rel = join(dir, &name);
         let mut stat = None;
         let is_dir = match file_type {
-            rustix::fs::FileType::Unknown => match stat_at(fd, &name) {
-                Ok(s) => stat.insert(s).mode & 0o170000 == 0o040000,
+            rustix::fs::FileType::Unknown => match stat_with_links_at(fd, &name) {
+                Ok(s) => stat.insert(s).0.mode & 0o170000 == 0o040000,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
             },
@@ -473,11 +494,9 @@ fn read_dir<'s>(
             });
         }
         if is_dir {
-            if state.git_dirs.is(&rel) {
-                continue;
+            if !state.git_dirs.is(&rel) {
+                subdirs.push((rel, here.clone()));
             }
-            let rules = here.clone();
-            scope.spawn(move |scope| walk_dir(scope, state, rel, rules));
             continue;
         }
         if state.agent_files.contains(&rel) {
@@ -485,30 +504,36 @@ fn read_dir<'s>(
         }
         let stat = match stat {
             Some(stat) => Ok(stat),
-            None => stat_at(fd, &name),
+            None => stat_with_links_at(fd, &name),
         };
         match stat {
-            Ok(stat) => classify_stat(rel, stat, state.leftovers_possible, &mut batch),
+            Ok((stat, links)) => {
+                classify_stat(rel, stat, links, state.leftovers_possible, &mut batch)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(full.join(OsStr::from_bytes(&name)), e)),
         }
     }
+    let mut recorded = None;
     if let (Some(cache), Some(entries), Some(stat)) = (&state.cache, record, dir_stat) {
         let settled = cache
             .clock_ns
             .is_some_and(|clock| may_record(&stat, here.settled, clock));
         if settled {
-            let listing = DirListing {
+            recorded = Some(DirListing {
                 stat,
                 gitignore,
                 rules: here.fingerprint,
                 entries,
-            };
-            (cache.put.lock().unwrap_or_else(|e| e.into_inner())).push((dir.to_vec(), listing));
+            });
             (cache.kept.lock().unwrap_or_else(|e| e.into_inner())).push(dir.to_vec());
         }
     }
-    Ok(batch)
+    Ok(Listed {
+        batch,
+        subdirs,
+        record: recorded,
+    })
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ enum Reach {
 
 /// What a walk of the whole worktree would find at `changed` (worktree paths, each a
 /// file, a directory or nothing now) and below them: the entry point for a save that a
-/// watcher told which paths changed. Every path goes through the rules of [`walk`](super::walk):
+/// watcher told which paths changed. Every path goes through the rules of [`walk_into`](super::walk_into):
 /// `.gitignore` files on the way down, the excludes files, the exemptions, tracked files
 /// that an ignore rule matches. A changed directory is walked whole. The entries of the
 /// result are sorted; nothing outside `changed` and their subtrees is in it.
@@ -107,7 +107,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
     } else {
         Vec::new()
     };
-    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found);
+    add_tracked(repo, tracked, leftovers_possible, &git_dirs, &mut found)?;
     Ok(found)
 }
 

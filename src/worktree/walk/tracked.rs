@@ -1,75 +1,185 @@
 //! The files git tracks that an ignore rule matches: a walk passes them by, so they are
-//! added after it (`add_tracked`), where they are still in the worktree and safe to
-//! capture.
+//! added as the walk goes ([`TrackedMerge`]), where they are still in the worktree and
+//! safe to capture. The tracked paths and the walk come in the same order (git sorts its
+//! index by path bytes), so one pass over both finds what the walk did not reach.
 
 use std::ffi::OsStr;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::found::{classify, Walk};
+use super::found::{classify, Walk, WalkEntry};
+use super::ordered::Item;
+use super::WalkSink;
 use crate::git::repo::Repo;
 use crate::worktree::exempt::{is_agent_file, GitDirs};
+use crate::Result;
 
-/// Adds to `found` (entries sorted) each path of `tracked` it lacks that is still in the
-/// worktree, then sorts and dedups every list. A tracked path the walk did not reach is
-/// deleted, or ignored although tracked, which `git add -A` still records. Nothing in
-/// `git_dirs` is added, whatever the index says.
+/// The walk in path order with the tracked paths it did not reach added in their
+/// places: each walked item goes through [`TrackedMerge::item`], the tracked paths
+/// sorted before it first; [`TrackedMerge::finish`] adds those after the last. A
+/// tracked path the walk did not reach is deleted, or ignored although tracked, which
+/// `git add -A` still records. Nothing in `git_dirs` is added, whatever the index says.
+pub(super) struct TrackedMerge<'a, I: Iterator<Item = Vec<u8>>> {
+    repo: &'a Repo,
+    /// The tracked paths not yet passed, sorted.
+    tracked: std::iter::Peekable<I>,
+    leftovers_possible: bool,
+    git_dirs: &'a GitDirs,
+    /// What the walk found besides its files and symlinks, and the tracked paths among
+    /// them (a tracked FIFO is still a FIFO).
+    pub(super) side: Walk,
+    /// The last tracked path passed: the index holds a path once per merge stage.
+    last: Option<Vec<u8>>,
+}
+
+impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
+    /// A merge of a walk with `tracked` (sorted).
+    pub(super) fn new(
+        repo: &'a Repo,
+        tracked: I,
+        leftovers_possible: bool,
+        git_dirs: &'a GitDirs,
+    ) -> Self {
+        TrackedMerge {
+            repo,
+            tracked: tracked.peekable(),
+            leftovers_possible,
+            git_dirs,
+            side: Walk::default(),
+            last: None,
+        }
+    }
+
+    /// Takes the walk's next item: a file or symlink goes to `sink` after the tracked
+    /// paths before it; the rest is kept aside (or handed on, a listing). Breaks where
+    /// `sink` does.
+    pub(super) fn item(&mut self, item: Item, sink: &mut dyn WalkSink) -> Result<ControlFlow<()>> {
+        match item {
+            Item::Entry(entry) => {
+                if self.add_before(Some(&entry.path), sink)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                if self.tracked.next_if(|path| *path == entry.path).is_some() {
+                    self.last = Some(entry.path.clone());
+                }
+                sink.entry(entry)
+            }
+            Item::Listing(dir, listing) => sink.listing(dir, listing),
+            Item::Linked(dir) => {
+                self.side.linked_worktrees.push(dir);
+                Ok(ControlFlow::Continue(()))
+            }
+            Item::Special(path) => {
+                self.side.special.push(path);
+                Ok(ControlFlow::Continue(()))
+            }
+            Item::Leftover(path) => {
+                self.side.leftovers.push(path);
+                Ok(ControlFlow::Continue(()))
+            }
+        }
+    }
+
+    /// Adds the tracked paths after the walk's last file (unless the walk was
+    /// stopped), and returns what was kept aside, sorted.
+    pub(super) fn finish(mut self, sink: &mut dyn WalkSink, stopped: bool) -> Result<Walk> {
+        if !stopped {
+            // A sink that breaks here knows it did: nothing is left to stop.
+            let _ = self.add_before(None, sink)?;
+        }
+        let mut side = self.side;
+        side.special.sort_unstable();
+        side.special.dedup();
+        side.leftovers.sort_unstable();
+        side.leftovers.dedup();
+        Ok(side)
+    }
+
+    /// Adds each tracked path sorted before `bound` (all of them with `None`) that is
+    /// still in the worktree and may be captured.
+    fn add_before(
+        &mut self,
+        bound: Option<&[u8]>,
+        sink: &mut dyn WalkSink,
+    ) -> Result<ControlFlow<()>> {
+        while let Some(path) = self
+            .tracked
+            .next_if(|path| bound.is_none_or(|bound| path.as_slice() < bound))
+        {
+            if self.last.as_ref() == Some(&path) {
+                continue;
+            }
+            self.last = Some(path.clone());
+            if let Some(entry) = self.still_there(path) {
+                if sink.entry(entry)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// The tracked `path`, which the walk did not reach, as a walk entry if it is still in
+    /// the worktree (special files and leftovers go aside).
+    fn still_there(&mut self, path: Vec<u8>) -> Option<WalkEntry> {
+        // The index is a file anyone with write access to `.git` can craft: a name that
+        // is not a plain component (`..`, an absolute path, `.git`) would lead the save
+        // out of the worktree, and is never captured.
+        if !path
+            .split(|&b| b == b'/')
+            .all(crate::model::tree::is_safe_name)
+            || is_agent_file(self.repo, &path)
+            || self.git_dirs.contains(&path)
+            || inside_any(&self.side.linked_worktrees, &path)
+        {
+            return None;
+        }
+        let full = self.repo.root.join(OsStr::from_bytes(&path));
+        let meta = std::fs::symlink_metadata(&full).ok()?;
+        // Below a directory that is now a symlink, the path is not in the worktree at
+        // all: git reports it deleted, and so does a save.
+        if !below_real_directories(&self.repo.root, &path) {
+            return None;
+        }
+        let mut found = Walk::default();
+        classify(path, &meta, self.leftovers_possible, &mut found);
+        self.side.special.append(&mut found.special);
+        self.side.leftovers.append(&mut found.leftovers);
+        found.entries.pop()
+    }
+}
+
+/// Adds to `found` (entries sorted) each path of `tracked` (sorted) it lacks that is
+/// still in the worktree, as [`TrackedMerge`] does for a walk in progress.
 pub(super) fn add_tracked(
     repo: &Repo,
     mut tracked: Vec<Vec<u8>>,
     leftovers_possible: bool,
     git_dirs: &GitDirs,
     found: &mut Walk,
-) {
+) -> Result<()> {
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
-    let mut ignored_but_tracked = Walk::default();
-    // Both sorted alike: one ordered pass over both finds what the walk reached (a
-    // binary search for each path cost more).
-    let mut next = 0;
-    for path in tracked {
-        while found
-            .entries
-            .get(next)
-            .is_some_and(|e| e.path.as_slice() < path.as_slice())
-        {
-            next += 1;
-        }
-        let walked = found.entries.get(next).is_some_and(|e| e.path == path);
-        // The index is a file anyone with write access to `.git` can craft: a name
-        // that is not a plain component (`..`, an absolute path, `.git`) would lead
-        // the save out of the worktree, and is never captured.
-        if walked
-            || !path
-                .split(|&b| b == b'/')
-                .all(crate::model::tree::is_safe_name)
-            || is_agent_file(repo, &path)
-            || git_dirs.contains(&path)
-            || inside_any(&found.linked_worktrees, &path)
-        {
-            continue;
-        }
-        let full = repo.root.join(OsStr::from_bytes(&path));
-        if let Ok(meta) = std::fs::symlink_metadata(&full) {
-            // Below a directory that is now a symlink, the path is not in the
-            // worktree at all: git reports it deleted, and so does a save.
-            if below_real_directories(&repo.root, &path) {
-                classify(path, &meta, leftovers_possible, &mut ignored_but_tracked);
-            }
-        }
+    let mut merge = TrackedMerge::new(repo, tracked.into_iter(), leftovers_possible, git_dirs);
+    merge.side = Walk {
+        special: std::mem::take(&mut found.special),
+        leftovers: std::mem::take(&mut found.leftovers),
+        linked_worktrees: std::mem::take(&mut found.linked_worktrees),
+        ..Walk::default()
+    };
+    let walked = std::mem::take(&mut found.entries);
+    found.entries.reserve(walked.len());
+    for entry in walked {
+        // Collecting never breaks.
+        let _ = merge.item(Item::Entry(entry), found)?;
     }
-    if !ignored_but_tracked.entries.is_empty() {
-        found.entries.append(&mut ignored_but_tracked.entries);
-        found.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    }
-    found.special.append(&mut ignored_but_tracked.special);
-    found.leftovers.append(&mut ignored_but_tracked.leftovers);
-    found.entries.dedup_by(|a, b| a.path == b.path);
-    found.special.sort_unstable();
-    found.special.dedup();
-    found.leftovers.sort_unstable();
-    found.leftovers.dedup();
+    let side = merge.finish(found, false)?;
+    found.special = side.special;
+    found.leftovers = side.leftovers;
+    found.linked_worktrees = side.linked_worktrees;
+    Ok(())
 }
 
 /// Whether the worktree path `path` is one of `dirs` or lies below one.

@@ -66,9 +66,14 @@ use common::{Node, Out, Repo, Snap};
 const MAX_FILE_SIZE: usize = 64 * 1024;
 
 /// Paths the edits write: files that become directories and back (`d1`, `d1/sub`,
-/// `x y`), names that are not UTF-8, names the ignore rules below match.
+/// `x y`), names that are not UTF-8, names the ignore rules below match, and names that
+/// sort around a directory's (`d1-x/`, `d1.txt` and `d10` sort before, between and after
+/// the files of `d1/` by path bytes, the order a save walks in).
 const PATHS: &[&[u8]] = &[
     b"a.txt",
+    b"d1.txt",
+    b"d1-x/y",
+    b"d10",
     b"b.log",
     b"run.sh",
     b"d1",

@@ -24,6 +24,7 @@ pub struct TerminalBar {
 struct Stage {
     bar: ProgressBar,
     files_done: Arc<AtomicU64>,
+    files_total: Arc<AtomicU64>,
     /// Dropped to tell the timer the stage is over.
     stop: Option<crossbeam_channel::Sender<()>>,
     timer: Option<JoinHandle<()>>,
@@ -49,7 +50,9 @@ impl TerminalBar {
 impl Progress for TerminalBar {
     fn begin(&self, stage: &str, files: u64, bytes: u64) {
         let files_done = Arc::new(AtomicU64::new(0));
+        let files_total = Arc::new(AtomicU64::new(files));
         let counter = Arc::clone(&files_done);
+        let total = Arc::clone(&files_total);
         let style = ProgressStyle::with_template(
             "{prefix} [{wide_bar}] {files} files, {binary_bytes}/{binary_total_bytes}, \
              {binary_bytes_per_sec}",
@@ -58,7 +61,12 @@ impl Progress for TerminalBar {
         .with_key(
             "files",
             move |_: &ProgressState, out: &mut dyn std::fmt::Write| {
-                let _ = write!(out, "{}/{files}", counter.load(Ordering::Relaxed));
+                let _ = write!(
+                    out,
+                    "{}/{}",
+                    counter.load(Ordering::Relaxed),
+                    total.load(Ordering::Relaxed)
+                );
             },
         )
         .progress_chars("=> ");
@@ -78,6 +86,7 @@ impl Progress for TerminalBar {
         let new = Stage {
             bar,
             files_done,
+            files_total,
             stop: Some(stop),
             timer: Some(timer),
         };
@@ -96,6 +105,15 @@ impl Progress for TerminalBar {
             if let Some(stage) = slot.as_ref() {
                 stage.files_done.fetch_add(1, Ordering::Relaxed);
                 stage.bar.inc(bytes);
+            }
+        }
+    }
+
+    fn more(&self, files: u64, bytes: u64) {
+        if let Ok(slot) = self.stage.lock() {
+            if let Some(stage) = slot.as_ref() {
+                stage.files_total.fetch_add(files, Ordering::Relaxed);
+                stage.bar.inc_length(bytes);
             }
         }
     }
