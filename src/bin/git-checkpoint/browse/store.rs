@@ -310,8 +310,8 @@ fn revert_change(
     }
     if let Some(short) = &answer.worktree {
         line += &match report.safety_checkpoint {
-            Some(_) => format!("; unsaved changes saved as {short} (restore it to undo)"),
-            None => format!("; the worktree was saved already as {short} (restore it to undo)"),
+            Some(_) => format!("; unsaved changes saved as {short} (U undoes it)"),
+            None => format!("; the worktree was saved already as {short} (U undoes it)"),
         };
     }
     let conflicts = report.conflicts();
@@ -367,7 +367,7 @@ fn restored(context: &Context, report: &RestoreReport, done: &str) -> anyhow::Re
     );
     if let Some(safety) = report.safety_checkpoint {
         line += &format!(
-            "; unsaved changes saved as {} (restore it to undo)",
+            "; unsaved changes saved as {} (U undoes it)",
             read.short_id(safety)?
         );
     }

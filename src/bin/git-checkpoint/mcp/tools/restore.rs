@@ -35,7 +35,7 @@ pub struct Args {
 
 impl Tool for Restore {
     const NAME: &'static str = "restore";
-    const DESCRIPTION: &'static str = "Make the worktree (or only some paths, or only the files an agent session changed) equal to a checkpoint, e.g. rev \"@~2\" to undo the last two steps. Unsaved changes are first saved as a safety checkpoint, whose id the answer gives, so the restore can itself be undone; files git ignores are never touched. With only_session, only the files the session's own tool calls changed since rev are put back, and the user's edits stay. With dry_run, only says what would be written and deleted.";
+    const DESCRIPTION: &'static str = "Make the worktree (or only some paths, or only the files an agent session changed) equal to a checkpoint, e.g. rev \"@~2\" to undo the last two steps. Unsaved changes are first saved as a safety checkpoint, whose id the answer gives, so the undo tool can take the restore back; files git ignores are never touched. With only_session, only the files the session's own tool calls changed since rev are put back, and the user's edits stay. With dry_run, only says what would be written and deleted.";
     const EFFECT: Effect = Effect::Writes {
         destructive: true,
         idempotent: false,

@@ -30,7 +30,7 @@ pub struct Args {
 
 impl Tool for Revert {
     const NAME: &'static str = "revert";
-    const DESCRIPTION: &'static str = "Undo one change and keep everything done since, as git revert does: a step (a checkpoint: what it changed against its parent), a prompt's whole turn (<session>:turn<N>), or a range A..B; with paths, only the change to those files. Each file the change touched is merged three ways with the worktree as it is now; where later work changed the same lines, the file gets conflict markers (listed in the answer). The worktree is first saved as a safety checkpoint, whose id the answer gives (restore it to undo the revert). With dry_run, only shows the diff it would apply. Use restore instead to go back to a point in time.";
+    const DESCRIPTION: &'static str = "Undo one change and keep everything done since, as git revert does: a step (a checkpoint: what it changed against its parent), a prompt's whole turn (<session>:turn<N>), or a range A..B; with paths, only the change to those files. Each file the change touched is merged three ways with the worktree as it is now; where later work changed the same lines, the file gets conflict markers (listed in the answer). The worktree is first saved as a safety checkpoint, whose id the answer gives; the undo tool takes the revert back. With dry_run, only shows the diff it would apply. Use restore instead to go back to a point in time.";
     const EFFECT: Effect = Effect::Writes {
         destructive: true,
         idempotent: false,
