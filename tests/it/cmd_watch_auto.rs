@@ -115,6 +115,19 @@ pub(crate) fn watchers_of(root: &Path) -> Vec<u32> {
 /// allowed to start a watcher (`auto`) or not: the test environment's
 /// `checkpoint.autoWatch`, given on git's command line (`GIT_CONFIG_*`), set either way.
 #[track_caller]
+/// Whether a process holds the lock of `file` (the start lock a hook-started watcher
+/// inherits). A watcher whose main thread is already a zombie, so not [`alive`], may
+/// still hold it for a moment while its other threads exit and its files close.
+fn held(file: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::File::open(file) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this function owns for the whole call.
+    let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    !free
+}
+
 fn hook_run(repo: &Repo, auto: bool) -> Out {
     let payload = json!({
         "session_id": "s1",
@@ -231,7 +244,10 @@ fn an_auto_started_watcher_exits_when_the_worktree_is_idle() {
     let mut guard = Guard::new(&repo);
     hook_run(&repo, true);
     let pid = guard.running();
-    wait_until("the idle watcher exits", || !alive(pid));
+    let start_lock = repo.git_dir().join("checkpoint/watch/start");
+    wait_until("the idle watcher exits", || {
+        !alive(pid) && !held(&start_lock)
+    });
     let log = std::fs::read_to_string(repo.git_dir().join("checkpoint/watch/log")).unwrap();
     assert!(log.contains("Nothing happened for a while"), "{log}");
     assert!(!repo.git_dir().join("checkpoint/watch/socket").exists());
