@@ -189,15 +189,7 @@ fn build(context: &Context, job: &Job, out: &Sender<Message>) -> Ending {
     if job.cancel.load(Ordering::Relaxed) {
         return Ending::Cancelled;
     }
-    let mut sink = Sink {
-        generation: job.generation,
-        cancel: &job.cancel,
-        out,
-        pending: Vec::new(),
-        lines: 0,
-        handed_over: Instant::now(),
-        stopped: None,
-    };
+    let mut sink = Sink::new(job.generation, &job.cancel, out);
     let turn = job.target.turn_end.map(|end| Turn {
         start: job.target.id,
         end,
@@ -238,7 +230,20 @@ struct Sink<'a> {
     stopped: Option<Stop>,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    /// A sink for build `generation`, nothing kept or handed over yet.
+    fn new(generation: u64, cancel: &'a AtomicBool, out: &'a Sender<Message>) -> Sink<'a> {
+        Sink {
+            generation,
+            cancel,
+            out,
+            pending: Vec::new(),
+            lines: 0,
+            handed_over: Instant::now(),
+            stopped: None,
+        }
+    }
+
     /// Hands over the whole lines kept (all that is kept, at the end).
     fn hand_over(&mut self) -> io::Result<()> {
         let end = self
@@ -329,15 +334,7 @@ mod tests {
     fn a_build_stops_at_its_last_line_and_hands_over_all_it_made() {
         let (out, pieces) = mpsc::channel();
         let cancel = AtomicBool::new(false);
-        let mut sink = Sink {
-            generation: 1,
-            cancel: &cancel,
-            out: &out,
-            pending: Vec::new(),
-            lines: 0,
-            handed_over: Instant::now(),
-            stopped: None,
-        };
+        let mut sink = Sink::new(1, &cancel, &out);
         let mut n = 0;
         while n < 2 * MAX_LINES && writeln!(sink, "line {n}").is_ok() {
             n += 1;
@@ -354,15 +351,7 @@ mod tests {
     fn a_cancelled_build_stops_at_its_next_write() {
         let (out, pieces) = mpsc::channel();
         let cancel = AtomicBool::new(false);
-        let mut sink = Sink {
-            generation: 1,
-            cancel: &cancel,
-            out: &out,
-            pending: Vec::new(),
-            lines: 0,
-            handed_over: Instant::now(),
-            stopped: None,
-        };
+        let mut sink = Sink::new(1, &cancel, &out);
         writeln!(sink, "the record").unwrap();
         sink.flush().unwrap();
         cancel.store(true, Ordering::Relaxed);
