@@ -102,7 +102,17 @@ fn trust_in_codex_ui(repo: &Repo, codex: &Client) {
     let config = repo.home().join(".codex/config.toml");
     let hooks = repo.p(".codex/hooks.json").display().to_string();
     let start = Instant::now();
+    let mut chosen = Instant::now();
     loop {
+        // Keys typed while the menu is drawn but before Codex reads them are lost (seen
+        // once on CI): while the menu stays, choose again every few seconds.
+        if chosen.elapsed() > Duration::from_secs(3)
+            && tmux.screen().contains("Trust all and continue")
+        {
+            tmux.type_text("2");
+            tmux.press("Enter");
+            chosen = Instant::now();
+        }
         let text = std::fs::read_to_string(&config).unwrap_or_default();
         let trusted = ["user_prompt_submit", "pre_tool_use", "post_tool_use"]
             .iter()
