@@ -13,6 +13,7 @@
 //! always the first of them.
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
@@ -100,14 +101,31 @@ struct Shared {
     ahead: usize,
     /// The directory the handing thread waits for, if it waits.
     wanted: Option<Vec<u8>>,
+    /// How many of the walk's threads wait for work.
+    idle: usize,
     /// Set when the walk is over (done, or given up): the threads stop.
     over: bool,
 }
 
-/// The lock and the wake-up of [`Shared`].
+impl Shared {
+    /// Whether a thread may take the first directory waiting: the window has room, or it
+    /// is the one the walk needs.
+    fn may_list(&self) -> bool {
+        self.pending.peek().is_some_and(|Reverse(next)| {
+            self.ahead < AHEAD || self.wanted.as_ref() == Some(&next.dir)
+        })
+    }
+}
+
+/// The lock of [`Shared`] and its two wake-ups, each rung only for whoever waits on it:
+/// on a tree of a few thousand files a wake-up of every thread at every directory costs
+/// more than the listing (a futex call and a context switch each).
 struct Sched {
     shared: Mutex<Shared>,
-    wake: Condvar,
+    /// Rung for the walk's threads: a directory to list, room in the window, the end.
+    work: Condvar,
+    /// Rung for the thread handing on: the directory it wants is listed.
+    ready: Condvar,
 }
 
 impl Sched {
@@ -115,8 +133,23 @@ impl Sched {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn wait<'g>(&self, guard: MutexGuard<'g, Shared>) -> MutexGuard<'g, Shared> {
-        self.wake.wait(guard).unwrap_or_else(|e| e.into_inner())
+    fn wait<'g>(&self, on: &Condvar, guard: MutexGuard<'g, Shared>) -> MutexGuard<'g, Shared> {
+        on.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes as many idle threads as there are directories they may list now.
+    fn wake_listers(&self, shared: &Shared) {
+        if shared.idle == 0 || !shared.may_list() {
+            return;
+        }
+        let listable = if shared.ahead < AHEAD {
+            shared.pending.len()
+        } else {
+            1
+        };
+        for _ in 0..listable.min(shared.idle) {
+            self.work.notify_one();
+        }
     }
 }
 
@@ -138,18 +171,20 @@ pub(super) fn walk_in_order(
             listed: HashMap::new(),
             ahead: 0,
             wanted: None,
+            idle: 0,
             over: false,
         }),
-        wake: Condvar::new(),
+        work: Condvar::new(),
+        ready: Condvar::new(),
     };
     let threads = rayon::current_num_threads().max(1);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| list_ahead(state, &sched));
         }
-        let handed = hand_on(&sched, each);
+        let handed = hand_on(&sched, state, each);
         sched.lock().over = true;
-        sched.wake.notify_all();
+        sched.work.notify_all();
         handed
     })
 }
@@ -164,53 +199,100 @@ fn list_ahead(state: &WalkState<'_>, sched: &Sched) {
                 if shared.over {
                     return;
                 }
-                let may = shared.pending.peek().is_some_and(|Reverse(next)| {
-                    shared.ahead < AHEAD || shared.wanted.as_ref() == Some(&next.dir)
-                });
-                if may {
+                if shared.may_list() {
                     if let Some(Reverse(next)) = shared.pending.pop() {
                         break next;
                     }
                 }
-                shared = sched.wait(shared);
+                shared.idle += 1;
+                shared = sched.wait(&sched.work, shared);
+                shared.idle -= 1;
             }
         };
-        // A panic must not leave the walk waiting for this directory for ever.
-        let listed = std::panic::catch_unwind(AssertUnwindSafe(|| list_dir(state, &dir, rules)))
-            .unwrap_or_else(|_| Err(Error::Internal("a walk thread panicked".into())));
+        let ready = list(state, &dir, rules);
         let mut shared = sched.lock();
-        let ready = listed.map(|mut listed| {
-            listed
-                .subdirs
-                .sort_unstable_by(|a, b| dir_order(&a.0, &b.0));
-            let subdirs = listed.subdirs.iter().map(|(sub, _)| sub.clone()).collect();
-            for (sub, rules) in listed.subdirs.drain(..) {
-                shared.pending.push(Reverse(Pending { dir: sub, rules }));
-            }
-            shared.ahead += listed.batch.entries.len();
-            Ready { listed, subdirs }
-        });
+        let ready = file(&mut shared, ready);
+        let wanted = shared.wanted.as_ref() == Some(&dir);
         shared.listed.insert(dir, ready);
+        sched.wake_listers(&shared);
         drop(shared);
-        sched.wake.notify_all();
+        if wanted {
+            sched.ready.notify_one();
+        }
     }
 }
 
-/// The listing of `dir`, once a thread has made it.
-fn take(sched: &Sched, dir: &[u8]) -> Result<Ready> {
-    let mut shared = sched.lock();
-    shared.wanted = Some(dir.to_vec());
-    sched.wake.notify_all();
-    loop {
-        if let Some(ready) = shared.listed.remove(dir) {
-            shared.wanted = None;
-            if let Ok(ready) = &ready {
-                shared.ahead -= ready.listed.batch.entries.len();
-            }
-            return ready;
+/// The listing of `dir`, its subdirectories in path order.
+fn list(state: &WalkState<'_>, dir: &[u8], rules: DirRules) -> Result<Listed> {
+    // A panic must not leave the walk waiting for this directory for ever.
+    let listed = std::panic::catch_unwind(AssertUnwindSafe(|| list_dir(state, dir, rules)))
+        .unwrap_or_else(|_| Err(Error::Internal("a walk thread panicked".into())));
+    listed.map(|mut listed| {
+        listed
+            .subdirs
+            .sort_unstable_by(|a, b| dir_order(&a.0, &b.0));
+        listed
+    })
+}
+
+/// Files a listing as ready: its subdirectories join the directories to list, its files
+/// and symlinks count in the window.
+fn file(shared: &mut Shared, listed: Result<Listed>) -> Result<Ready> {
+    listed.map(|mut listed| {
+        let subdirs = listed.subdirs.iter().map(|(sub, _)| sub.clone()).collect();
+        for (sub, rules) in listed.subdirs.drain(..) {
+            shared.pending.push(Reverse(Pending { dir: sub, rules }));
         }
-        shared = sched.wait(shared);
+        shared.ahead += listed.batch.entries.len();
+        Ready { listed, subdirs }
+    })
+}
+
+/// The listing of `dir`, once it is made. When no thread has taken it yet (it is then
+/// the first waiting, as the walk needs directories in path order), the thread handing
+/// on lists it itself rather than wait for one to wake.
+fn take(sched: &Sched, state: &WalkState<'_>, dir: &[u8]) -> Result<Ready> {
+    let mut shared = sched.lock();
+    let ready = match shared.listed.remove(dir) {
+        Some(ready) => ready,
+        None => match unlisted(&mut shared, dir) {
+            Some(Pending { dir, rules }) => {
+                drop(shared);
+                let listed = list(state, &dir, rules);
+                shared = sched.lock();
+                let ready = file(&mut shared, listed);
+                sched.wake_listers(&shared);
+                ready
+            }
+            None => {
+                shared.wanted = Some(dir.to_vec());
+                // The window may be full: a thread may now list this one all the same.
+                sched.wake_listers(&shared);
+                loop {
+                    if let Some(ready) = shared.listed.remove(dir) {
+                        shared.wanted = None;
+                        break ready;
+                    }
+                    shared = sched.wait(&sched.ready, shared);
+                }
+            }
+        },
+    };
+    if let Ok(ready) = &ready {
+        let was_full = shared.ahead >= AHEAD;
+        shared.ahead -= ready.listed.batch.entries.len();
+        if was_full {
+            sched.wake_listers(&shared);
+        }
     }
+    ready
+}
+
+/// `dir`, taken from the directories waiting if no thread has taken it yet (it is then
+/// the first of them: the walk needs directories in path order).
+fn unlisted(shared: &mut Shared, dir: &[u8]) -> Option<Pending> {
+    let first = shared.pending.peek_mut()?;
+    (first.0.dir == dir).then(|| PeekMut::pop(first).0)
 }
 
 /// A directory being handed on: what is left of its files and subdirectories.
@@ -223,9 +305,10 @@ struct Frame {
 /// files merged with its subdirectories by path.
 fn hand_on(
     sched: &Sched,
+    state: &WalkState<'_>,
     each: &mut dyn FnMut(Item) -> Result<ControlFlow<()>>,
 ) -> Result<ControlFlow<()>> {
-    let mut stack = vec![match open(sched, Vec::new(), each)? {
+    let mut stack = vec![match open(sched, state, Vec::new(), each)? {
         ControlFlow::Continue(frame) => frame,
         ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
     }];
@@ -246,7 +329,7 @@ fn hand_on(
                 }
             }
         } else if let Some(dir) = frame.subdirs.next() {
-            match open(sched, dir, each)? {
+            match open(sched, state, dir, each)? {
                 ControlFlow::Continue(frame) => stack.push(frame),
                 ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
             }
@@ -259,10 +342,11 @@ fn hand_on(
 /// returns the rest, to hand on in path order.
 fn open(
     sched: &Sched,
+    state: &WalkState<'_>,
     dir: Vec<u8>,
     each: &mut dyn FnMut(Item) -> Result<ControlFlow<()>>,
 ) -> Result<ControlFlow<(), Frame>> {
-    let Ready { listed, subdirs } = take(sched, &dir)?;
+    let Ready { listed, subdirs } = take(sched, state, &dir)?;
     let Listed { batch, record, .. } = listed;
     let aside = (batch.linked_worktrees.into_iter().map(Item::Linked))
         .chain(batch.special.into_iter().map(Item::Special))
