@@ -182,7 +182,13 @@ fn gc_recompresses_old_and_new_chunks_into_large_blocks_and_every_checkpoint_res
     };
     let before = stored(&r);
     assert!(!codecs(&r).contains_key(&4), "a save wrote a large block");
-    r.ok(&["gc"]);
+    let report = r.json(&["gc", "--json"]);
+    let recompressed = &report["recompressed"];
+    assert!(recompressed["packs"].as_u64().unwrap() > 0, "{report}");
+    assert!(
+        recompressed["stored_bytes_after"].as_u64() < recompressed["stored_bytes_before"].as_u64(),
+        "{report}"
+    );
     let after = codecs(&r);
     assert!(after.contains_key(&4), "gc wrote no large block: {after:?}");
     assert!(
