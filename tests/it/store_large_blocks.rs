@@ -339,3 +339,69 @@ fn a_large_block(r: &Repo) -> (u64, u32, Vec<u128>) {
         .map(|((pack, offset), members)| (pack, offset, members))
         .expect("a large block")
 }
+
+/// A damaged chunk does not stop `gc`: recompression moves what it cannot read as it is
+/// (a damaged block whole, its chunks still in it), so `verify` finds the same damage
+/// after it, and everything else is recompressed.
+#[test]
+fn gc_moves_damaged_chunks_as_they_are() {
+    let (r, ids) = from_fixture();
+    // A block of small files, and a chunk of big.txt stored alone (zstd).
+    let (block_pack, block_offset, block_len) = first_item_of_codec(&r, 3);
+    let (single_pack, single_offset, single_len) = first_item_of_codec(&r, 1);
+    raw_store::edit(&r.store_path(), PACKS, block_pack, |data| {
+        let middle = (block_offset + block_len / 2) as usize;
+        for b in &mut data[middle..middle + 8] {
+            *b ^= 0x5a;
+        }
+    });
+    raw_store::edit(&r.store_path(), PACKS, single_pack, |data| {
+        let middle = (single_offset + single_len / 2) as usize;
+        data[middle] ^= 0x5a;
+    });
+    let problems = |r: &Repo| {
+        let verify = r.run(&["verify", "--read-data"]);
+        assert_ne!(verify.code, 0, "verify found nothing\n{verify}");
+        verify
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("damaged:"))
+            .count()
+    };
+    let before = problems(&r);
+    assert!(before >= 2, "{before}");
+    r.ok(&["gc"]);
+    assert!(
+        codecs(&r).contains_key(&4),
+        "gc wrote no large block: {:?}",
+        codecs(&r)
+    );
+    assert_eq!(problems(&r), before, "gc changed what is damaged");
+    let restore = r.run(&["restore", &ids[0]]);
+    common::assert_no_panic(&restore, "restore");
+    assert_eq!(restore.code, 1, "restore of damaged chunks\n{restore}");
+}
+
+/// The pack, offset and stored length of the first item (chunk or block) of `codec` in
+/// the store.
+fn first_item_of_codec(r: &Repo, codec: u8) -> (u64, u32, u32) {
+    let db = raw_store::open(&r.store_path());
+    let txn = db.begin_read().unwrap();
+    let index = txn.open_table(raw_store::CHUNKS).unwrap();
+    let packs = txn.open_table(PACKS).unwrap();
+    let mut found = None;
+    for item in index.iter().unwrap() {
+        let (_, value) = item.unwrap();
+        let v = value.value();
+        if matches!(v[0], 0xB1 | 0xB3) {
+            let pack = u64::from_le_bytes(v[1..9].try_into().unwrap());
+            let offset = u32::from_le_bytes(v[9..13].try_into().unwrap());
+            let len = u32::from_le_bytes(v[13..17].try_into().unwrap());
+            if packs.get(pack).unwrap().unwrap().value()[offset as usize + 1] == codec {
+                found = Some((pack, offset, len));
+                break;
+            }
+        }
+    }
+    found.expect("an item of that codec")
+}

@@ -17,6 +17,16 @@ use crate::format::chunk::{self, Hasher};
 use crate::storage::tables::{CHUNKS, META, PACKS};
 use crate::{ChunkId, Error, Result};
 
+/// A solid block of a pack being recompressed, as its chunks are read in turn.
+struct OldBlock {
+    /// Where it lies in its pack.
+    offset: u32,
+    /// Its content; `None` when it does not decompress.
+    content: Option<Vec<u8>>,
+    /// Where it was moved as it is, when one of its chunks is damaged.
+    moved_to: Option<Location>,
+}
+
 /// The `meta` key of the first pack a recompression has not gone over (a `u64`, little
 /// endian); absent in a store never recompressed.
 const META_RECOMPRESSED_BELOW: &str = "recompressed_below";
@@ -33,7 +43,8 @@ pub struct Recompressed {
 }
 
 /// Rewrites every pack at or above the store's `recompressed_below` mark, all in `txn`:
-/// full chunks go, content verified, into large solid blocks; deltas are copied as they
+/// full chunks go, content verified, into large solid blocks (a damaged one, or the
+/// block it is in, is moved as it is, for verify to find); deltas are copied as they
 /// are (their bases keep their ids, wherever their bytes go, invariant 18); each entry is
 /// repointed and the old packs deleted in the same transaction (invariant 15). Then the
 /// mark moves past the packs written.
@@ -72,7 +83,7 @@ pub(in crate::storage) fn recompress(
     let mut writer = PackWriter::recompressing(&packs)?;
     let first_new = writer.next_pack();
     let mut pack: Option<(u64, Vec<u8>)> = None;
-    let mut block: Option<(u32, Vec<u8>)> = None;
+    let mut block: Option<OldBlock> = None;
     let mut content = Vec::new();
     for (id, at) in moving {
         if pack.as_ref().is_none_or(|(key, _)| *key != at.pack) {
@@ -94,63 +105,54 @@ pub(in crate::storage) fn recompress(
         let stored = data.get(start..start + at.len as usize).ok_or_else(|| {
             Error::Corrupt(format!("chunk {id}: lies outside its pack {}", at.pack))
         })?;
+        let raw_len = at.raw_len as usize;
         match (at.block, at.delta) {
             (Some(member), _) => {
-                if block
-                    .as_ref()
-                    .is_none_or(|(offset, _)| *offset != at.offset)
-                {
-                    let decoded = chunk::decode_block(stored).map_err(|e| {
-                        Error::Corrupt(format!(
-                            "chunk {id}: its solid block in pack {} is damaged: {e}",
-                            at.pack
-                        ))
-                    })?;
-                    block = Some((at.offset, decoded));
-                }
-                let Some((_, decoded)) = &block else {
-                    continue;
+                let old = match &mut block {
+                    Some(old) if old.offset == at.offset => old,
+                    slot => slot.insert(OldBlock {
+                        offset: at.offset,
+                        content: chunk::decode_block(stored).ok(),
+                        moved_to: None,
+                    }),
                 };
                 let start = member.start as usize;
-                let piece = decoded
-                    .get(start..start + at.raw_len as usize)
-                    .filter(|piece| hasher.chunk_id(piece) == id)
-                    .ok_or_else(|| {
-                        Error::Corrupt(format!(
-                            "chunk {id} does not match its hash (its solid block in pack {} is \
-                             damaged)",
-                            at.pack
-                        ))
-                    })?;
-                writer.add_to_block(&mut index, &mut packs, id, piece)?;
+                let piece = old
+                    .content
+                    .as_deref()
+                    .and_then(|content| content.get(start..start + raw_len))
+                    .filter(|piece| hasher.chunk_id(piece) == id);
+                match piece {
+                    Some(piece) => writer.add_to_block(&mut index, &mut packs, id, piece)?,
+                    // Damaged: the block moves as it is, once, and the chunk stays in it,
+                    // where verify still finds it.
+                    None => {
+                        let moved = match old.moved_to {
+                            Some(moved) => moved,
+                            None => *old
+                                .moved_to
+                                .insert(writer.append(&mut packs, id, stored, 0)?),
+                        };
+                        let entry = Location {
+                            pack: moved.pack,
+                            offset: moved.offset,
+                            ..at
+                        };
+                        index.insert(id.0, entry.encode().as_slice())?;
+                    }
+                }
             }
-            (None, Some(delta)) => {
-                writer.add(
-                    &mut index,
-                    &mut packs,
-                    id,
-                    stored,
-                    at.raw_len as usize,
-                    Some(delta),
-                )?;
-            }
-            // Content larger than a block's share of a large one (only a store with a
-            // larger chunk maximum has it) stays as it is.
-            (None, None) if at.raw_len as usize > chunk::BLOCK_MAX => {
-                writer.add(
-                    &mut index,
-                    &mut packs,
-                    id,
-                    stored,
-                    at.raw_len as usize,
-                    None,
-                )?;
-            }
-            (None, None) => {
+            (None, None) if raw_len <= chunk::BLOCK_MAX => {
                 content.clear();
-                chunk::decode_chunk(hasher, id, stored, &mut content)?;
-                writer.add_to_block(&mut index, &mut packs, id, &content)?;
+                match chunk::decode_chunk(hasher, id, stored, &mut content) {
+                    Ok(()) => writer.add_to_block(&mut index, &mut packs, id, &content)?,
+                    // Damaged: moved as it is, where verify still finds it.
+                    Err(_) => writer.add(&mut index, &mut packs, id, stored, raw_len, None)?,
+                }
             }
+            // A delta is copied as it is; so is content larger than a block's share of a
+            // large one (only a store with a larger chunk maximum has it).
+            (None, delta) => writer.add(&mut index, &mut packs, id, stored, raw_len, delta)?,
         }
     }
     writer.finish(&mut index, &mut packs)?;

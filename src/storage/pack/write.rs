@@ -276,8 +276,9 @@ impl PackWriter {
     }
 
     /// Appends `stored` (chunk `id`'s, or a block whose first chunk is `id`) to the open
-    /// pack, first closing the pack if it does not fit; returns where it lies.
-    fn append(
+    /// pack, first closing the pack if it does not fit; returns where it lies. The caller
+    /// indexes what it appended.
+    pub(super) fn append(
         &mut self,
         packs: &mut Table<u64, &'static [u8]>,
         id: ChunkId,
