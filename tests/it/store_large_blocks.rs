@@ -405,3 +405,43 @@ fn first_item_of_codec(r: &Repo, codec: u8) -> (u64, u32, u32) {
     }
     found.expect("an item of that codec")
 }
+
+/// A store whose chunking parameters allow chunks larger than a pack (up to 4 MiB):
+/// such a chunk is copied as it is, overfilling its pack, and the recompression goes on
+/// after it.
+#[test]
+fn gc_recompresses_a_store_of_chunks_larger_than_a_pack() {
+    use git_checkpoint::format::chunk::ChunkParams;
+    use git_checkpoint::format::codec;
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.save("a");
+    {
+        let params = ChunkParams {
+            min: 1 << 20,
+            avg: 2 << 20,
+            max: 4 << 20,
+        };
+        let db = raw_store::open(&r.store_path());
+        let txn = db.begin_write().unwrap();
+        txn.open_table(raw_store::META)
+            .unwrap()
+            .insert("chunking", codec::encode(&params).as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    write_version(&r, 3);
+    r.write("huge.bin", &noise(3 << 20, 11));
+    let id = r.save("a chunk larger than a pack, then small files");
+    let before = r.snapshot();
+    r.ok(&["gc"]);
+    assert!(
+        codecs(&r).contains_key(&4),
+        "gc wrote no large block: {:?}",
+        codecs(&r)
+    );
+    r.ok(&["verify", "--read-data"]);
+    r.remove("huge.bin");
+    r.ok(&["restore", &id]);
+    assert!(r.snapshot() == before, "the restore differs");
+}

@@ -139,7 +139,8 @@ impl PackWriter {
     /// The room left in the open pack for a recompressing writer's next block, writing
     /// the pack first when less than [`LEAST_ROOM`] is left.
     fn room(&mut self, packs: &mut Table<u64, &'static [u8]>) -> Result<usize> {
-        if PACK_CAPACITY - self.buf.len() < LEAST_ROOM {
+        // A chunk larger than a pack (a store of larger chunking parameters) overfills it.
+        if PACK_CAPACITY.saturating_sub(self.buf.len()) < LEAST_ROOM {
             self.write_pack(packs)?;
         }
         Ok(PACK_CAPACITY - self.buf.len())
@@ -193,7 +194,7 @@ impl PackWriter {
         if self.block.is_empty() {
             return false;
         }
-        let room = match PACK_CAPACITY - self.buf.len() {
+        let room = match PACK_CAPACITY.saturating_sub(self.buf.len()) {
             room if room < LEAST_ROOM => PACK_CAPACITY,
             room => room,
         };
