@@ -445,3 +445,51 @@ fn gc_recompresses_a_store_of_chunks_larger_than_a_pack() {
     r.ok(&["restore", &id]);
     assert!(r.snapshot() == before, "the restore differs");
 }
+
+/// An index entry that understates its chunk's content (a crafted one: here 2 MiB said
+/// to be 1,000 bytes) does not stop `gc`: the chunk is copied as it is.
+#[test]
+fn gc_copies_a_chunk_whose_entry_understates_it() {
+    use git_checkpoint::format::chunk::ChunkParams;
+    use git_checkpoint::format::codec;
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.save("a");
+    {
+        let params = ChunkParams {
+            min: 1 << 20,
+            avg: 2 << 20,
+            max: 4 << 20,
+        };
+        let db = raw_store::open(&r.store_path());
+        let txn = db.begin_write().unwrap();
+        txn.open_table(raw_store::META)
+            .unwrap()
+            .insert("chunking", codec::encode(&params).as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let text: String = (0..400_000).map(|j| format!("{j}\n")).collect();
+    r.write("big.txt", &text.as_bytes()[..(2 << 20) - 1]);
+    r.save("one chunk of 2 MiB");
+    let big = {
+        let db = raw_store::open(&r.store_path());
+        let txn = db.begin_read().unwrap();
+        let index = txn.open_table(raw_store::CHUNKS).unwrap();
+        let found: Option<u128> = index
+            .iter()
+            .unwrap()
+            .map(|i| i.unwrap())
+            .find(|(_, v)| {
+                let v = v.value();
+                v[0] == 0xB1 && u32::from_le_bytes(v[17..21].try_into().unwrap()) > 1 << 20
+            })
+            .map(|(k, _)| k.value());
+        found.expect("the 2 MiB chunk")
+    };
+    raw_store::edit(&r.store_path(), raw_store::CHUNKS, big, |entry| {
+        entry[17..21].copy_from_slice(&1000u32.to_le_bytes());
+    });
+    let gc = r.run(&["gc"]);
+    assert_eq!(gc.code, 0, "{gc}");
+}
