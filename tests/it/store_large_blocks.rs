@@ -142,6 +142,16 @@ fn codecs(r: &Repo) -> BTreeMap<u8, usize> {
     counts
 }
 
+/// The store's format byte (`meta["format"]`).
+fn store_format(r: &Repo) -> u8 {
+    let db = raw_store::open(&r.store_path());
+    let txn = db.begin_read().unwrap();
+    let meta = txn.open_table(raw_store::META).unwrap();
+    let format = meta.get("format").unwrap().unwrap().value().to_vec();
+    assert_eq!(format.len(), 1, "{format:?}");
+    format[0]
+}
+
 /// A repository holding the fixture's store, its worktree at version 2 (the fixture's
 /// last checkpoint), and the ids of the fixture's checkpoints, oldest first.
 fn from_fixture() -> (Repo, Vec<String>) {
@@ -168,6 +178,9 @@ fn a_store_written_by_cb07bfc_restores_byte_exact() {
         r.ok(&["restore", id]);
         assert_holds(&r, version);
     }
+    // What this build did to it (restores, their safety saves) leaves it readable by
+    // the build that wrote it.
+    assert_eq!(store_format(&r), 2);
 }
 
 #[test]
@@ -182,6 +195,11 @@ fn gc_recompresses_old_and_new_chunks_into_large_blocks_and_every_checkpoint_res
     };
     let before = stored(&r);
     assert!(!codecs(&r).contains_key(&4), "a save wrote a large block");
+    assert_eq!(
+        store_format(&r),
+        2,
+        "a store without large blocks is format 2"
+    );
     let report = r.json(&["gc", "--json"]);
     let recompressed = &report["recompressed"];
     assert!(recompressed["packs"].as_u64().unwrap() > 0, "{report}");
@@ -191,6 +209,12 @@ fn gc_recompresses_old_and_new_chunks_into_large_blocks_and_every_checkpoint_res
     );
     let after = codecs(&r);
     assert!(after.contains_key(&4), "gc wrote no large block: {after:?}");
+    // Builds before codec 4 read up to format 2: they refuse this store as newer.
+    assert_eq!(
+        store_format(&r),
+        3,
+        "a store with large blocks is not format 3"
+    );
     assert!(
         stored(&r) < before,
         "recompression did not shrink the chunks: {before} -> {}",

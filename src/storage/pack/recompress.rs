@@ -14,6 +14,7 @@ use redb::{ReadableTable, WriteTransaction};
 use super::entry::{Entry, Location};
 use super::write::PackWriter;
 use crate::format::chunk::{self, Hasher};
+use crate::storage::store::{LARGE_BLOCKS_FORMAT, META_FORMAT};
 use crate::storage::tables::{CHUNKS, META, PACKS};
 use crate::{ChunkId, Error, Result};
 
@@ -47,7 +48,8 @@ pub struct Recompressed {
 /// block it is in, is moved as it is, for verify to find); deltas are copied as they
 /// are (their bases keep their ids, wherever their bytes go, invariant 18); each entry is
 /// repointed and the old packs deleted in the same transaction (invariant 15). Then the
-/// mark moves past the packs written.
+/// mark moves past the packs written, and the store's format becomes
+/// [`LARGE_BLOCKS_FORMAT`] if a large block was written.
 pub(in crate::storage) fn recompress(
     txn: &WriteTransaction,
     hasher: &Hasher,
@@ -173,5 +175,8 @@ pub(in crate::storage) fn recompress(
         done.bytes_after += item?.1.value().len() as u64;
     }
     meta.insert(META_RECOMPRESSED_BELOW, written.to_le_bytes().as_slice())?;
+    if writer.packed_large() {
+        meta.insert(META_FORMAT, [LARGE_BLOCKS_FORMAT].as_slice())?;
+    }
     Ok(done)
 }

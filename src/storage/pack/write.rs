@@ -26,6 +26,8 @@ pub(in crate::storage) struct PackWriter {
     /// When recompressing: the content and stored bytes of the blocks sealed so far,
     /// from which the next block's compressed size is guessed ([`Self::would_overflow`]).
     sealed_so_far: Option<(u64, u64)>,
+    /// Whether it packed a large solid block (codec 4).
+    packed_large: bool,
 }
 
 /// The room left in a pack below which a recompressing writer fills a new pack instead:
@@ -47,6 +49,7 @@ impl PackWriter {
             block: OpenBlock::default(),
             level: chunk::BLOCK_LEVEL,
             sealed_so_far: None,
+            packed_large: false,
         })
     }
 
@@ -63,6 +66,11 @@ impl PackWriter {
             sealed_so_far: Some((3, 1)),
             ..PackWriter::new(packs)?
         })
+    }
+
+    /// Whether it packed a large solid block (codec 4).
+    pub(super) fn packed_large(&self) -> bool {
+        self.packed_large
     }
 
     /// The key the next pack written takes.
@@ -253,6 +261,7 @@ impl PackWriter {
         let Some(&(first, _, _)) = members.first() else {
             return Ok(());
         };
+        self.packed_large |= total > chunk::BLOCK_MAX as u64;
         let at = self.append(packs, first, &stored, 0)?;
         // Each chunk is charged the block's stored bytes in proportion to its content,
         // rounded so that the shares add up to the whole block.
