@@ -24,17 +24,12 @@ use crate::model::branch::BranchName;
 use crate::model::operation::Invocation;
 use crate::{Error, Result};
 
-pub(super) const META_FORMAT: &str = "format";
 /// The layout of the tables: 1 = every chunk stored in its index entry; 2 = packs.
 /// A store of format 1 is upgraded when it is first opened for writing (nothing is
 /// rewritten: its chunks stay where they are, new ones go to packs), after which older
-/// builds refuse it rather than misread it.
+/// builds refuse it rather than misread it. Format 3 ([`LARGE_BLOCKS_FORMAT`]) is the
+/// newest this build reads.
 const STORE_FORMAT: u8 = 2;
-/// Format 3: packs that may hold large solid blocks (codec 4), set by the
-/// recompression that first writes one (`pack::recompress`), so that builds reading up
-/// to format 2 refuse the store as newer instead of reading those blocks as damaged. The
-/// newest format this build reads.
-pub(super) const LARGE_BLOCKS_FORMAT: u8 = 3;
 const META_KEY: &str = "hash_key";
 const META_CHUNKING: &str = "chunking";
 

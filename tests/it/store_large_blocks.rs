@@ -517,3 +517,20 @@ fn gc_copies_a_chunk_whose_entry_understates_it() {
     let gc = r.run(&["gc"]);
     assert_eq!(gc.code, 0, "{gc}");
 }
+
+/// This build reads formats up to 3 and refuses the next as newer, changing nothing.
+#[test]
+fn a_store_of_a_format_after_3_is_refused_as_newer() {
+    let (r, _) = from_fixture();
+    raw_store::edit(&r.store_path(), raw_store::META, "format", |format| {
+        *format = vec![4]
+    });
+    let before = std::fs::read(r.store_path()).unwrap();
+    let out = r.run(&["log"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("uses format 4, newer"), "{out}");
+    assert!(
+        std::fs::read(r.store_path()).unwrap() == before,
+        "the store changed"
+    );
+}

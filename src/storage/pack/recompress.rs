@@ -14,8 +14,7 @@ use redb::{ReadableTable, WriteTransaction};
 use super::entry::{Entry, Location};
 use super::write::PackWriter;
 use crate::format::chunk::{self, Hasher};
-use crate::storage::store::{LARGE_BLOCKS_FORMAT, META_FORMAT};
-use crate::storage::tables::{CHUNKS, META, PACKS};
+use crate::storage::tables::{CHUNKS, LARGE_BLOCKS_FORMAT, META, META_FORMAT, PACKS};
 use crate::{ChunkId, Error, Result};
 
 /// A solid block of a pack being recompressed, as its chunks are read in turn.
