@@ -9,25 +9,30 @@
 # Sizes are bytes allocated on disk (`du -B1`: redb's file is sparse, and loose objects
 # take whole blocks); our store's file length (`ls -l`) is printed as well.
 #
-# Usage: benches/small_edits.sh [-n saves] [-t tree] [-w work-dir] [-k]
-#   -t  the tree to copy (default /work/trees/git; its .git is left out)
+# Usage: benches/small_edits.sh -t tree [-n saves] [-w work-dir] [-k] [-g]
+#   -t  the tree to copy (required; its .git is left out), e.g. a clone of git's source
 #   -w  where to work (default a new temporary directory, removed at the end unless -k)
+#   -g  also run `git checkpoint gc` (which recompresses the chunks into large solid
+#       blocks) after the first save and after the N saves, and print the store after it
 # BIN picks the binary to measure (default: the release build, built when missing).
 set -euo pipefail
 
 saves=1000
-tree=/work/trees/git
+tree=
 work=
 keep=
-while getopts n:t:w:k opt; do
+upkeep=
+while getopts n:t:w:kg opt; do
   case $opt in
     n) saves=$OPTARG ;;
     t) tree=$OPTARG ;;
     w) work=$OPTARG ;;
     k) keep=1 ;;
-    *) sed -n 11,14p "$0"; exit 2 ;;
+    g) upkeep=1 ;;
+    *) sed -n 12,17p "$0"; exit 2 ;;
   esac
 done
+[ -n "$tree" ] || { sed -n 12,17p "$0" >&2; exit 2; }
 source "$(dirname "$0")/common.sh"
 if [ -z "$work" ]; then
   work=$(mktemp -d)
@@ -76,6 +81,14 @@ if command -v restic >/dev/null; then
 else
   echo "first save: restic is not installed; no restic figure"
 fi
+if [ -n "$upkeep" ]; then
+  t0=$(date +%s.%N)
+  "$bin" gc >/dev/null
+  first_kept=$(bytes "$store")
+  awk -v a="$t0" -v b="$(date +%s.%N)" -v s="$first_kept" -v g="$first_git" -v r="${first_restic:-0}" \
+    'BEGIN { printf "first save, after gc (%.2f s): store %d (%.2fx shadow git", b - a, s, s / g;
+             if (r > 0) printf ", %.2fx restic", s / r; print ")" }'
+fi
 
 git init -q --bare "$work/shadow.git"
 shadow_commit shadow.git first
@@ -97,4 +110,11 @@ packed=$(bytes "$work/shadow.git/objects")
 echo "after $saves saves: store $ours (file length $(stat -c %s "$store")), shadow git loose $loose, after gc $packed" \
   "($(awk -v a="$ours" -v b="$packed" 'BEGIN { printf "%.2f", a / b }')x)"
 echo "per save: store $(( (ours - first_store) / saves )) bytes"
+if [ -n "$upkeep" ]; then
+  t0=$(date +%s.%N)
+  "$bin" gc >/dev/null
+  kept=$(bytes "$store")
+  awk -v a="$t0" -v b="$(date +%s.%N)" -v s="$kept" -v g="$packed" -v n="$saves" \
+    'BEGIN { printf "after %d saves and gc (%.2f s): store %d (%.2fx shadow git after gc)\n", n, b - a, s, s / g }'
+fi
 "$bin" stats | head -8

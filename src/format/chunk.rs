@@ -11,6 +11,12 @@
 //! a few KiB compress poorly alone, as zstd has little to learn from, while a block of
 //! neighbouring files shares its vocabulary. Where each chunk lies in the block is
 //! recorded in its index entry.
+//!
+//! A large solid block, `[FORMAT_VERSION, 4, zstd frame]`, is the same with at most
+//! [`LARGE_BLOCK_MAX`] bytes of content: gc's recompression ([`RECOMPRESS_LEVEL`]) lays
+//! every full chunk of the store into such blocks, where a larger frame at a higher level
+//! finds more to share than a save, which must be fast, can afford. A block of at most
+//! [`BLOCK_MAX`] bytes keeps codec 3, which builds before codec 4 read.
 
 use std::cell::RefCell;
 
@@ -68,12 +74,18 @@ const CODEC_RAW: u8 = 0;
 const CODEC_ZSTD: u8 = 1;
 const CODEC_DELTA: u8 = 2;
 const CODEC_BLOCK: u8 = 3;
+const CODEC_LARGE_BLOCK: u8 = 4;
 /// Chunks shorter than this are stored in solid blocks (whole small files, and the
 /// tails of larger ones: every other chunk is at least the chunking minimum, 16 KiB).
 pub const SOLID_CHUNK_MAX: usize = 16 << 10;
 /// The most content one solid block holds: reading one chunk decompresses the whole
 /// block, which at 256 KiB is about as much work as reading one large chunk.
 pub const BLOCK_MAX: usize = 256 << 10;
+/// The most content one large solid block (codec 4) holds: what a read of one chunk in
+/// it decompresses, and allocates, at most.
+pub const LARGE_BLOCK_MAX: usize = 1 << 20;
+/// The zstd level of gc's recompression into large solid blocks.
+pub const RECOMPRESS_LEVEL: i32 = 9;
 /// The least zstd level of solid blocks, whatever the save's level: a block's frame is
 /// large enough that a higher level finds more, and the readers compress blocks on
 /// every core. A save asked for a higher level uses it for blocks too
@@ -163,11 +175,16 @@ pub fn encode_chunk(data: &[u8], level: i32) -> Vec<u8> {
     }
 }
 
-/// The stored form of a solid block of `content` (small chunks' content end to end) at
-/// `level`, if zstd saves 3% or more; `None` otherwise, when its chunks are better
-/// stored one by one, raw.
+/// The stored form of a solid block of `content` (chunks' content end to end, at most
+/// [`LARGE_BLOCK_MAX`] bytes) at `level`, if zstd saves 3% or more; `None` otherwise,
+/// when its chunks are better stored one by one. Codec 3 up to [`BLOCK_MAX`] bytes of
+/// content, codec 4 above.
 pub fn encode_block(content: &[u8], level: i32) -> Option<Vec<u8>> {
-    compress_if_it_pays(content, level).map(|c| stored(CODEC_BLOCK, &c))
+    let codec = match content.len() <= BLOCK_MAX {
+        true => CODEC_BLOCK,
+        false => CODEC_LARGE_BLOCK,
+    };
+    compress_if_it_pays(content, level).map(|c| stored(codec, &c))
 }
 
 /// `[FORMAT_VERSION, codec, payload...]`.
@@ -206,11 +223,13 @@ pub fn content_of(stored: &[u8], max: usize) -> Result<std::borrow::Cow<'_, [u8]
     }
 }
 
-/// The content of a stored solid block: at most [`BLOCK_MAX`] bytes, so that a crafted
-/// block cannot make a reader allocate more.
+/// The content of a stored solid block: at most [`BLOCK_MAX`] bytes for codec 3 and
+/// [`LARGE_BLOCK_MAX`] for codec 4, so that a crafted block cannot make a reader
+/// allocate more (whatever its frame claims).
 pub fn decode_block(stored: &[u8]) -> std::result::Result<Vec<u8>, String> {
     match stored {
         [FORMAT_VERSION, CODEC_BLOCK, payload @ ..] => decompress(payload, BLOCK_MAX),
+        [FORMAT_VERSION, CODEC_LARGE_BLOCK, payload @ ..] => decompress(payload, LARGE_BLOCK_MAX),
         [FORMAT_VERSION, codec, ..] => Err(format!("it has codec {codec}, not a solid block's")),
         [version, ..] => Err(format!(
             "it has format {version}, which this build does not read"
@@ -394,5 +413,43 @@ mod tests {
             "{shared} of {} shared",
             before.len()
         );
+    }
+
+    /// A block larger than 256 KiB is codec 4 and reads back; one up to 256 KiB stays
+    /// codec 3, which builds before codec 4 read.
+    #[test]
+    fn large_blocks_take_codec_4_and_small_ones_keep_codec_3() {
+        let text = |len: usize| b"fn block() { text(); }\n".repeat(len / 23 + 1)[..len].to_vec();
+        for (len, codec) in [(BLOCK_MAX, CODEC_BLOCK), (BLOCK_MAX + 1, CODEC_LARGE_BLOCK)] {
+            let stored = encode_block(&text(len), 3).unwrap();
+            assert_eq!(stored[..2], [FORMAT_VERSION, codec]);
+            assert_eq!(decode_block(&stored).unwrap(), text(len));
+        }
+        let largest = encode_block(&text(LARGE_BLOCK_MAX), 3).unwrap();
+        assert_eq!(decode_block(&largest).unwrap().len(), LARGE_BLOCK_MAX);
+    }
+
+    /// A crafted block whose frame holds more than its codec allows is refused with an
+    /// error, whatever its header claims, before anything of that size is allocated.
+    #[test]
+    fn a_block_holding_more_than_its_codec_allows_is_refused() {
+        let frame = |len: usize| zstd::bulk::compress(&vec![7u8; len], 1).unwrap();
+        let block = |codec: u8, payload: &[u8]| [&[FORMAT_VERSION, codec][..], payload].concat();
+        // Codec 3's bound did not grow with codec 4's.
+        let over_small = block(CODEC_BLOCK, &frame(BLOCK_MAX + 1));
+        assert!(decode_block(&over_small).is_err());
+        let over_large = block(CODEC_LARGE_BLOCK, &frame(LARGE_BLOCK_MAX + 1));
+        assert!(decode_block(&over_large).is_err());
+        // A frame header claiming 1 TiB of content: a single-segment frame's header
+        // (magic, descriptor with an 8-byte content size) and nothing after it.
+        let mut claims = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
+        claims.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        for codec in [CODEC_BLOCK, CODEC_LARGE_BLOCK] {
+            let error = decode_block(&block(codec, &claims)).unwrap_err();
+            assert!(!error.is_empty());
+        }
+        // Not a block at all.
+        assert!(decode_block(&block(5, &frame(10))).is_err());
+        assert!(decode_block(&[]).is_err());
     }
 }

@@ -24,11 +24,11 @@ use crate::model::branch::BranchName;
 use crate::model::operation::Invocation;
 use crate::{Error, Result};
 
-const META_FORMAT: &str = "format";
 /// The layout of the tables: 1 = every chunk stored in its index entry; 2 = packs.
 /// A store of format 1 is upgraded when it is first opened for writing (nothing is
 /// rewritten: its chunks stay where they are, new ones go to packs), after which older
-/// builds refuse it rather than misread it.
+/// builds refuse it rather than misread it. Format 3 ([`LARGE_BLOCKS_FORMAT`]) is the
+/// newest this build reads.
 const STORE_FORMAT: u8 = 2;
 const META_KEY: &str = "hash_key";
 const META_CHUNKING: &str = "chunking";
@@ -446,12 +446,12 @@ fn hasher_from_meta(
             .ok_or_else(|| Error::Corrupt(format!("meta table lacks '{name}'")))
     };
     let format = match get(META_FORMAT)?.as_slice() {
-        [found] if (1..=STORE_FORMAT).contains(found) => *found,
-        [found] if *found > STORE_FORMAT => {
+        [found] if (1..=LARGE_BLOCKS_FORMAT).contains(found) => *found,
+        [found] if *found > LARGE_BLOCKS_FORMAT => {
             return Err(Error::NewerFormat {
                 path: path.to_path_buf(),
                 found: *found,
-                supported: STORE_FORMAT,
+                supported: LARGE_BLOCKS_FORMAT,
             })
         }
         _ => return Err(Error::Corrupt("meta format record is invalid".into())),

@@ -6,6 +6,13 @@ use redb::TableDefinition;
 
 /// Store-wide settings.
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// The key in [`META`] of the store's format (one byte: the layout of the tables).
+pub(super) const META_FORMAT: &str = "format";
+/// Format 3: packs that may hold large solid blocks (codec 4), set by the recompression
+/// that first writes one (`pack::recompress`), so that builds reading up to format 2
+/// refuse the store as newer instead of reading those blocks as damaged. The newest
+/// format this build reads (`store::STORE_FORMAT` is what a new store starts at).
+pub(super) const LARGE_BLOCKS_FORMAT: u8 = 3;
 /// The chunk index: by chunk id, where the chunk is (see [`crate::storage::pack`]).
 pub(super) const CHUNKS: TableDefinition<u128, &[u8]> = TableDefinition::new("chunks");
 /// Packs of stored chunks, by sequence number.

@@ -443,6 +443,12 @@ impl<'s> Transaction<'s> {
     pub fn remove_chunks(&self, ids: &[ChunkId]) -> Result<()> {
         pack::remove_chunks(&self.txn, ids)
     }
+
+    /// Lays the chunks the saves since the last recompression stored into large solid
+    /// blocks, smaller (`pack::recompress`).
+    pub fn recompress(&self) -> Result<pack::Recompressed> {
+        pack::recompress(&self.txn, self.hasher)
+    }
 }
 
 /// Where the packs written so far end, carried from one transaction to the next.

@@ -139,6 +139,7 @@ mod safety_unreadable_hooks;
 mod safety_worktree_races;
 
 mod store_deltas;
+mod store_large_blocks;
 mod store_packs;
 mod store_solid_blocks;
 mod store_tree_deltas;

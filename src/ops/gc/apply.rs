@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::{Outcome, Plan};
 use crate::model::operation::{NewOperation, OpKind};
 use crate::model::Head;
+use crate::storage::pack::Recompressed;
 use crate::storage::Store;
 use crate::{Error, Result};
 
@@ -20,23 +21,25 @@ pub fn apply(
     started: Instant,
     compact: impl FnOnce(u64) -> bool,
 ) -> Result<Outcome> {
-    apply_as(store, plan, started, compact, None)
+    apply_as(store, plan, started, compact, None, Upkeep::Sweep)
 }
 
 /// [`commit`], recorded in the operation log as an operation of `kind` (a `drop` of
 /// damaged checkpoints, which nothing could bring back: they go for good).
 pub fn commit_recorded(store: &Store, plan: &Plan, kind: OpKind, summary: String) -> Result<()> {
-    write(store, plan, OpLog::Recorded(kind, summary))
+    write(store, plan, OpLog::Recorded(kind, summary), Upkeep::Sweep).map(|_| ())
 }
 
 /// [`apply`], recorded in the operation log as `operation` (a kind and a summary) when
-/// one is given.
+/// one is given, with the chunks recompressed in the same transaction if `upkeep` says
+/// so.
 pub(super) fn apply_as(
     store: &mut Store,
     plan: &Plan,
     started: Instant,
     compact: impl FnOnce(u64) -> bool,
     operation: Option<(OpKind, String)>,
+    upkeep: Upkeep,
 ) -> Result<Outcome> {
     let file_before = file_size(&store.path)?;
     crate::fault::point("gc-planned");
@@ -44,7 +47,7 @@ pub(super) fn apply_as(
         Some((kind, summary)) => OpLog::Recorded(kind, summary),
         None => OpLog::Settled,
     };
-    write(store, plan, log)?;
+    let recompressed = write(store, plan, log, upkeep)?;
     crate::fault::point("gc-committed");
     if compact(file_before) {
         while store.compact()? {
@@ -55,6 +58,7 @@ pub(super) fn apply_as(
         file_before,
         file_after: file_size(&store.path)?,
         seconds: started.elapsed().as_secs_f64(),
+        recompressed,
     })
 }
 
@@ -63,7 +67,18 @@ pub(super) fn apply_as(
 /// not recorded (a refused restore's safety checkpoint): the operation log is left as
 /// it is.
 pub fn commit(store: &Store, plan: &Plan) -> Result<()> {
-    write(store, plan, OpLog::Untouched)
+    write(store, plan, OpLog::Untouched, Upkeep::Sweep).map(|_| ())
+}
+
+/// What a gc's transaction does to the chunks that stay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Upkeep {
+    /// Nothing: only the packs its removals emptied are rewritten (the automatic gc
+    /// after a save, and `drop`, which must stay quick).
+    Sweep,
+    /// Recompresses what the saves since the last recompression stored
+    /// (`git checkpoint gc`; docs/design.md, "Packs and the chunk index").
+    Recompress,
 }
 
 /// What a gc's transaction does to the operation log.
@@ -76,8 +91,9 @@ enum OpLog {
     Recorded(OpKind, String),
 }
 
-/// [`commit`], doing `log` to the operation log in the same transaction.
-fn write(store: &Store, plan: &Plan, log: OpLog) -> Result<()> {
+/// [`commit`], doing `log` to the operation log and `upkeep` to the chunks in the same
+/// transaction; what a recompression did, if it ran.
+fn write(store: &Store, plan: &Plan, log: OpLog, upkeep: Upkeep) -> Result<Option<Recompressed>> {
     let txn = store.transaction()?;
     let before = txn.view()?;
     for (id, new_parents) in &plan.reparented {
@@ -86,6 +102,10 @@ fn write(store: &Store, plan: &Plan, log: OpLog) -> Result<()> {
     txn.remove_checkpoints(plan.removed.iter().map(|removal| removal.id))?;
     txn.remove_trees(&plan.trees)?;
     txn.remove_chunks(&plan.chunks)?;
+    let recompressed = match upkeep {
+        Upkeep::Sweep => None,
+        Upkeep::Recompress => Some(txn.recompress()?),
+    };
     txn.forget_cached(&plan.stat_cache)?;
     for (name, tip) in &plan.moved_branches {
         txn.set_branch(name, *tip)?;
@@ -106,7 +126,8 @@ fn write(store: &Store, plan: &Plan, log: OpLog) -> Result<()> {
         txn.record_operation(NewOperation::new(kind, summary, before))?;
     }
     crate::fault::point("gc-before-commit");
-    txn.commit()
+    txn.commit()?;
+    Ok(recompressed)
 }
 
 /// The store file's size.

@@ -115,6 +115,8 @@ pub struct Outcome {
     pub file_after: u64,
     /// Wall time of the whole gc, planning included.
     pub seconds: f64,
+    /// What the recompression did (`git checkpoint gc` only).
+    pub recompressed: Option<crate::storage::pack::Recompressed>,
 }
 
 impl Outcome {
@@ -129,6 +131,13 @@ pub fn run(store: &mut Store, options: &GcOptions) -> Result<(Plan, Outcome)> {
     let started = Instant::now();
     let plan = plan(&store.snapshot()?, options, crate::clock::now_ns())?;
     let summary = format!("gc: removed {} checkpoint(s)", plan.removed.len());
-    let outcome = apply::apply_as(store, &plan, started, |_| true, Some((OpKind::Gc, summary)))?;
+    let outcome = apply::apply_as(
+        store,
+        &plan,
+        started,
+        |_| true,
+        Some((OpKind::Gc, summary)),
+        apply::Upkeep::Recompress,
+    )?;
     Ok((plan, outcome))
 }

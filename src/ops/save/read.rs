@@ -362,7 +362,7 @@ impl ScanContext<'_> {
             let mut open = self.block.lock().map_err(|_| poisoned())?;
             let full = match open.fits(piece.len()) {
                 true => None,
-                false => Some(std::mem::take(&mut *open)),
+                false => Some(open.take()),
             };
             open.push(id, piece)?;
             full

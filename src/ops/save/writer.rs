@@ -38,8 +38,9 @@ pub(super) struct NewChunk {
 pub(super) enum ToWrite {
     /// A chunk stored on its own: a large one, or a delta.
     Chunk(NewChunk),
-    /// Small chunks, compressed together by the reader that filled their block.
-    Block(SealedBlock),
+    /// Small chunks, compressed together by the reader that filled their block (one
+    /// block: a save's are never large enough to be sealed as several).
+    Block(Vec<SealedBlock>),
     /// A tree the store may lack: its id, its canonical record, and the tree at its path
     /// in the parent checkpoint, which it may be stored as a delta of.
     Tree {
@@ -65,7 +66,7 @@ impl ToWrite {
     fn stored_len(&self) -> usize {
         match self {
             ToWrite::Chunk(chunk) => chunk.stored.len(),
-            ToWrite::Block(block) => block.stored_len(),
+            ToWrite::Block(blocks) => blocks.iter().map(SealedBlock::stored_len).sum(),
             ToWrite::Tree { encoded, .. } => encoded.len(),
             ToWrite::Cached(file) => file.path.len() + 48 + 16 * file.chunks.len(),
             ToWrite::Listing(dir, listing) => {
@@ -120,8 +121,10 @@ pub(super) fn write_chunks(
                             sink.chunks().add(c.id, &c.stored, c.raw_len, c.delta)?;
                         }
                     }
-                    ToWrite::Block(block) => {
-                        sink.chunks().add_sealed(block)?;
+                    ToWrite::Block(blocks) => {
+                        for block in blocks {
+                            sink.chunks().add_sealed(block)?;
+                        }
                         // What waited for this block's chunks goes in with them.
                         waiting.retry(sink, &mut written)?;
                     }

@@ -32,12 +32,14 @@
 //! The files split the job: `entry.rs` (an index entry's bytes, `Entry` and
 //! `Location`), `read.rs` ([`ReadChunks`], which reads chunks back, and [`LastPack`]),
 //! `write.rs` (`PackWriter`, which packs new chunks), `block.rs` ([`OpenBlock`] and
-//! [`SealedBlock`], a solid block before it is packed: sealed on any thread) and `sweep.rs` (removing chunks and
-//! repacking what their packs still hold). Only this module names the tables they use.
+//! [`SealedBlock`], a solid block before it is packed: sealed on any thread), `sweep.rs` (removing chunks and
+//! repacking what their packs still hold) and `recompress.rs` (gc laying what saves
+//! stored fast into large solid blocks). Only this module names the tables they use.
 
 mod block;
 mod entry;
 mod read;
+mod recompress;
 mod sweep;
 mod write;
 
@@ -46,6 +48,8 @@ pub use entry::Delta;
 pub(super) use entry::Entry;
 pub(super) use read::{delta_bases, stored_sizes};
 pub use read::{LastPack, ReadChunks};
+pub(super) use recompress::recompress;
+pub use recompress::Recompressed;
 pub(super) use sweep::remove_chunks;
 pub(in crate::storage) use write::PackWriter;
 

@@ -223,7 +223,7 @@ impl ReadChunks {
 /// and reading it again for every chunk made a full restore 40% slower. Likewise a
 /// restore reads a block's chunks one after another, and decompressing the block for
 /// each would cost as much as the rest of the restore. Keep one per reading thread; it
-/// holds at most one pack and one block ([`chunk::BLOCK_MAX`] bytes).
+/// holds at most one pack and one block ([`chunk::LARGE_BLOCK_MAX`] bytes).
 #[derive(Default)]
 pub struct LastPack<'a> {
     pack: Option<(u64, redb::AccessGuard<'a, &'static [u8]>)>,

@@ -21,7 +21,18 @@ pub(in crate::storage) struct PackWriter {
     buf: Vec<u8>,
     /// The open solid block, whose chunks the index has not got yet.
     block: OpenBlock,
+    /// The zstd level the open block is sealed at.
+    level: i32,
+    /// When recompressing: the content and stored bytes of the blocks sealed so far,
+    /// from which the next block's compressed size is guessed ([`Self::would_overflow`]).
+    sealed_so_far: Option<(u64, u64)>,
+    /// Whether it packed a large solid block (codec 4).
+    packed_large: bool,
 }
+
+/// The room left in a pack below which a recompressing writer fills a new pack instead:
+/// a block of less content than this compresses poorly.
+const LEAST_ROOM: usize = 48 << 10;
 
 impl PackWriter {
     /// A writer that appends after the last pack in `packs`.
@@ -36,7 +47,35 @@ impl PackWriter {
             next,
             buf: Vec::with_capacity(PACK_CAPACITY),
             block: OpenBlock::default(),
+            level: chunk::BLOCK_LEVEL,
+            sealed_so_far: None,
+            packed_large: false,
         })
+    }
+
+    /// A writer that appends after the last pack in `packs` and gathers the chunks
+    /// given to [`Self::add_to_block`], large ones too, into large solid blocks at
+    /// [`chunk::RECOMPRESS_LEVEL`]: gc's recompression.
+    pub(super) fn recompressing(
+        packs: &impl ReadableTable<u64, &'static [u8]>,
+    ) -> Result<PackWriter> {
+        Ok(PackWriter {
+            block: OpenBlock::large(),
+            level: chunk::RECOMPRESS_LEVEL,
+            // A first guess: source code compresses about 3:1.
+            sealed_so_far: Some((3, 1)),
+            ..PackWriter::new(packs)?
+        })
+    }
+
+    /// Whether it packed a large solid block (codec 4).
+    pub(super) fn packed_large(&self) -> bool {
+        self.packed_large
+    }
+
+    /// The key the next pack written takes.
+    pub(super) fn next_pack(&self) -> u64 {
+        self.next
     }
 
     /// Whether chunk `id` waits in the open solid block (it is not in the index yet).
@@ -81,8 +120,8 @@ impl PackWriter {
         Ok(())
     }
 
-    /// Adds small chunk `id`, of content `content`, to the open solid block, first
-    /// packing the block if the chunk does not fit.
+    /// Adds small chunk `id` (any chunk when recompressing), of content `content`, to
+    /// the open solid block, first packing the block if the chunk does not fit.
     pub(super) fn add_to_block(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
@@ -93,25 +132,107 @@ impl PackWriter {
         if self.block.holds(id) {
             return Ok(());
         }
-        if !self.block.fits(content.len()) {
+        if self.sealed_so_far.is_some() {
+            while !self.block.is_empty()
+                && (!self.block.fits(content.len()) || self.would_overflow(content.len()))
+            {
+                self.fill_pack(index, packs)?;
+            }
+        } else if !self.block.fits(content.len()) {
             self.close_block(index, packs)?;
         }
         self.block.push(id, content)
     }
 
+    /// The room left in the open pack for a recompressing writer's next block, writing
+    /// the pack first when less than [`LEAST_ROOM`] is left.
+    fn room(&mut self, packs: &mut Table<u64, &'static [u8]>) -> Result<usize> {
+        // A chunk larger than a pack (a store of larger chunking parameters) overfills it.
+        if PACK_CAPACITY.saturating_sub(self.buf.len()) < LEAST_ROOM {
+            self.write_pack(packs)?;
+        }
+        Ok(PACK_CAPACITY - self.buf.len())
+    }
+
+    /// Recompressing: seals as much of the open block, from its first chunk, as fills
+    /// the room left in the open pack, and packs it; the rest stays open. A block whose
+    /// frame overflows the room is cut where the room should end, guessed from its own
+    /// ratio, and sealed again, until it fits or is one chunk (which takes a new pack).
+    fn fill_pack(
+        &mut self,
+        index: &mut Table<u128, &'static [u8]>,
+        packs: &mut Table<u64, &'static [u8]>,
+    ) -> Result<()> {
+        let room = self.room(packs)?;
+        let mut head = self.block.take();
+        let mut rest = self.block.take();
+        let sealed = loop {
+            let sealed = head.clone().seal(self.level);
+            let stored: usize = sealed.iter().map(SealedBlock::stored_len).sum();
+            if stored <= room || head.len() <= 1 {
+                break sealed;
+            }
+            // A little under the guess: a frame is not quite proportional to its content.
+            let keep =
+                (head.content_len() as u64 * room as u64 / stored as u64 * 97 / 100) as usize;
+            let mut tail = head.split_off(keep);
+            tail.append(rest);
+            rest = tail;
+        };
+        if let Some((content, stored)) = &mut self.sealed_so_far {
+            *content += head.content_len() as u64;
+            *stored += sealed.iter().map(|s| s.stored_len() as u64).sum::<u64>();
+        }
+        for sealed in sealed {
+            self.add_sealed(index, packs, sealed)?;
+        }
+        self.block = rest;
+        Ok(())
+    }
+
+    /// When recompressing, whether the open block with `more` bytes of content would,
+    /// compressed as well as the blocks before it, overflow the room left in the open
+    /// pack (or a new one, when little is left): a pack is one redb value of a
+    /// power-of-two number of pages, whose room a block that does not fit leaves unused,
+    /// so large blocks are cut to fill packs rather than at their largest.
+    fn would_overflow(&self, more: usize) -> bool {
+        let Some((content, stored)) = self.sealed_so_far else {
+            return false;
+        };
+        if self.block.is_empty() {
+            return false;
+        }
+        let room = match PACK_CAPACITY.saturating_sub(self.buf.len()) {
+            room if room < LEAST_ROOM => PACK_CAPACITY,
+            room => room,
+        };
+        let guess = (self.block.content_len() + more) as u64 * stored / content.max(1);
+        // A block that overflows after all is cut to fit ([`Self::fill_pack`]).
+        guess > room as u64
+    }
+
     /// Compresses the open solid block, packs it and indexes its chunks in it. gc and
     /// attachments, which fill this block, do not know the save's level: theirs is
-    /// [`chunk::BLOCK_LEVEL`].
+    /// [`chunk::BLOCK_LEVEL`], or [`chunk::RECOMPRESS_LEVEL`] when recompressing.
     fn close_block(
         &mut self,
         index: &mut Table<u128, &'static [u8]>,
         packs: &mut Table<u64, &'static [u8]>,
     ) -> Result<()> {
-        let block = std::mem::take(&mut self.block);
+        if self.sealed_so_far.is_some() {
+            while !self.block.is_empty() {
+                self.fill_pack(index, packs)?;
+            }
+            return Ok(());
+        }
+        let block = self.block.take();
         if block.is_empty() {
             return Ok(());
         }
-        self.add_sealed(index, packs, block.seal(chunk::BLOCK_LEVEL))
+        for sealed in block.seal(self.level) {
+            self.add_sealed(index, packs, sealed)?;
+        }
+        Ok(())
     }
 
     /// Packs a sealed solid block and indexes its chunks in it: a block's members
@@ -140,6 +261,7 @@ impl PackWriter {
         let Some(&(first, _, _)) = members.first() else {
             return Ok(());
         };
+        self.packed_large |= total > chunk::BLOCK_MAX as u64;
         let at = self.append(packs, first, &stored, 0)?;
         // Each chunk is charged the block's stored bytes in proportion to its content,
         // rounded so that the shares add up to the whole block.
@@ -164,8 +286,9 @@ impl PackWriter {
     }
 
     /// Appends `stored` (chunk `id`'s, or a block whose first chunk is `id`) to the open
-    /// pack, first closing the pack if it does not fit; returns where it lies.
-    fn append(
+    /// pack, first closing the pack if it does not fit; returns where it lies. The caller
+    /// indexes what it appended.
+    pub(super) fn append(
         &mut self,
         packs: &mut Table<u64, &'static [u8]>,
         id: ChunkId,

@@ -122,6 +122,8 @@ pub struct GcJson {
     /// Bytes given back to the filesystem (negative if the file grew); null for a dry
     /// run.
     pub bytes_freed: Option<i64>,
+    /// What the recompression did; null for a dry run.
+    pub recompressed: Option<RecompressedJson>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -211,9 +213,27 @@ impl GcJson {
             file_size_before: outcome.map(|o| o.file_before),
             file_size_after: outcome.map(|o| o.file_after),
             bytes_freed: outcome.map(Outcome::freed),
+            recompressed: outcome
+                .and_then(|o| o.recompressed)
+                .map(|r| RecompressedJson {
+                    packs: r.packs,
+                    stored_bytes_before: r.bytes_before,
+                    stored_bytes_after: r.bytes_after,
+                }),
             seconds,
         }
     }
+}
+
+/// What `gc`'s recompression did (docs/design.md, "Packs and the chunk index").
+#[derive(Debug, Serialize)]
+pub struct RecompressedJson {
+    /// Packs it rewrote or found empty, and deleted.
+    pub packs: usize,
+    /// Their stored bytes.
+    pub stored_bytes_before: u64,
+    /// The stored bytes of the packs it wrote instead.
+    pub stored_bytes_after: u64,
 }
 
 /// `pin` and `unpin`.
