@@ -16,6 +16,7 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
@@ -121,9 +122,33 @@ pub(super) fn index_changes(
     if !same_file(&FileStat::from_metadata(&current.metadata().ok()?), &now) {
         return None;
     }
+    let mut last = LAST_COMPARED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(compared) = last.as_ref().filter(|c| (c.kept, c.current) == (then, now)) {
+        return compared.changed.clone();
+    }
     let _span = crate::trace::span("watch: index changes");
-    crate::git::index::changed_paths(kept, current, repo.hash_len(), MAX_INDEX_CHANGES)
+    let changed =
+        crate::git::index::changed_paths(kept, current, repo.hash_len(), MAX_INDEX_CHANGES);
+    *last = Some(Compared {
+        kept: then,
+        current: now,
+        changed: changed.clone(),
+    });
+    changed
 }
+
+/// The last comparison of two indexes this process made: a save asks the watcher twice
+/// (whether anything changed, then what) and need not compare the same files twice.
+/// Files are told apart by their stat, as everywhere the save trusts a recorded state.
+struct Compared {
+    kept: FileStat,
+    current: FileStat,
+    changed: Option<Vec<Vec<u8>>>,
+}
+
+static LAST_COMPARED: Mutex<Option<Compared>> = Mutex::new(None);
 
 /// Keeps the index the save saw (`seen`, found before it looked at the worktree) as a
 /// hard link in the watcher's directory, made under a temporary name and renamed over
