@@ -200,6 +200,7 @@ impl<R: BufRead> Entries<R> {
             pos: 0,
             len,
             scratch: Vec::new(),
+            unconsumed: 0,
         };
         if at.take(4)? != b"DIRC" {
             return None;
@@ -323,19 +324,32 @@ struct Cursor<R> {
     /// Bytes in the index: nothing past them is read, so that a length the file states
     /// never sizes a buffer beyond the file.
     len: usize,
-    /// The field last read.
+    /// The field last read, where it lay across the end of the reader's buffer.
     scratch: Vec<u8>,
+    /// Bytes of the reader's buffer handed out as the field last read, to be consumed
+    /// before the next: a field that lies in the buffer is read in place, not copied.
+    unconsumed: usize,
 }
 
 impl<R: BufRead> Cursor<R> {
+    /// Consumes the field last read in place.
+    fn settle(&mut self) {
+        self.reader.consume(std::mem::take(&mut self.unconsumed));
+    }
+
     /// The next `n` bytes.
     fn take(&mut self, n: usize) -> Option<&[u8]> {
         if n > self.len.checked_sub(self.pos)? {
             return None;
         }
+        self.settle();
+        self.pos += n;
+        if self.reader.fill_buf().ok()?.len() >= n {
+            self.unconsumed = n;
+            return Some(&self.reader.fill_buf().ok()?[..n]);
+        }
         self.scratch.resize(n, 0);
         self.reader.read_exact(&mut self.scratch).ok()?;
-        self.pos += n;
         Some(&self.scratch)
     }
 
@@ -344,6 +358,7 @@ impl<R: BufRead> Cursor<R> {
         if n > self.len.checked_sub(self.pos)? {
             return None;
         }
+        self.settle();
         let skipped = std::io::copy(&mut (&mut self.reader).take(n as u64), &mut std::io::sink());
         if skipped.ok()? != n as u64 {
             return None;
@@ -378,6 +393,14 @@ impl<R: BufRead> Cursor<R> {
     /// The bytes up to the next NUL, which is read and left out.
     fn until_nul(&mut self) -> Option<&[u8]> {
         let rest = self.len.checked_sub(self.pos)?;
+        self.settle();
+        let buffered = self.reader.fill_buf().ok()?;
+        let window = &buffered[..buffered.len().min(rest)];
+        if let Some(nul) = window.iter().position(|&b| b == 0) {
+            self.unconsumed = nul + 1;
+            self.pos += nul + 1;
+            return Some(&self.reader.fill_buf().ok()?[..nul]);
+        }
         self.scratch.clear();
         let read = (&mut self.reader)
             .take(rest as u64)
@@ -570,6 +593,7 @@ mod tests {
             pos: 0,
             len: data.len(),
             scratch: Vec::new(),
+            unconsumed: 0,
         };
         assert_eq!(c.varint(), Some(128));
         assert_eq!(c.varint(), Some(16511));

@@ -227,3 +227,29 @@ fn an_index_rewritten_in_place_with_its_size_and_time_put_back_makes_the_save_wa
     );
     assert_walk_agrees(&repo, watcher);
 }
+
+#[test]
+fn where_no_copy_of_the_index_can_be_kept_only_a_changed_index_makes_the_save_walk() {
+    use std::os::unix::fs::MetadataExt;
+    let repo = Repo::new();
+    let watcher = watched_git_repo(&repo);
+    // A directory where the link is made first: no copy of the index can be kept (the
+    // one the first save kept stays, a copy of an older index).
+    let watch_dir = repo.git_dir().join("checkpoint/watch");
+    std::fs::create_dir(watch_dir.join("index.tmp")).unwrap();
+    let kept = || std::fs::metadata(watch_dir.join("index")).unwrap().ino();
+    let first_copy = kept();
+    repo.write("a/one.txt", b"ONE\n");
+    repo.git(&["add", "a/one.txt"]);
+    assert!(save_without_walking(&repo, "edit, added").saved());
+    assert_eq!(kept(), first_copy);
+    // The index did not change: the base vouches for it without a copy.
+    repo.write("b/three.txt", b"THREE\n");
+    assert!(save_without_walking(&repo, "another edit").saved());
+    // It changed, and no copy tells how: the save walks, and captures the file.
+    repo.write("a/debug.log", b"ignored\n");
+    repo.git(&["add", "-f", "a/debug.log"]);
+    let save = traced_save(&repo, "after git add -f");
+    assert!(save.saved() && save.ran("walk"), "{}", save.out);
+    assert_walk_agrees(&repo, watcher);
+}

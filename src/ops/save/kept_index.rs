@@ -153,9 +153,10 @@ static LAST_COMPARED: Mutex<Option<Compared>> = Mutex::new(None);
 /// Keeps the index the save saw (`seen`, found before it looked at the worktree) as a
 /// hard link in the watcher's directory, made under a temporary name and renamed over
 /// the kept one (a link planted as either name is replaced, never written through), and
-/// returns the index's state to record with the base. `None` (the next save walks
-/// whenever the index changed) when that cannot be: the index changed since the save
-/// found it, or no link can be made there (another filesystem).
+/// returns the index's state to record with the base; `None` (the next save walks) when
+/// the index changed since the save found it. Where no link can be made (another
+/// filesystem) the state is recorded all the same: an unchanged index needs no copy, and
+/// a changed one finds none that is the recorded file, and walks.
 pub(super) fn keep(repo: &Repo, seen: Option<IndexState>) -> Option<IndexState> {
     let seen = match seen? {
         IndexState::Absent => {
@@ -172,21 +173,13 @@ pub(super) fn keep(repo: &Repo, seen: Option<IndexState>) -> Option<IndexState> 
     if !kept_already {
         let temp = kept.with_extension("tmp");
         let _ = std::fs::remove_file(&temp);
-        std::fs::hard_link(&index, &temp).ok()?;
-        if std::fs::rename(&temp, &kept).is_err() {
+        if std::fs::hard_link(&index, &temp).is_ok() && std::fs::rename(&temp, &kept).is_err() {
             let _ = std::fs::remove_file(&temp);
-            return None;
         }
     }
-    let kept_meta = std::fs::symlink_metadata(&kept).ok()?;
-    let index_meta = std::fs::symlink_metadata(&index).ok()?;
-    let (kept_stat, index_stat) = (
-        FileStat::from_metadata(&kept_meta),
-        FileStat::from_metadata(&index_meta),
-    );
-    (kept_meta.is_file()
-        && index_meta.is_file()
-        && same_file(&kept_stat, &seen)
-        && same_file(&index_stat, &seen))
-    .then_some(IndexState::File(index_stat))
+    // Whatever was linked, the index must still be the file the save found: the kept
+    // copy is checked against this state when it is used.
+    let meta = std::fs::symlink_metadata(&index).ok()?;
+    let now = FileStat::from_metadata(&meta);
+    (meta.is_file() && same_file(&now, &seen)).then_some(IndexState::File(now))
 }
