@@ -7,26 +7,29 @@
 # each save's median, rev-parse's median and their ratio, and whether the save walked
 # the whole tree (its trace).
 #
-# Usage: benches/watched_git.sh [-n runs] [-w work-dir] [-k] <tree>
+# Usage: benches/watched_git.sh [-n runs] [-g glob] [-w work-dir] [-k] <tree>
 #   <tree> the tree to copy (its .git is left out)
 #   -n     timed runs of each save (default 15)
+#   -g     the files edited and handed to git are the first 3 this matches (default '*.c')
 #   -w     where to work (default a new temporary directory, removed at the end unless -k)
 # BIN picks the binary to measure (default: the release build, built when missing).
 set -euo pipefail
 
 runs=15
+glob='*.c'
 work=
 keep=
-while getopts n:w:k opt; do
+while getopts n:g:w:k opt; do
   case $opt in
     n) runs=$OPTARG ;;
+    g) glob=$OPTARG ;;
     w) work=$OPTARG ;;
     k) keep=1 ;;
-    *) sed -n 10,14p "$0"; exit 2 ;;
+    *) sed -n 10,15p "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n 10,14p "$0"; exit 2; }
+[ $# -eq 1 ] || { sed -n 10,15p "$0"; exit 2; }
 tree=$(cd "$1" && pwd)
 source "$(dirname "$0")/common.sh"
 command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
@@ -52,8 +55,8 @@ trap cleanup EXIT
 git init -q
 git add -A
 git commit -q -m start
-mapfile -t files < <(git ls-files '*.c' | head -3)
-[ "${#files[@]}" -eq 3 ] || { echo "fewer than 3 C files under $tree" >&2; exit 1; }
+mapfile -t files < <(git ls-files "$glob" | head -3)
+[ "${#files[@]}" -eq 3 ] || { echo "fewer than 3 files match $glob under $tree" >&2; exit 1; }
 sleep 2 # past the racy window of the filesystem clock, as a tree at rest would be
 "$bin" save -q -m first
 "$bin" watch --daemon >/dev/null
