@@ -275,19 +275,42 @@ impl Repo {
     /// big tree, so the walk compares this list with what it found instead. The index
     /// file is read directly when [`crate::git::index`] knows its form, else git lists it.
     pub fn tracked_paths(&self) -> Result<Vec<Vec<u8>>> {
+        self.tracked_paths_where(|_| true)
+    }
+
+    /// The paths in git's index that `keep` keeps, as [`Repo::tracked_paths`] finds
+    /// them, without holding the others: a watched save wants the few below its changed
+    /// paths.
+    pub fn tracked_paths_where(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Result<Vec<Vec<u8>>> {
         if std::env::var_os("GIT_INDEX_FILE").is_none() {
-            if let Ok(paths) =
-                crate::git::index::tracked_paths(&self.git_dir.join("index"), self.hex_len() / 2)
-            {
+            if let Ok(paths) = crate::git::index::tracked_paths_where(
+                &self.git_dir.join("index"),
+                self.hash_len(),
+                &mut keep,
+            ) {
                 return Ok(paths);
             }
         }
         let out = git(&self.root, &["ls-files", "-z", "--cached"])?;
         Ok(out
             .split(|&b| b == 0)
-            .filter(|p| !p.is_empty())
+            .filter(|p| !p.is_empty() && keep(p))
             .map(<[u8]>::to_vec)
             .collect())
+    }
+
+    /// The index file git uses: `GIT_INDEX_FILE` (relative to the worktree's top, where
+    /// this tool runs git), else the git dir's `index`.
+    pub fn index_file(&self) -> PathBuf {
+        match std::env::var_os("GIT_INDEX_FILE") {
+            Some(file) => self.root.join(file),
+            None => self.git_dir.join("index"),
+        }
+    }
+
+    /// How many bytes an object id has in this repository.
+    pub fn hash_len(&self) -> usize {
+        self.hex_len() / 2
     }
 
     /// How many hex digits an object id has in this repository.

@@ -93,6 +93,7 @@ mod cmd_watch;
 mod cmd_watch_auto;
 mod cmd_watch_changes;
 mod cmd_watch_delayed;
+mod cmd_watch_git;
 mod cmd_watch_limits;
 mod cmd_watch_share;
 

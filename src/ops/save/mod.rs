@@ -29,6 +29,7 @@
 
 mod after_look;
 mod content;
+mod kept_index;
 mod look;
 mod read;
 mod readers;
@@ -316,6 +317,10 @@ fn save_walked(
     if matches!(outcome, SaveOutcome::Unchanged { .. }) && !records {
         // Nothing to record: skip the durable commit and its fsync.
         txn.abort()?;
+        if let Some(watched) = &scan.watched {
+            // The tree is the current checkpoint's, in the store already.
+            watched.record_if_index_moved(repo, scan.root, &scan.skipped);
+        }
     } else {
         let _span = crate::trace::span("commit: write and sync");
         txn.commit()?;

@@ -10,7 +10,9 @@
 //! only a walk finds), a filesystem mounted below the worktree's top (the watcher
 //! watches the directory it covers), a change to anything outside the worktree that
 //! decides what a walk captures (the fingerprint follows symlinks, so an excludes file
-//! that is a link into a dotfiles directory counts). A file a save found with more than
+//! that is a link into a dotfiles directory counts), but for the index: the paths whose
+//! index entries changed since the base are looked at again ([`super::kept_index`]), and
+//! only an index this tool cannot compare makes the save walk. A file a save found with more than
 //! one link is not vouched for by the journal at all: every watched save looks at it
 //! again, whichever name (in the worktree or outside it) a write went through.
 
@@ -22,6 +24,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use super::kept_index::{self, IndexState};
 use super::stat_match::{Cached, StatCacheMatch};
 use crate::git::repo::Repo;
 use crate::model::stat_cache::FileStat;
@@ -41,6 +44,12 @@ use crate::{CheckpointId, Result, TreeId};
 pub(super) struct Watched {
     token: Token,
     fingerprint: String,
+    /// The index as the save found it before it looked at the worktree.
+    index: Option<IndexState>,
+    /// Whether the index changed since the recorded base, whose kept copy the save then
+    /// compared with it entry by entry: worth recording again even when nothing else
+    /// changed, so that the next save need not compare them again.
+    index_moved: bool,
     /// The files the save found with more than one link (hard links), which the next
     /// save looks at again whatever the journal says.
     linked: Vec<Vec<u8>>,
@@ -52,6 +61,8 @@ struct Base {
     token: Token,
     tree: TreeId,
     fingerprint: String,
+    /// The index the save saw, kept beside the base ([`kept_index`]).
+    index: Option<IndexState>,
     /// The files the save found but left out of `tree` (too large, unreadable): a save
     /// that starts from this base looks at them again, as a walk would find them.
     left_out: Vec<Vec<u8>>,
@@ -76,20 +87,46 @@ impl Watched {
     /// failure to write is only a missed shortcut (the next save walks), never an error
     /// of the save.
     pub(super) fn record(&self, repo: &Repo, tree: TreeId, left_out: &[SkippedFile]) {
+        self.record_paths(repo, tree, left_out.iter().map(|file| file.path.as_slice()));
+    }
+
+    /// [`Watched::record`] when the index changed since the base and nothing else did:
+    /// a save whose tree is the current checkpoint's commits nothing, and would record
+    /// nothing.
+    pub(super) fn record_if_index_moved(
+        &self,
+        repo: &Repo,
+        tree: TreeId,
+        left_out: &[SkippedFile],
+    ) {
+        if self.index_moved {
+            self.record(repo, tree, left_out);
+        }
+    }
+
+    /// [`Watched::record`] of the `left_out` paths.
+    fn record_paths<'p>(
+        &self,
+        repo: &Repo,
+        tree: TreeId,
+        left_out: impl Iterator<Item = &'p [u8]>,
+    ) {
         if watcher::trusted_dir(repo).is_none() {
             return;
         }
         let path = watcher::base_path(repo);
-        // Four lines, then the left-out paths, each ended by a NUL (no path holds one),
+        let index = kept_index::keep(repo, self.index);
+        // Five lines, then the left-out paths, each ended by a NUL (no path holds one),
         // a NUL, and the linked paths, each ended by a NUL.
         let mut text = format!(
-            "v3\n{}\n{}\n{}\n",
+            "v4\n{}\n{}\n{}\n{}\n",
             self.token.encode(),
             tree.hex(),
-            self.fingerprint
+            self.fingerprint,
+            kept_index::encode(index)
         )
         .into_bytes();
-        for path in left_out.iter().map(|file| &file.path) {
+        for path in left_out {
             text.extend_from_slice(path);
             text.push(0);
         }
@@ -122,14 +159,15 @@ fn read_base(repo: &Repo) -> Option<Base> {
     if bytes.len() as u64 > MAX_BASE_BYTES {
         return None;
     }
-    let mut parts = bytes.splitn(5, |&b| b == b'\n');
+    let mut parts = bytes.splitn(6, |&b| b == b'\n');
     let mut line = || std::str::from_utf8(parts.next()?).ok();
-    if line()? != "v3" {
+    if line()? != "v4" {
         return None;
     }
     let token = Token::decode(line()?)?;
     let tree = TreeId(u128::from_str_radix(line()?, 16).ok()?);
     let fingerprint = line()?.to_string();
+    let index = kept_index::decode(line()?);
     let rest = parts.next()?;
     // The first empty path ends the left-out files; the linked ones follow.
     let mut paths = rest.split(|&b| b == 0);
@@ -146,15 +184,17 @@ fn read_base(repo: &Repo) -> Option<Base> {
         token,
         tree,
         fingerprint,
+        index,
         left_out,
         linked,
     })
 }
 
-/// The state of everything outside the worktree that changes what a walk captures
-/// without an event in the worktree: the index (tracked files an ignore rule matches are
-/// still captured), `info/exclude` and the excludes file, the linked worktrees, and the
-/// settings a save applies to what it found. Each file is looked at as a link and as
+/// The state of everything outside the worktree but the index that changes what a walk
+/// captures without an event in the worktree: `info/exclude` and the excludes file, the
+/// linked worktrees, the settings a save applies to what it found, and which index file
+/// git uses (`GIT_INDEX_FILE`; the index itself is compared entry by entry,
+/// [`kept_index`]). Each file is looked at as a link and as
 /// what it leads to: dotfile managers make the excludes file a symlink, and editing its
 /// target changes nothing about the link. The worktree's top is in it too, by device and
 /// inode (its times change with every entry made in it): a filesystem mounted over it is
@@ -167,7 +207,6 @@ fn fingerprint(repo: &Repo) -> String {
     hasher.update(format!("{top:?}\n").as_bytes());
     let excludes = repo.excludes_file();
     let files = [
-        Some(repo.git_dir.join("index")),
         Some(repo.common_dir.join("info").join("exclude")),
         Some(repo.common_dir.join("worktrees")),
         excludes.clone(),
@@ -199,13 +238,15 @@ struct Asked {
     watched: Watched,
     /// What a save can start from, when the recorded base is the current checkpoint's
     /// tree, nothing outside the worktree that decides what a walk captures changed
-    /// since, and no filesystem is mounted below the worktree's top.
+    /// since but index entries it can name, and no filesystem is mounted below the
+    /// worktree's top.
     usable: Option<Usable>,
 }
 
 /// A base a save can start from instead of walking.
 struct Usable {
-    /// The paths changed since the base.
+    /// The paths changed since the base: those the watcher reports, and those whose
+    /// index entries changed.
     paths: Vec<Vec<u8>>,
     /// The current checkpoint, whose tree the base is.
     id: CheckpointId,
@@ -219,6 +260,8 @@ struct Usable {
 /// Asks the watcher what changed since the recorded base; `None` if none answered.
 fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
     let fingerprint = fingerprint(repo);
+    // Before the question, as the token: a later index change is the next save's.
+    let index = kept_index::index_state(repo);
     let recorded = read_base(repo);
     let answer = {
         let _span = crate::trace::span("watch: ask");
@@ -233,18 +276,23 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
         Some(id) => Some((id, read.checkpoint(id)?)),
         None => None,
     };
+    let mut index_moved = false;
     let usable = match (paths, recorded, current) {
-        (Some(paths), Some(base), Some((id, current)))
+        (Some(mut paths), Some(base), Some((id, current)))
             if base.fingerprint == fingerprint
                 && base.tree == current.tree
                 && !crate::watch::platform::mounts_below(&repo.root) =>
         {
-            Some(Usable {
-                paths,
-                id,
-                current,
-                left_out: base.left_out,
-                linked: base.linked,
+            index_moved = base.index != index;
+            kept_index::index_changes(repo, base.index, index).map(|changed| {
+                paths.extend(changed);
+                Usable {
+                    paths,
+                    id,
+                    current,
+                    left_out: base.left_out,
+                    linked: base.linked,
+                }
             })
         }
         _ => None,
@@ -253,6 +301,8 @@ fn ask(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Asked>> {
         watched: Watched {
             token,
             fingerprint,
+            index,
+            index_moved,
             linked: Vec::new(),
         },
         usable,
@@ -271,8 +321,17 @@ pub(super) fn unchanged(repo: &Repo, read: &Snapshot<'_>) -> Result<Option<Check
     Ok(match ask(repo, read)? {
         Some(Asked {
             usable: Some(usable),
-            ..
-        }) if usable.paths.is_empty() && usable.linked.is_empty() => Some(usable.id),
+            watched,
+        }) if usable.paths.is_empty() && usable.linked.is_empty() => {
+            // A commit that changed no entry (it rewrote the index all the same): the
+            // base is recorded again with this index, so that the next save need not
+            // compare the indexes again.
+            if watched.index_moved {
+                let left_out = usable.left_out.iter().map(Vec::as_slice);
+                watched.record_paths(repo, usable.current.tree, left_out);
+            }
+            Some(usable.id)
+        }
         _ => None,
     })
 }

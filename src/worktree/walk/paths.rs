@@ -100,10 +100,7 @@ pub fn walk_paths(repo: &Repo, leftovers_possible: bool, changed: &[Vec<u8>]) ->
             .copied()
             .chain(walked_subtrees.iter().map(Vec::as_slice))
             .collect();
-        repo.tracked_paths()?
-            .into_iter()
-            .filter(|path| at_or_below_any(&tops, path))
-            .collect()
+        repo.tracked_paths_where(|path| at_or_below_any(&tops, path))?
     } else {
         Vec::new()
     };

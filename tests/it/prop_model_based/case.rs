@@ -496,8 +496,41 @@ impl Case {
         Ok(())
     }
 
+    /// `git add -f` or `git rm --cached` of `PATHS[path]`, perhaps followed by a
+    /// commit: the index changes, and with it what a save captures (a tracked file an
+    /// ignore rule matches is captured), while no file in the worktree does.
+    pub(super) fn git_index(&mut self, path: usize, remove: bool, commit: bool) {
+        let rel = pick_path(path, false);
+        let args: &[&str] = match remove {
+            true => &["rm", "-q", "-r", "--cached", "--"],
+            false => &["add", "-f", "--"],
+        };
+        self.log
+            .push(format!("git {} {} || true", args.join(" "), sh(&rel)));
+        let mut cmd = self.repo.sb.git_cmd(&self.repo.dir, args);
+        cmd.arg(OsStr::from_bytes(&rel));
+        // A path that is missing, untracked or beyond a symlink fails: the index stays.
+        common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+        if commit {
+            self.log.push("git commit -q -m index || true".into());
+            let cmd = self
+                .repo
+                .sb
+                .git_cmd(&self.repo.dir, &["commit", "-q", "-m", "index"]);
+            common::run_cmd(cmd, common::DEFAULT_TIMEOUT);
+        }
+    }
+
     pub(super) fn step(&mut self, op: &Op) -> Result<(), Failure> {
         match op {
+            Op::GitIndex {
+                path,
+                remove,
+                commit,
+            } => {
+                self.git_index(*path, *remove, *commit);
+                return Ok(());
+            }
             Op::Save => self.save()?,
             Op::Watch => self.watch()?,
             Op::Restore {

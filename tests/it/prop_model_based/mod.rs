@@ -1,7 +1,9 @@
 //! Model-based test: random sequences of worktree edits (files turned into directories
 //! and back among them; hard links, in the worktree and made from outside it, written
 //! through in place), ignore-rule changes (patterns that are not UTF-8 among them),
-//! large files, saves with and without the watcher, whole and path-limited restores (with and without `--no-save`, with paths
+//! large files, git commands that change the index (`add -f`, `rm --cached`, `commit`, of
+//! tracked and ignored files alike: the index decides what a save captures), saves with
+//! and without the watcher, whole and path-limited restores (with and without `--no-save`, with paths
 //! that name nothing), fork, switch, drop and gc, two agent sessions' prompts and tool
 //! calls (through their hooks) with the user's edits between and during them,
 //! `restore --only-session`, and `revert` of a step, a range and a turn, for all paths
@@ -156,6 +158,7 @@ const KINDS: &[(&str, u32)] = &[
     ("ignore-nul", 1),
     ("save", 14),
     ("watch", 2),
+    ("git-index", 6),
     ("restore", 5),
     ("restore-no-save", 3),
     ("path-restore", 3),
@@ -215,6 +218,14 @@ enum Op {
     },
     /// Removes the `line`-th line of `IGNORE_FILES[file]`.
     IgnoreRemove { file: usize, line: usize },
+    /// A git command that changes the index: `git add -f`, or with `remove` `git rm
+    /// --cached`, of `PATHS[path]`, then with `commit` a `git commit` (any of them may
+    /// fail: the path may be missing or untracked, the index unchanged).
+    GitIndex {
+        path: usize,
+        remove: bool,
+        commit: bool,
+    },
     /// `git checkpoint save`.
     Save,
     /// Starts the watcher, or stops it when it runs.
@@ -298,6 +309,7 @@ impl Op {
             Op::IgnoreRemove { .. } => "ignore",
             Op::Save => "save",
             Op::Watch => "watch",
+            Op::GitIndex { .. } => "git-index",
             Op::Restore { no_save, paths, .. } => match (paths.is_empty(), no_save) {
                 (true, false) => "restore",
                 (true, true) => "restore-no-save",
@@ -396,6 +408,11 @@ fn random_op(rng: &mut StdRng, excluded: &BTreeSet<String>) -> Op {
         }
         "save" => Op::Save,
         "watch" => Op::Watch,
+        "git-index" => Op::GitIndex {
+            path,
+            remove: rng.random_bool(0.4),
+            commit: rng.random_bool(0.4),
+        },
         "restore" | "restore-no-save" | "path-restore" | "path-restore-no-save" => {
             let paths = if kind.starts_with("path") {
                 (0..rng.random_range(1..=2))
