@@ -515,11 +515,14 @@ fn read_dir(
         }
     }
     let mut recorded = None;
-    if let (Some(cache), Some(entries), Some(stat)) = (&state.cache, record, dir_stat) {
+    if let (Some(cache), Some(mut entries), Some(stat)) = (&state.cache, record, dir_stat) {
         let settled = cache
             .clock_ns
             .is_some_and(|clock| may_record(&stat, here.settled, clock));
         if settled {
+            // Recorded in name order, so that the files of a listing used again come in
+            // path order already, and [`list_dir`]'s sort of them only checks.
+            entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
             recorded = Some(DirListing {
                 stat,
                 gitignore,
