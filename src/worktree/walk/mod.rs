@@ -104,7 +104,12 @@ pub fn walk_into(
         fingerprint: state.cache.as_ref().map_or(0, |c| c.top_rules),
         settled: state.cache.as_ref().is_some_and(|c| c.top_rules_settled),
     };
-    let mut merge = TrackedMerge::new(repo, tracked.iter().cloned(), leftovers_possible, &git_dirs);
+    let mut merge = TrackedMerge::new(
+        repo,
+        tracked.iter().map(Vec::as_slice),
+        leftovers_possible,
+        &git_dirs,
+    );
     let flow = walk_in_order(&state, top, &mut |item| merge.item(item, sink))?;
     let mut rest = merge.finish(sink, flow.is_break())?;
     if flow.is_continue() {

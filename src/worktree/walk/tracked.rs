@@ -20,7 +20,7 @@ use crate::Result;
 /// sorted before it first; [`TrackedMerge::finish`] adds those after the last. A
 /// tracked path the walk did not reach is deleted, or ignored although tracked, which
 /// `git add -A` still records. Nothing in `git_dirs` is added, whatever the index says.
-pub(super) struct TrackedMerge<'a, I: Iterator<Item = Vec<u8>>> {
+pub(super) struct TrackedMerge<'a, 't, I: Iterator<Item = &'t [u8]>> {
     repo: &'a Repo,
     /// The tracked paths not yet passed, sorted.
     tracked: std::iter::Peekable<I>,
@@ -30,10 +30,10 @@ pub(super) struct TrackedMerge<'a, I: Iterator<Item = Vec<u8>>> {
     /// them (a tracked FIFO is still a FIFO).
     pub(super) side: Walk,
     /// The last tracked path passed: the index holds a path once per merge stage.
-    last: Option<Vec<u8>>,
+    last: Option<&'t [u8]>,
 }
 
-impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
+impl<'a, 't, I: Iterator<Item = &'t [u8]>> TrackedMerge<'a, 't, I> {
     /// A merge of a walk with `tracked` (sorted).
     pub(super) fn new(
         repo: &'a Repo,
@@ -60,8 +60,8 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
                 if self.add_before(Some(&entry.path), sink)?.is_break() {
                     return Ok(ControlFlow::Break(()));
                 }
-                if self.tracked.next_if(|path| *path == entry.path).is_some() {
-                    self.last = Some(entry.path.clone());
+                if let Some(path) = self.tracked.next_if(|path| *path == entry.path) {
+                    self.last = Some(path);
                 }
                 sink.entry(entry)
             }
@@ -105,12 +105,12 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
     ) -> Result<ControlFlow<()>> {
         while let Some(path) = self
             .tracked
-            .next_if(|path| bound.is_none_or(|bound| path.as_slice() < bound))
+            .next_if(|path| bound.is_none_or(|bound| *path < bound))
         {
-            if self.last.as_ref() == Some(&path) {
+            if self.last == Some(path) {
                 continue;
             }
-            self.last = Some(path.clone());
+            self.last = Some(path);
             if let Some(entry) = self.still_there(path) {
                 if sink.entry(entry)?.is_break() {
                     return Ok(ControlFlow::Break(()));
@@ -122,28 +122,28 @@ impl<'a, I: Iterator<Item = Vec<u8>>> TrackedMerge<'a, I> {
 
     /// The tracked `path`, which the walk did not reach, as a walk entry if it is still in
     /// the worktree (special files and leftovers go aside).
-    fn still_there(&mut self, path: Vec<u8>) -> Option<WalkEntry> {
+    fn still_there(&mut self, path: &[u8]) -> Option<WalkEntry> {
         // The index is a file anyone with write access to `.git` can craft: a name that
         // is not a plain component (`..`, an absolute path, `.git`) would lead the save
         // out of the worktree, and is never captured.
         if !path
             .split(|&b| b == b'/')
             .all(crate::model::tree::is_safe_name)
-            || is_agent_file(self.repo, &path)
-            || self.git_dirs.contains(&path)
-            || inside_any(&self.side.linked_worktrees, &path)
+            || is_agent_file(self.repo, path)
+            || self.git_dirs.contains(path)
+            || inside_any(&self.side.linked_worktrees, path)
         {
             return None;
         }
-        let full = self.repo.root.join(OsStr::from_bytes(&path));
+        let full = self.repo.root.join(OsStr::from_bytes(path));
         let meta = std::fs::symlink_metadata(&full).ok()?;
         // Below a directory that is now a symlink, the path is not in the worktree at
         // all: git reports it deleted, and so does a save.
-        if !below_real_directories(&self.repo.root, &path) {
+        if !below_real_directories(&self.repo.root, path) {
             return None;
         }
         let mut found = Walk::default();
-        classify(path, &meta, self.leftovers_possible, &mut found);
+        classify(path.to_vec(), &meta, self.leftovers_possible, &mut found);
         self.side.special.append(&mut found.special);
         self.side.leftovers.append(&mut found.leftovers);
         found.entries.pop()
@@ -162,7 +162,12 @@ pub(super) fn add_tracked(
     if !tracked.is_sorted() {
         tracked.sort_unstable();
     }
-    let mut merge = TrackedMerge::new(repo, tracked.into_iter(), leftovers_possible, git_dirs);
+    let mut merge = TrackedMerge::new(
+        repo,
+        tracked.iter().map(Vec::as_slice),
+        leftovers_possible,
+        git_dirs,
+    );
     merge.side = Walk {
         special: std::mem::take(&mut found.special),
         leftovers: std::mem::take(&mut found.leftovers),
