@@ -33,6 +33,18 @@ pub fn quote_prefixed(prefix: &str, path: &[u8]) -> String {
     quote_path(&joined)
 }
 
+/// The worktree path of the entry `name` of the directory `dir`: the two joined by a
+/// slash, or just `name` at the top (`dir` empty).
+pub fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
+    if !dir.is_empty() {
+        path.extend_from_slice(dir);
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
 /// Worktree path `path` as seen from the directory `prefix` (the current one: empty at the
 /// top, else ending in `/`).
 pub fn relative_to(prefix: &[u8], path: &[u8]) -> Vec<u8> {

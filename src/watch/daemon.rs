@@ -40,6 +40,7 @@ use super::journal::{Journal, Since};
 use super::platform::{self, Change, Event, Events, WatchId};
 use super::share::{self, Registration};
 use super::{client, Token};
+use crate::format::path::join;
 use crate::git::repo::Repo;
 use crate::worktree::exempt::{is_watch_cookie, GitDirs};
 use crate::worktree::walk::IgnoredPaths;
@@ -199,16 +200,6 @@ struct Watcher<'r> {
     awaited: Option<Vec<u8>>,
     /// The last sync failed (said once in the log, not at every save).
     sync_failing: bool,
-}
-
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
-    if !dir.is_empty() {
-        path.extend_from_slice(dir);
-        path.push(b'/');
-    }
-    path.extend_from_slice(name);
-    path
 }
 
 fn is_dot_git(name: &[u8]) -> bool {

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::preflight::holds_nothing_else;
 use crate::diff::Change;
+use crate::format::path::join;
 use crate::worktree::names::NameRules;
 use crate::{Error, Result};
 
@@ -123,14 +124,4 @@ fn collision(
             rules.what_is_ignored()
         ),
     }
-}
-
-/// `dir` and `name` joined by a slash (just `name` at the top).
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut path = dir.to_vec();
-    if !path.is_empty() {
-        path.push(b'/');
-    }
-    path.extend_from_slice(name);
-    path
 }

@@ -18,6 +18,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use super::cache_use::CacheUse;
 use super::found::{classify_stat, file_type, Walk};
 use super::rules::{is_ignored, read_excludes, DirRules, Rules};
+use crate::format::path::join;
 use crate::git::repo::{AgentFiles, Repo};
 use crate::model::dir_cache::{
     may_record, DirCacheUpdates, DirListing, DirListings, ListedEntry, ListedKind,
@@ -227,17 +228,6 @@ fn stat_with_links_at(dir: BorrowedFd<'_>, name: &[u8]) -> std::io::Result<(File
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     #[allow(clippy::unnecessary_cast)] // the field's type differs between systems
     Ok((file_stat(&st), st.st_nlink as u64))
-}
-
-/// `dir` and `name` joined by a slash (just `name` at the top).
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut rel = Vec::with_capacity(dir.len() + 1 + name.len());
-    if !dir.is_empty() {
-        rel.extend_from_slice(dir);
-        rel.push(b'/');
-    }
-    rel.extend_from_slice(name);
-    rel
 }
 
 /// Walks the directory `dir` and, as rayon tasks, every directory below it, into the
