@@ -46,11 +46,12 @@ pub const BARRIER_PER_ENTRY: bool = !BARRIER_NEEDS_PUSHES;
 /// Sends a finished file's data, or a changed directory's entries, on its way to the
 /// drive as soon as it is written, so that the barrier finds less to wait for.
 ///
-/// - Linux: starts the file's writeback without waiting for it: `posix_fadvise(DONTNEED)`
-///   writes dirty pages back asynchronously (`WB_SYNC_NONE`, as `sync_file_range(WRITE)`
-///   does, which rustix lacks) and drops only clean pages, of which a file just written
-///   has none. The barrier ([`sync_entry`] or [`sync_filesystem`]) then finds it written
-///   or being written, as the other files still are. A directory needs nothing.
+/// - Linux (files only): starts the file's writeback without waiting for it:
+///   `posix_fadvise(DONTNEED)` writes dirty pages back asynchronously (`WB_SYNC_NONE`, as
+///   `sync_file_range(WRITE)` does, which rustix lacks) and drops only clean pages, of
+///   which a file just written has few (a large one's first pages, if the kernel wrote
+///   them back already). The barrier ([`sync_entry`] or [`sync_filesystem`]) then finds
+///   the file written or being written.
 /// - Apple systems: `fsync`, which [`sync_filesystem`] needs before its drive flush.
 /// - Elsewhere nothing.
 pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
@@ -63,8 +64,8 @@ pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Starts writing the dirty pages of the file `fd` back, without waiting; nothing for a
-/// directory (`fadvise` on one fails with `EINVAL` or `ESPIPE`, which is ignored).
+/// Starts writing the dirty pages of the file `fd` back, without waiting. A file that
+/// takes no advice (`EINVAL`, `ESPIPE`) is left to the barrier, which syncs it anyway.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn start_writeback(fd: impl AsFd) -> std::io::Result<()> {
     use rustix::fs::{fadvise, Advice};
