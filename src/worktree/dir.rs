@@ -15,9 +15,10 @@
 //! here resolves a symlink below the top, and none takes a path string except names of
 //! one component, checked by [`crate::model::tree::is_safe_name`] or generated here.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,13 +29,39 @@ use rustix::io::Errno;
 
 use crate::{Error, Result};
 
+/// What [`Worktree::sync`] makes durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Barrier {
+    /// Everything written to the worktree's filesystem, by anyone
+    /// ([`super::platform::sync_filesystem`]): one call, which also waits for other
+    /// processes' dirty data there.
+    Filesystem,
+    /// Only the files handed to [`Worktree::sync`] and the directories whose entries
+    /// changed through this worktree's handles since the last sync, each with
+    /// [`super::platform::sync_entry`], in parallel. Where the system cannot
+    /// ([`super::platform::BARRIER_PER_ENTRY`]), the same as `Filesystem`.
+    EachEntry,
+}
+
+/// Directories held for a [`Barrier::EachEntry`] sync, by device and inode, each with its
+/// worktree path for messages.
+type ChangedDirs = HashMap<(u64, u64), (OwnedFd, Vec<u8>)>;
+
 /// The worktree's top directory, held open.
 pub struct Worktree {
     top: OwnedFd,
     path: PathBuf,
+    barrier: Barrier,
+    /// The directories whose entries changed since the last [`Worktree::sync`], by device
+    /// and inode, each held open for that sync (with [`Barrier::EachEntry`] only).
+    changed_dirs: Mutex<ChangedDirs>,
+    /// A changed directory could not be held for a [`Barrier::EachEntry`] sync (no
+    /// descriptor left, say): the next sync is of the whole filesystem instead, which
+    /// covers it.
+    changed_dir_lost: AtomicBool,
     /// The first changed directory whose entries could not be pushed to the drive where
-    /// the barrier needs that ([`super::platform::BARRIER_NEEDS_PUSHES`]): [`Worktree::sync`]
-    /// reports it, since the barrier cannot make those entries durable.
+    /// the barrier needs that ([`super::platform::BARRIER_NEEDS_PUSHES`]):
+    /// [`Worktree::sync`] reports it, since the barrier cannot make those entries durable.
     push_failure: Mutex<Option<Error>>,
 }
 
@@ -45,25 +72,40 @@ pub struct Dir<'w> {
     rel: Vec<u8>,
     worktree: &'w Worktree,
     /// Whether an entry was made, renamed or removed here through this handle: on a
-    /// system whose barrier covers only what was pushed, it is pushed when dropped.
+    /// system whose barrier covers only what was pushed, it is pushed when dropped; for a
+    /// [`Barrier::EachEntry`] sync, it is kept for that sync.
     changed: AtomicBool,
 }
 
 impl Worktree {
-    /// Opens the worktree's top directory. The top itself may be reached through
-    /// symlinks (it is where the user works); nothing below it is.
-    pub fn open(path: &Path) -> Result<Worktree> {
+    /// Opens the worktree's top directory, for changes that [`Worktree::sync`] makes
+    /// durable as `barrier` says. The top itself may be reached through symlinks (it is
+    /// where the user works); nothing below it is.
+    pub fn open(path: &Path, barrier: Barrier) -> Result<Worktree> {
         let top = rustix::fs::open(
             path,
             OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|e| Error::io(path, e.into()))?;
+        let barrier = match super::platform::BARRIER_PER_ENTRY {
+            true => barrier,
+            false => Barrier::Filesystem,
+        };
         Ok(Worktree {
             top,
             path: path.to_path_buf(),
+            barrier,
+            changed_dirs: Mutex::new(HashMap::new()),
+            changed_dir_lost: AtomicBool::new(false),
             push_failure: Mutex::new(None),
         })
+    }
+
+    /// What [`Worktree::sync`] makes durable: as opened, or [`Barrier::Filesystem`] where
+    /// the system cannot sync each entry alone.
+    pub fn barrier(&self) -> Barrier {
+        self.barrier
     }
 
     /// The full path of `rel`, for messages only.
@@ -99,8 +141,14 @@ impl Worktree {
                 Ok(child) => child,
                 Err(Errno::NOENT) if create => {
                     match rustix::fs::mkdirat(&fd, OsStr::from_bytes(name), Mode::from(0o777)) {
-                        Ok(()) => super::platform::push_to_device(&fd)
-                            .map_err(|e| Error::io(self.display(here), e))?,
+                        Ok(()) => {
+                            if super::platform::BARRIER_NEEDS_PUSHES {
+                                super::platform::push_to_device(&fd)
+                                    .map_err(|e| Error::io(self.display(here), e))?;
+                            }
+                            // The parent's new entry, for a sync of each changed directory.
+                            self.changed(&fd, &rel[..(end - name.len()).saturating_sub(1)]);
+                        }
                         Err(Errno::EXIST) => {}
                         Err(e) => return Err(Error::io(self.display(here), e.into())),
                     }
@@ -145,12 +193,15 @@ impl Worktree {
         }
     }
 
-    /// Flushes everything written to the filesystem holding the worktree: one call that
-    /// costs about one fsync, instead of one fsync per file (on Apple systems, one drive
-    /// flush after each file and changed directory was pushed: see
+    /// Makes the changes made through this worktree's handles durable, as its
+    /// [`Barrier`] says: with [`Barrier::EachEntry`], each of `written` (files written
+    /// through [`Dir::create_file`]) and each directory whose entries changed since the
+    /// last sync; with [`Barrier::Filesystem`], everything on the filesystem holding the
+    /// worktree, one call that costs about one fsync (on Apple systems, one drive flush
+    /// after each file and changed directory was pushed: see
     /// [`super::platform::sync_filesystem`]). Fails if a changed directory could not be
-    /// pushed.
-    pub fn sync(&self) -> Result<()> {
+    /// pushed or held.
+    pub fn sync(&self, written: &[File]) -> Result<()> {
         let failed = self
             .push_failure
             .lock()
@@ -159,7 +210,103 @@ impl Worktree {
         if let Some(e) = failed {
             return Err(e);
         }
-        super::platform::sync_filesystem(&self.top).map_err(|e| Error::io(&self.path, e))
+        // Taken in any case: a sync of the whole filesystem covers them, and closes them.
+        let dirs: Vec<(OwnedFd, Vec<u8>)> = std::mem::take(
+            &mut *self
+                .changed_dirs
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
+        .into_values()
+        .collect();
+        let lost = self.changed_dir_lost.swap(false, Ordering::Relaxed);
+        if self.barrier == Barrier::Filesystem || lost {
+            let _span = crate::trace::span("worktree sync: the filesystem");
+            return super::platform::sync_filesystem(&self.top)
+                .map_err(|e| Error::io(&self.path, e));
+        }
+        let _span = crate::trace::span("worktree sync: each entry");
+        crate::trace::note(format_args!(
+            "worktree sync: {} files and {} directories, each",
+            written.len(),
+            dirs.len()
+        ));
+        let entries: Vec<(BorrowedFd<'_>, Option<&[u8]>)> = written
+            .iter()
+            .map(|file| (file.as_fd(), None))
+            .chain(
+                dirs.iter()
+                    .map(|(fd, rel)| (fd.as_fd(), Some(rel.as_slice()))),
+            )
+            .collect();
+        sync_in_parallel(&entries).map_err(|(rel, e)| match rel {
+            Some(rel) => Error::io(self.display(rel), e),
+            None => Error::io(&self.path, e),
+        })
+    }
+
+    /// Notes that the entries of the directory `fd` (at `rel`) changed, for the next
+    /// [`Barrier::EachEntry`] sync, which holds it open (a duplicate of `fd`) until then.
+    fn changed(&self, fd: &OwnedFd, rel: &[u8]) {
+        if self.barrier != Barrier::EachEntry {
+            return;
+        }
+        let held = device_and_inode(fd).and_then(|id| {
+            let mut dirs = self
+                .changed_dirs
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let std::collections::hash_map::Entry::Vacant(slot) = dirs.entry(id) {
+                let dup = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+                slot.insert((dup, rel.to_vec()));
+            }
+            Ok(())
+        });
+        if held.is_err() {
+            self.changed_dir_lost.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The device and inode of the file `fd`.
+fn device_and_inode(fd: &OwnedFd) -> rustix::io::Result<(u64, u64)> {
+    let st = rustix::fs::fstat(fd)?;
+    // Not `u64` on every system (`dev_t` is `i32` on macOS).
+    #[allow(clippy::unnecessary_cast)]
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Threads that wait on [`super::platform::sync_entry`] calls at once: the more wait
+/// together, the more share one journal commit and one drive flush.
+const SYNC_THREADS: usize = 32;
+
+/// Syncs each of `entries` (a file, or a directory with its worktree path) on up to
+/// [`SYNC_THREADS`] threads; the first failure, with the path of the directory it was.
+fn sync_in_parallel<'a>(
+    entries: &[(BorrowedFd<'_>, Option<&'a [u8]>)],
+) -> std::result::Result<(), (Option<&'a [u8]>, std::io::Error)> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failure = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..SYNC_THREADS.min(entries.len()) {
+            scope.spawn(|| {
+                while let Some((fd, rel)) = entries.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Err(e) = super::platform::sync_entry(fd, rel.is_some()) {
+                        let mut failure = failure
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner());
+                        failure.get_or_insert((*rel, e));
+                    }
+                }
+            });
+        }
+    });
+    match failure
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    {
+        Some(failed) => Err(failed),
+        None => Ok(()),
     }
 }
 
@@ -183,9 +330,10 @@ impl Dir<'_> {
         Error::io(self.display(name), e.into())
     }
 
-    /// Records that an entry here changed, for the push when this handle is dropped.
+    /// Records that an entry here changed, for the push when this handle is dropped, or
+    /// the next [`Barrier::EachEntry`] sync.
     fn mark_changed(&self) {
-        if super::platform::BARRIER_NEEDS_PUSHES {
+        if super::platform::BARRIER_NEEDS_PUSHES || self.worktree.barrier == Barrier::EachEntry {
             self.changed.store(true, Ordering::Relaxed);
         }
     }
@@ -193,9 +341,8 @@ impl Dir<'_> {
     /// The device and inode of this directory: which directory the handle holds,
     /// wherever it has been moved to since it was opened.
     pub fn identity(&self) -> Result<(u64, u64)> {
-        let st = rustix::fs::fstat(&self.fd)
-            .map_err(|e| Error::io(self.worktree.display(&self.rel), e.into()))?;
-        Ok((st.st_dev as u64, st.st_ino as u64))
+        device_and_inode(&self.fd)
+            .map_err(|e| Error::io(self.worktree.display(&self.rel), e.into()))
     }
 
     /// What `name` is here, without following a symlink; `None` if nothing is.
@@ -298,11 +445,16 @@ impl Dir<'_> {
     }
 }
 
-/// Pushes a changed directory's entries to the drive where the barrier needs it (see
-/// `Dir::mark_changed`); a failure is kept for [`Worktree::sync`] to report.
+/// Pushes a changed directory's entries to the drive where the barrier needs it, or keeps
+/// the directory for the next [`Barrier::EachEntry`] sync (see `Dir::mark_changed`); a
+/// failure is kept for [`Worktree::sync`] to report.
 impl Drop for Dir<'_> {
     fn drop(&mut self) {
         if !self.changed.load(Ordering::Relaxed) {
+            return;
+        }
+        self.worktree.changed(&self.fd, &self.rel);
+        if !super::platform::BARRIER_NEEDS_PUSHES {
             return;
         }
         if let Err(e) = super::platform::push_to_device(&self.fd) {

@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::model::stat_cache::FileStat;
 use crate::{Error, Result};
 
-pub use dir::{Dir, Worktree};
+pub use dir::{Barrier, Dir, Worktree};
 
 /// Names of restore's temporary files start with this.
 pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";

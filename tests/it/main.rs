@@ -135,6 +135,7 @@ mod safety_op_log;
 mod safety_output_escaping;
 mod safety_read_commands;
 mod safety_restore;
+mod safety_restore_barrier;
 mod safety_unreadable;
 mod safety_unreadable_hooks;
 mod safety_worktree_races;

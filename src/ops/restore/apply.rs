@@ -5,6 +5,7 @@
 //! handle of the directory it concerns ([`crate::worktree`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -18,7 +19,7 @@ use crate::format::chunk::Hasher;
 use crate::model::tree::Node;
 use crate::progress::Progress;
 use crate::storage::pack::{LastPack, ReadChunks};
-use crate::worktree::{self, temp_name, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
+use crate::worktree::{self, temp_name, Barrier, Worktree, TEMP_LINK_SUFFIX, TEMP_RANDOM_CHARS};
 use crate::{Error, Result};
 
 /// Carries out `changes`, which passed [`preflight`](super::preflight::preflight), in the
@@ -34,7 +35,7 @@ pub(super) fn apply(
     leftovers: &[Vec<u8>],
     progress: Option<&dyn Progress>,
 ) -> Result<()> {
-    let worktree = Worktree::open(root)?;
+    let worktree = Worktree::open(root, barrier_for(changes, leftovers))?;
     for (dir, names) in by_directory(leftovers.iter().map(|path| (path.as_slice(), ()))) {
         if let Some(dir) = worktree.dir(dir, false)? {
             for (name, ()) in names {
@@ -112,8 +113,9 @@ fn change_files(
         hasher,
         chunks,
         progress,
+        keep_files: worktree.barrier() == Barrier::EachEntry,
     };
-    let staged = writer.stage(&batches, writes)?;
+    let mut staged = writer.stage(&batches, writes)?;
     if writes == 0 {
         return Ok(());
     }
@@ -122,9 +124,47 @@ fn change_files(
     // files needs no other barrier.
     {
         let _span = crate::trace::span("restore: sync");
-        worktree.sync()?;
+        let written: Vec<File> = staged
+            .iter_mut()
+            .flat_map(|(_, placed)| placed)
+            .filter_map(|placed| placed.file.take())
+            .collect();
+        worktree.sync(&written)?;
     }
     rename_staged(worktree, &batches, staged)
+}
+
+/// The most files and directories a restore makes durable one by one (`fdatasync` of
+/// each written file, `fsync` of each changed directory, in parallel), which waits for
+/// its own data only; a restore that changes more syncs the whole filesystem once
+/// (`syncfs`), which then costs less than a drive flush for every few files, but also
+/// waits for other processes' dirty data there (docs/performance.md, "The restore's
+/// barrier"). Each is held open until the barrier: well below the usual limit of 1,024
+/// open files.
+const EACH_ENTRY_MAX: usize = 256;
+
+/// How a restore of `changes` (after removing `leftovers`) makes what it wrote durable:
+/// each entry when the files it writes and the directories whose entries it may change
+/// (those above a changed path) are few, else the whole filesystem
+/// ([`EACH_ENTRY_MAX`]).
+fn barrier_for(changes: &[Change], leftovers: &[Vec<u8>]) -> Barrier {
+    let files = changes.iter().filter(|c| c.new.is_some()).count();
+    let paths = changes
+        .iter()
+        .map(|c| c.path.as_slice())
+        .chain(leftovers.iter().map(Vec::as_slice));
+    let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
+    for path in paths {
+        let mut dir = split_name(path).0;
+        // A directory seen before had its own above it counted with it.
+        while dirs.insert(dir) && !dir.is_empty() {
+            dir = split_name(dir).0;
+        }
+        if files + dirs.len() > EACH_ENTRY_MAX {
+            return Barrier::Filesystem;
+        }
+    }
+    Barrier::EachEntry
 }
 
 /// Step 4 of a restore: the deletions. A directory that is gone holds nothing to delete.
@@ -155,6 +195,8 @@ struct Writer<'a> {
     hasher: &'a Hasher,
     chunks: &'a ReadChunks,
     progress: Option<&'a dyn Progress>,
+    /// Whether each written file is kept open for the barrier ([`Barrier::EachEntry`]).
+    keep_files: bool,
 }
 
 /// Each batch's directory (as it was when written into) and where its files went.
@@ -178,7 +220,12 @@ impl Writer<'_> {
                         let placed =
                             place_node(self.hasher, self.chunks, last, write, &dir, name, buf);
                         let placed = match placed {
-                            Ok(placed) => placed,
+                            Ok(mut placed) => {
+                                if !self.keep_files {
+                                    placed.file = None;
+                                }
+                                placed
+                            }
                             Err(e) => {
                                 for (placed, (name, _)) in staged.iter().zip(files.iter()) {
                                     let _ = dir.remove_file(placed.written_name(name));
@@ -260,9 +307,9 @@ fn rename_staged(
     }
     // The renames are made durable before the restore is recorded as done: otherwise a
     // crash of the machine could leave temporary files, no longer leftovers once the
-    // marker is cleared, beside old files. (A sync of each directory they changed costs
-    // one journal commit each, several times this on ext4.)
-    worktree.sync()
+    // marker is cleared, beside old files. With a barrier of each entry, that is each
+    // directory with a rename, in parallel, so that the journal commits are shared.
+    worktree.sync(&[])
 }
 
 /// A directory's device and inode.
@@ -279,6 +326,9 @@ struct PlannedWrite<'a> {
 struct Staged {
     /// The temporary name to rename over the target, or `None` if written in place.
     tmp: Option<Vec<u8>>,
+    /// The file written, held open for a barrier of each entry; `None` for a symlink,
+    /// or once closed.
+    file: Option<File>,
 }
 
 impl Staged {
@@ -341,13 +391,13 @@ fn place_node<'a>(
 ) -> Result<Staged> {
     let node = write.node;
     if write.in_place {
-        if write_new(hasher, chunks, last, node, dir, name, name, buf)? {
-            return Ok(Staged { tmp: None });
+        if let Some(file) = write_new(hasher, chunks, last, node, dir, name, name, buf)? {
+            return Ok(Staged { tmp: None, file });
         }
         if dir.kind(name)? == Some(FileType::Directory) {
             dir.remove_empty_tree(name)?;
-            if write_new(hasher, chunks, last, node, dir, name, name, buf)? {
-                return Ok(Staged { tmp: None });
+            if let Some(file) = write_new(hasher, chunks, last, node, dir, name, name, buf)? {
+                return Ok(Staged { tmp: None, file });
             }
         }
         // Something appeared there after the preflight: it is replaced like a file of the
@@ -359,16 +409,20 @@ fn place_node<'a>(
     };
     let tmp = temp_name(TEMP_RANDOM_CHARS, suffix);
     match write_new(hasher, chunks, last, node, dir, &tmp, name, buf)? {
-        true => Ok(Staged { tmp: Some(tmp) }),
-        false => Err(Error::io(
+        Some(file) => Ok(Staged {
+            tmp: Some(tmp),
+            file,
+        }),
+        None => Err(Error::io(
             dir.display(&tmp),
             std::io::Error::from(std::io::ErrorKind::AlreadyExists),
         )),
     }
 }
 
-/// Creates `at` in `dir` (`O_EXCL`) holding `node`, which is to become `name`; `false`
-/// if something is at `at` already. A file that fails half-way is removed.
+/// Creates `at` in `dir` (`O_EXCL`) holding `node`, which is to become `name`: the file
+/// written, still open (`None` for a symlink); `None` if something is at `at` already.
+/// A file that fails half-way is removed.
 #[allow(clippy::too_many_arguments)]
 fn write_new<'a>(
     hasher: &Hasher,
@@ -379,7 +433,7 @@ fn write_new<'a>(
     at: &[u8],
     name: &[u8],
     buf: &mut Vec<u8>,
-) -> Result<bool> {
+) -> Result<Option<Option<File>>> {
     match node {
         Node::File {
             size, chunks: ids, ..
@@ -397,7 +451,7 @@ fn write_new<'a>(
                 _ => (0o666, None),
             };
             let Some(mut file) = dir.create_file(at, create_mode)? else {
-                return Ok(false);
+                return Ok(None);
             };
             let mut total: u64 = 0;
             let written = ids.iter().try_for_each(|&id| {
@@ -432,9 +486,9 @@ fn write_new<'a>(
                 let _ = dir.remove_file(at);
                 return Err(e);
             }
-            Ok(true)
+            Ok(Some(Some(file)))
         }
-        Node::Symlink { target: link } => dir.symlink(link, at),
+        Node::Symlink { target: link } => Ok(dir.symlink(link, at)?.then_some(None)),
         Node::Dir { .. } => unreachable!("changes never carry directories"),
     }
 }

@@ -64,7 +64,7 @@ use crate::progress::Progress;
 use crate::settings::Settings;
 use crate::storage::{Snapshot, Store, StoreRead};
 use crate::text::counted;
-use crate::worktree::Worktree;
+use crate::worktree::{Barrier, Worktree};
 use crate::{CheckpointId, Error, Result, TreeId};
 
 use apply::still_as_saved;
@@ -331,7 +331,7 @@ pub fn revert(
     // Something may have changed the worktree since it was saved (an agent still at
     // work): what the plan replaces must still be what it merged, else nothing is done.
     crate::fault::point("revert-planned");
-    let worktree = Worktree::open(&repo.root)?;
+    let worktree = Worktree::open(&repo.root, Barrier::Filesystem)?;
     let checked = still_as_saved(repo, &report.paths)
         .and_then(|()| preflight(repo, &report.paths))
         .and_then(|()| apply::stage(&worktree, &report.paths));
