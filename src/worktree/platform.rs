@@ -43,36 +43,17 @@ pub const BARRIER_NEEDS_PUSHES: bool = cfg!(target_vendor = "apple");
 /// the drive's cache, and it does so for everything at once.
 pub const BARRIER_PER_ENTRY: bool = !BARRIER_NEEDS_PUSHES;
 
-/// Sends a finished file's data, or a changed directory's entries, on its way to the
-/// drive as soon as it is written, so that the barrier finds less to wait for.
-///
-/// - Linux (files only): starts the file's writeback without waiting for it:
-///   `posix_fadvise(DONTNEED)` writes dirty pages back asynchronously (`WB_SYNC_NONE`, as
-///   `sync_file_range(WRITE)` does, which rustix lacks) and drops only clean pages, of
-///   which a file just written has few (a large one's first pages, if the kernel wrote
-///   them back already). The barrier ([`sync_entry`] or [`sync_filesystem`]) then finds
-///   the file written or being written.
-/// - Apple systems: `fsync`, which [`sync_filesystem`] needs before its drive flush.
-/// - Elsewhere nothing.
+/// Pushes a finished file's data, or a changed directory's entries, to the drive, so that
+/// the next [`sync_filesystem`] makes them durable: on Apple systems, whose barrier covers
+/// only what was pushed first ([`BARRIER_NEEDS_PUSHES`]). Nothing elsewhere: Linux's
+/// barriers ([`sync_entry`], [`sync_filesystem`]) write what is dirty themselves, and
+/// starting each file's writeback early measured no faster there (docs/performance.md,
+/// "The restore's barrier").
 pub fn push_to_device(fd: impl AsFd) -> std::io::Result<()> {
     if BARRIER_NEEDS_PUSHES {
         rustix::fs::fsync(fd)?;
-    } else {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        start_writeback(fd)?;
     }
     Ok(())
-}
-
-/// Starts writing the dirty pages of the file `fd` back, without waiting. A file that
-/// takes no advice (`EINVAL`, `ESPIPE`) is left to the barrier, which syncs it anyway.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn start_writeback(fd: impl AsFd) -> std::io::Result<()> {
-    use rustix::fs::{fadvise, Advice};
-    match fadvise(fd, 0, None, Advice::DontNeed) {
-        Ok(()) | Err(rustix::io::Errno::INVAL | rustix::io::Errno::SPIPE) => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// Makes one written file's data, or one directory's entries, durable and waits for
