@@ -17,7 +17,8 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-cb07bfc.redb")
 }
 
-/// Deterministic incompressible bytes (xorshift64).
+/// Deterministic incompressible bytes (xorshift64). Not `common::pseudo_random`, which
+/// draws other bytes: the fixture's files were made from these.
 fn noise(len: usize, mut state: u64) -> Vec<u8> {
     (0..len)
         .map(|_| {
@@ -430,30 +431,34 @@ fn first_item_of_codec(r: &Repo, codec: u8) -> (u64, u32, u32) {
     found.expect("an item of that codec")
 }
 
+/// Sets the store's chunking parameters to cut chunks of 1 to 4 MiB, larger than a pack
+/// may hold, as a crafted or future store could.
+fn allow_chunks_larger_than_a_pack(r: &Repo) {
+    use git_checkpoint::format::chunk::ChunkParams;
+    use git_checkpoint::format::codec;
+    let params = ChunkParams {
+        min: 1 << 20,
+        avg: 2 << 20,
+        max: 4 << 20,
+    };
+    let db = raw_store::open(&r.store_path());
+    let txn = db.begin_write().unwrap();
+    txn.open_table(raw_store::META)
+        .unwrap()
+        .insert("chunking", codec::encode(&params).as_slice())
+        .unwrap();
+    txn.commit().unwrap();
+}
+
 /// A store whose chunking parameters allow chunks larger than a pack (up to 4 MiB):
 /// such a chunk is copied as it is, overfilling its pack, and the recompression goes on
 /// after it.
 #[test]
 fn gc_recompresses_a_store_of_chunks_larger_than_a_pack() {
-    use git_checkpoint::format::chunk::ChunkParams;
-    use git_checkpoint::format::codec;
     let r = Repo::new();
     r.write("a.txt", b"a\n");
     r.save("a");
-    {
-        let params = ChunkParams {
-            min: 1 << 20,
-            avg: 2 << 20,
-            max: 4 << 20,
-        };
-        let db = raw_store::open(&r.store_path());
-        let txn = db.begin_write().unwrap();
-        txn.open_table(raw_store::META)
-            .unwrap()
-            .insert("chunking", codec::encode(&params).as_slice())
-            .unwrap();
-        txn.commit().unwrap();
-    }
+    allow_chunks_larger_than_a_pack(&r);
     write_version(&r, 3);
     r.write("huge.bin", &noise(3 << 20, 11));
     let id = r.save("a chunk larger than a pack, then small files");
@@ -474,25 +479,10 @@ fn gc_recompresses_a_store_of_chunks_larger_than_a_pack() {
 /// to be 1,000 bytes) does not stop `gc`: the chunk is copied as it is.
 #[test]
 fn gc_copies_a_chunk_whose_entry_understates_it() {
-    use git_checkpoint::format::chunk::ChunkParams;
-    use git_checkpoint::format::codec;
     let r = Repo::new();
     r.write("a.txt", b"a\n");
     r.save("a");
-    {
-        let params = ChunkParams {
-            min: 1 << 20,
-            avg: 2 << 20,
-            max: 4 << 20,
-        };
-        let db = raw_store::open(&r.store_path());
-        let txn = db.begin_write().unwrap();
-        txn.open_table(raw_store::META)
-            .unwrap()
-            .insert("chunking", codec::encode(&params).as_slice())
-            .unwrap();
-        txn.commit().unwrap();
-    }
+    allow_chunks_larger_than_a_pack(&r);
     let text: String = (0..400_000).map(|j| format!("{j}\n")).collect();
     r.write("big.txt", &text.as_bytes()[..(2 << 20) - 1]);
     r.save("one chunk of 2 MiB");
